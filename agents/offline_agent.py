@@ -1,0 +1,82 @@
+"""The offline agent: a deterministic explorer driven by the map and the Z-machine's object tree. Not an LLM.
+
+Each turn it takes the first command, in this order, that it has not already tried in this room and that the
+critic has not rejected this turn:
+1. light a held light source when the room is dark, or leave the way it came when it holds none;
+2. take / open / move / read what the room's objects and its description suggest;
+3. an untried exit, the ones the description mentions first;
+4. the next step along known exits towards the nearest room with untried exits;
+5. a known exit, rotating so it does not bounce between two rooms.
+"""
+
+from __future__ import annotations
+
+import re
+
+from agents.base import AgentContext
+from session.commands import DIRECTIONS, OPPOSITE, direction_of, normalize_command
+
+_LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
+_DARK = ("pitch black", "too dark", "it is dark")
+# Common interactive-fiction affordances: nouns worth a verb when the room description mentions them.
+_OPENABLE = frozenset(
+    "window door mailbox trapdoor trap case box bag sack chest bottle coffin lid grating gate cage basket".split()
+)
+_MOVABLE = frozenset("rug carpet leaves mat".split())
+_READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
+_DIRECTION_WORDS = {d: d for d in DIRECTIONS} | {"stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up"}
+
+
+class OfflineAgent:
+    kind = "offline"
+    forced = False
+
+    def __init__(self, nouns: frozenset[str] = frozenset()):
+        self.nouns = nouns
+        """Nouns the game's dictionary knows; description words outside it are never tried."""
+
+    def propose(self, context: AgentContext) -> str:
+        for command in self._candidates(context):
+            key = normalize_command(command)
+            if key in context.rejected or key in context.banned:
+                continue
+            if key in context.tried_here and command not in DIRECTIONS:
+                continue
+            return command
+        return "look" if "look" not in context.rejected else "wait"
+
+    # -- candidates, best first ---------------------------------------------------------------------------
+    def _candidates(self, context: AgentContext):
+        view = context.view
+        text = view.text.lower()
+        if any(marker in text for marker in _DARK):
+            lights = [obj.noun for obj in view.inventory if obj.noun in _LIGHTS]
+            yield from (f"turn on {noun}" for noun in lights)
+            if not lights and context.recent:
+                # Grues eat players who linger in the dark: retreat the way we came.
+                came = direction_of(context.recent[-1][0])
+                if came is not None:
+                    yield OPPOSITE[came]
+        described = set(re.findall(r"[a-z]+", text))
+        for obj in view.room_objects:
+            yield f"take {obj.noun}"
+            if obj.noun in _OPENABLE:
+                yield f"open {obj.noun}"
+            if obj.noun in _MOVABLE:
+                yield f"move {obj.noun}"
+        for noun in sorted(described & (_OPENABLE | _MOVABLE)):
+            if not self.nouns or noun in self.nouns:
+                yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
+        for obj in view.inventory:
+            if obj.noun in _READABLE:
+                yield f"read {obj.noun}"
+        mentioned = [d for word, d in _DIRECTION_WORDS.items() if word in described]
+        untried = list(context.untried_exits)
+        yield from sorted(untried, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
+        if context.path_to_frontier:
+            yield context.path_to_frontier[0]
+        exits = sorted(context.known_exits)
+        if exits:
+            # Least recently used first, so it does not bounce between two rooms.
+            newest_first = [cmd for cmd, _ in reversed(context.recent)]
+            yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)

@@ -1,0 +1,35 @@
+"""The offline critic: honest heuristics over the map and this episode's history. Not an LLM."""
+
+from __future__ import annotations
+
+from agents.base import AgentContext
+from session.commands import command_words, direction_of, normalize_command
+from session.records import Judgement
+
+# Meta commands that waste a turn or undo the episode.
+_HARMFUL = frozenset({"quit", "restart", "restore", "save", "q"})
+_INFO_ONLY = frozenset({"look", "l", "inventory", "i", "score", "diagnose", "verbose", "brief", "superbrief"})
+
+
+class OfflineCritic:
+    kind = "offline"
+
+    def evaluate(self, command: str, context: AgentContext) -> Judgement:
+        text = normalize_command(command)
+        direction = direction_of(text)
+        if direction is not None:
+            if direction in context.failed_exits:
+                return Judgement(0.15, f"{direction} did not lead anywhere from here before")
+            if direction in context.known_exits:
+                return Judgement(0.7, f"known exit to {context.known_exits[direction]}")
+            return Judgement(0.75, f"untried exit {direction}")
+        if text in _HARMFUL:
+            return Judgement(0.05, f"'{text}' wastes the episode")
+        if text in context.refused_here:
+            return Judgement(0.2, "this changed nothing the last time it ran here")
+        if text in _INFO_ONLY:
+            return Judgement(0.55, "information only")
+        visible = {obj.noun for obj in context.view.room_objects + context.view.inventory}
+        if visible.intersection(command_words(text)):
+            return Judgement(0.75, "acts on an object that is here")
+        return Judgement(0.65, "plausible interaction")

@@ -1,0 +1,57 @@
+"""Object pre-check: reject, without any LLM call, a command naming an object that is somewhere else.
+
+Lenient by design: a word rejects a command only when every object it can name (synonyms included, read from the
+story file) is in another room. Objects held, in the player's room, or where we cannot place them (Zork's global
+and local-global objects such as the house's window live outside the room tree) all count as present.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from session.commands import DIRECTIONS, command_words
+from session.jericho_session import JerichoSession
+from session.records import Judgement
+
+_IGNORED_WORDS = frozenset(DIRECTIONS) | {"all", "it", "them", "everything"}
+_MAX_DEPTH = 16
+
+
+class ObjectPrecheck:
+    def __init__(self, session: JerichoSession):
+        self.session = session
+        self.word_length = session.dictionary_word_length
+        self.rooms = session.room_ids()
+        self.objects_by_word: dict[str, set[int]] = defaultdict(set)
+        for num, words in session.object_vocabulary().items():
+            if num not in self.rooms:
+                for word in words:
+                    self.objects_by_word[word].add(num)
+
+    def check(self, command: str) -> Judgement | None:
+        """A 0.0 judgement when the command names an object that is only in other rooms; else None."""
+        here = self._player_room()
+        if here is None:
+            return None
+        for word in command_words(command)[1:]:
+            if word in _IGNORED_WORDS:
+                continue
+            matches = self.objects_by_word.get(word[: self.word_length])
+            if matches and all(self._room_of(num) not in (here, None) for num in matches):
+                return Judgement(0.0, f"there is no '{word}' here or in your inventory", source="precheck")
+        return None
+
+    def _player_room(self) -> int | None:
+        return self._room_of(self.session.env.player_obj_num)
+
+    def _room_of(self, num: int) -> int | None:
+        """The room an object is in (through containers, vehicles and the player); None when it is in none."""
+        env = self.session.env
+        for _ in range(_MAX_DEPTH):
+            if num in self.rooms:
+                return num
+            obj = env.get_object(num)
+            if obj is None or obj.parent <= 0:
+                return None
+            num = obj.parent
+        return None

@@ -1,0 +1,37 @@
+"""What each command did in each room: the offline agent never repeats a refused command, the critic knows."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from session.commands import normalize_command
+from session.records import TurnRecord
+
+
+class ActionMemory:
+    """Per room: commands run, and those whose last run changed nothing (same world state, room and score).
+
+    Bounded by the distinct (room, command) pairs an episode produces, not by its length.
+    """
+
+    def __init__(self) -> None:
+        self._tried: dict[int | None, set[str]] = defaultdict(set)
+        self._refused: dict[int | None, set[str]] = defaultdict(set)
+
+    def observe(self, record: TurnRecord) -> None:
+        key = normalize_command(record.command)
+        room = record.room_id_before
+        self._tried[room].add(key)
+        unchanged = (
+            record.world_hash_after == record.world_hash_before and not record.moved and not record.score_changed
+        )
+        if unchanged:
+            self._refused[room].add(key)
+        else:
+            self._refused[room].discard(key)
+
+    def tried(self, room_id: int | None) -> frozenset[str]:
+        return frozenset(self._tried.get(room_id, ()))
+
+    def refused(self, room_id: int | None) -> frozenset[str]:
+        return frozenset(self._refused.get(room_id, ()))

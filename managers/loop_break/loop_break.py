@@ -1,0 +1,218 @@
+"""The loop-break system: progress velocity, room-loop detectors, penalties, warnings, termination.
+
+Fed one TurnRecord per turn (`observe`); asked for the turn's status before the agent runs (`status`) and for
+adjusted critic scores while the agent's proposals are judged (`adjust`). It never reaches into the orchestrator.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from managers.loop_break.destination import DestinationPredictor
+from managers.loop_break.penalties import Detections, apply_loop_penalties
+from managers.loop_break.progress import ProgressResult, ProgressTracker
+from managers.loop_break.room_loops import (
+    CampingDetector,
+    CampingResult,
+    OscillationDetector,
+    OscillationResult,
+    RegionLoopDetector,
+    RegionLoopResult,
+)
+from managers.loop_break.warnings import build_stuck_warning
+from managers.map_graph import MapGraph
+from session.commands import normalize_command
+from session.config import LoopBreakConfig
+from session.events import emit
+from session.records import GameView, Judgement, TurnRecord
+
+NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
+
+
+@dataclass(frozen=True)
+class LoopStatus:
+    """What the loop break tells the agent and critic at the start of a turn."""
+
+    turns_stuck: int
+    detections: Detections = NO_DETECTIONS
+    warning: str = ""
+    loop_info: str = ""
+    """The seed's `_build_loop_context_info`: active detections, one line each."""
+
+    @property
+    def text(self) -> str:
+        return "\n\n".join(part for part in (self.warning, self.loop_info) if part)
+
+
+@dataclass
+class Verdict:
+    progress: ProgressResult
+    terminate: bool = False
+    reason: str | None = None
+    events: list[dict] = field(default_factory=list)
+
+
+class LoopBreak:
+    def __init__(
+        self,
+        config: LoopBreakConfig,
+        game_map: MapGraph,
+        predictor: DestinationPredictor,
+        rejection_threshold: float = 0.5,
+    ):
+        self.config = config
+        self.game_map = game_map
+        self.predictor = predictor
+        self.rejection_threshold = rejection_threshold
+        signals = set(config.progress_signals)
+        if not config.enable_objective_based_progress:
+            signals.discard("objective")
+        self.signals = tuple(s for s in config.progress_signals if s in signals)
+        self.progress = ProgressTracker(signals)
+        self.oscillation = OscillationDetector()
+        self.camping = CampingDetector(config.camping_window, config.camping_threshold)
+        self.region = RegionLoopDetector(config.region_window, config.region_max_rooms)
+        self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
+        self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
+        self.active: Detections = NO_DETECTIONS
+        self.turn = 0
+
+    @property
+    def enabled(self) -> bool:
+        return self.config.enable_velocity_detection
+
+    # -- after each turn ---------------------------------------------------------------------------------
+    def observe(self, record: TurnRecord) -> Verdict:
+        """Update progress and detectors from one executed turn; decide on termination."""
+        self.turn = record.turn
+        before = self.progress.last_progress_turn
+        progress = self.progress.observe(record)
+        verdict = Verdict(progress)
+        if not self.enabled:
+            return verdict
+        events = verdict.events
+        emit(
+            events, "progress_check",
+            f"Progress check: signals={list(progress.signals)}, turns_stuck={progress.turns_stuck}",
+            level="DEBUG", turn=record.turn, signals=list(progress.signals), turns_stuck=progress.turns_stuck,
+            last_progress_turn=progress.last_progress_turn,
+        )  # fmt: skip
+        if progress.progress and record.turn - 1 - before > 0:
+            emit(
+                events, "progress_detected",
+                f"Progress detected ({', '.join(progress.signals)}) - resetting stuck timer",
+                turn=record.turn, signals=list(progress.signals), turns_stuck_before_reset=record.turn - 1 - before,
+            )  # fmt: skip
+        for detector in (self.oscillation, self.camping, self.region):
+            detector.observe(record, progress)
+        self.recent_rooms.append(record.room_id_after)
+        self.recent_commands.append(normalize_command(record.command))
+        self._update_detections(progress.turns_stuck, events, record.turn)
+        if (
+            record.turn % self.config.stuck_check_interval == 0
+            and progress.turns_stuck >= self.config.max_turns_stuck
+        ):
+            verdict.terminate, verdict.reason = True, "stuck_no_progress"
+            emit(
+                events, "stuck_termination",
+                f"Terminating episode: no progress for {progress.turns_stuck} turns (score {record.score_after})",
+                level="WARNING", turn=record.turn, turns_stuck=progress.turns_stuck, score=record.score_after,
+                last_progress_turn=progress.last_progress_turn,
+            )  # fmt: skip
+        return verdict
+
+    def _update_detections(self, turns_stuck: int, events: list[dict], turn: int) -> None:
+        previous = self.active
+        if not self.config.enable_loop_detection or turns_stuck < self.config.penalty_min_turns_stuck:
+            self.active = NO_DETECTIONS
+            return
+        name_of = self.game_map.name_of
+        self.active = Detections(
+            self.oscillation.detect(name_of),
+            self.camping.detect(name_of),
+            self.region.detect(name_of),
+            tuple(self.recent_rooms) if self.config.enable_location_penalty else (),
+        )
+        for kind, now, before in (
+            ("oscillation", self.active.oscillation, previous.oscillation),
+            ("camping", self.active.camping, previous.camping),
+            ("region_loop", self.active.region, previous.region),
+        ):
+            if now.detected and not before.detected:
+                emit(
+                    events, "loop_detected", f"Loop detected: {kind} {_describe(now)}",
+                    level="WARNING", turn=turn, kind=kind, detail=_describe(now), turns_stuck=turns_stuck,
+                )  # fmt: skip
+
+    # -- before the agent runs ---------------------------------------------------------------------------
+    def status(self, turn: int, view: GameView, objectives: tuple[str, ...], events: list[dict]) -> LoopStatus:
+        if not self.enabled:
+            return LoopStatus(0)
+        turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
+        warning = ""
+        if self.config.enable_stuck_warnings and turns_stuck >= self.config.stuck_warning_threshold:
+            hints: tuple[str, ...] = ()
+            unexplored: tuple[str, ...] = ()
+            if self.config.enable_exploration_hints:
+                hints = self._novelty_hints(view)
+                unexplored = tuple(self.game_map.untried_directions(view.room_id))
+            warning = build_stuck_warning(
+                turns_stuck, self.config.max_turns_stuck, self.signals, objectives, hints, unexplored
+            )
+            emit(
+                events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
+                level="WARNING", turn=turn, turns_stuck=turns_stuck,
+                turns_remaining=max(0, self.config.max_turns_stuck - turns_stuck),
+                last_progress_turn=self.progress.last_progress_turn,
+            )  # fmt: skip
+        return LoopStatus(turns_stuck, self.active, warning, _loop_context_info(self.active))
+
+    def _novelty_hints(self, view: GameView) -> tuple[str, ...]:
+        room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
+        candidates = list(room.exits) if room else []
+        candidates += self.game_map.untried_directions(view.room_id)
+        for obj in view.room_objects + view.inventory:
+            candidates += [f"examine {obj.noun}", f"take {obj.noun}" if obj in view.room_objects else f"drop {obj.noun}"]
+        recent = set(self.recent_commands)
+        fresh = [c for c in dict.fromkeys(candidates) if c not in recent]
+        return tuple(fresh[:5])
+
+    # -- while proposals are judged ----------------------------------------------------------------------
+    def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
+        """Apply programmatic penalties/bonuses to the critic's score used for acceptance."""
+        if not self.enabled or not self.config.enable_loop_detection:
+            return judgement
+        if not self.active.any and not self.active.recent_rooms:
+            return judgement
+        destination = self.predictor.predict(view.room_id, command, view.world_hash)
+        adjusted = apply_loop_penalties(judgement, destination, self.active, self.config, self.game_map.name_of)
+        if adjusted is not judgement:
+            turned = judgement.score >= self.rejection_threshold > adjusted.score
+            emit(
+                events, "loop_penalty_applied",
+                f"Applied loop penalty to '{command}': {judgement.score:.2f} → {adjusted.score:.2f}",
+                turn=turn, action=command, base_score=judgement.score, adjusted_score=adjusted.score,
+                reason="; ".join(adjusted.adjustments), destination=destination, turned_to_reject=turned,
+            )  # fmt: skip
+        return adjusted
+
+
+def _describe(result) -> str:
+    if isinstance(result, OscillationResult):
+        return " → ".join(result.pattern_names)
+    if isinstance(result, CampingResult):
+        return f"{result.camped_location_name} ({result.visit_count} of {result.window_size} turns)"
+    return f"{', '.join(result.room_names)} ({result.window_size} turns, no new room, no progress)"
+
+
+def _loop_context_info(detections: Detections) -> str:
+    """Informational lines for the critic (and agent): no numeric guidance, the code enforces the numbers."""
+    lines = []
+    if detections.oscillation.detected:
+        lines.append(f"⚠️ Oscillation Pattern: {_describe(detections.oscillation)}")
+    if detections.camping.detected:
+        lines.append(f"⚠️ Location Camping: {_describe(detections.camping)}")
+    if detections.region.detected:
+        lines.append(f"⚠️ Region Loop: {_describe(detections.region)}")
+    return "\n".join(lines)

@@ -1,0 +1,51 @@
+"""The stuck warning shown to the agent (and, as information, to the critic) once progress stalls."""
+
+from __future__ import annotations
+
+_SIGNAL_PHRASES = {
+    "score": "increase your score",
+    "objective": "complete an objective",
+    "new_room": "reach a room you have never visited",
+    "new_world_state": "change something in the world you have not changed before",
+}
+
+
+def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool) -> str:
+    """'increase your score or complete an objective ...' for the enabled signals."""
+    phrases = [
+        _SIGNAL_PHRASES[s] for s in _SIGNAL_PHRASES if s in signals and (s != "objective" or objectives_exist)
+    ]
+    if len(phrases) <= 1:
+        return phrases[0] if phrases else "make progress"
+    return ", ".join(phrases[:-1]) + " or " + phrases[-1]
+
+
+def build_stuck_warning(
+    turns_stuck: int,
+    max_turns_stuck: int,
+    signals: list[str] | tuple[str, ...],
+    objectives: tuple[str, ...] = (),
+    novelty_hints: tuple[str, ...] = (),
+    unexplored_exits: tuple[str, ...] = (),
+) -> str:
+    turns_remaining = max(0, max_turns_stuck - turns_stuck)
+    lines = [
+        f"⚠️ WARNING: No progress for {turns_stuck} turns!",
+        f"You will DIE in {turns_remaining} turns unless you {progress_phrase(signals, bool(objectives))}.",
+    ]
+    if objectives:
+        lines.append("")
+        lines.append("CURRENT OBJECTIVES:")
+        lines.extend(f"- {objective}" for objective in objectives[:5])
+        lines.append("")
+    suggestions = []
+    if objectives:
+        suggestions += ["Try working on the objectives listed above", "Prioritize actions that might increase your score"]
+    if novelty_hints:
+        suggestions.append("Commands you have not tried recently: " + ", ".join(novelty_hints))
+    if unexplored_exits:
+        suggestions.append("Unexplored exits here: " + ", ".join(unexplored_exits))
+    if suggestions:
+        lines.append("SUGGESTIONS:")
+        lines.extend(f"- {s}" for s in suggestions)
+    return "\n".join(lines)

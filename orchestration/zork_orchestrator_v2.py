@@ -1,0 +1,301 @@
+"""The orchestrator: reads like the turn and delegates to the session, the managers and the agents."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from loguru import logger
+
+from agents.base import Agent, Critic, InvalidReply, LLMCallFailed, LLMUnavailable, ScriptExhausted
+from agents.llm_client import LLMClient
+from agents.offline_critic import OfflineCritic
+from agents.precheck import ObjectPrecheck
+from managers.action_memory import ActionMemory
+from managers.context import ContextBuilder, render_agent_prompt
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.map_graph import MapGraph
+from managers.novelty import StateNovelty
+from managers.objectives import ObjectiveManager
+from orchestration.recorder import EpisodeRecorder
+from session.config import GameConfiguration
+from session.jericho_session import JerichoSession
+from session.records import Candidate, GameView, Judgement, TurnRecord
+
+FALLBACK_COMMAND = "look"
+
+
+@dataclass
+class GameState:
+    """Episode-level state (the seed's `game_state`)."""
+
+    episode_id: str
+    turn_count: int = 0
+    previous_zork_score: int = 0
+    game_over_flag: bool = False
+    termination_reason: str | None = None
+
+
+def new_episode_id() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
+
+
+class ZorkOrchestratorV2:
+    def __init__(
+        self,
+        config: GameConfiguration,
+        session: JerichoSession,
+        agent: Agent,
+        critic: Critic,
+        llm_client: LLMClient | None = None,
+        objectives: ObjectiveManager | None = None,
+        episode_id: str | None = None,
+        quiet: bool = False,
+    ):
+        self.config = config
+        self.session = session
+        self.agent = agent
+        self.critic = critic
+        self.llm_client = llm_client
+        self.quiet = quiet
+        self.game_state = GameState(episode_id or new_episode_id())
+        self.map = MapGraph()
+        self.memory = ActionMemory()
+        self.contexts = ContextBuilder(config.orchestrator.history_turns)
+        self.objectives = objectives or ObjectiveManager(config.loop_break)
+        predictor = DestinationPredictor(config.loop_break.destination_prediction, self.map, session)
+        self.loop_break = LoopBreak(
+            config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold
+        )
+        self.precheck = ObjectPrecheck(session)
+        self.view: GameView | None = None
+        self.novelty: StateNovelty | None = None
+        self.recorder: EpisodeRecorder | None = None
+        self.best_score = 0
+
+    # -- the episode -------------------------------------------------------------------------------------
+    def play_episode(self) -> Path:
+        """Play one episode; returns the path of summary.json (written even when the episode crashes)."""
+        started = time.perf_counter()
+        folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
+        self.recorder = EpisodeRecorder(folder, self.config.orchestrator.console_log_level, self.quiet)
+        self.view = self.session.reset()
+        self.novelty = StateNovelty(self.view)
+        self.map.visit(self.view.room_id, self.view.room_name, 0)
+        logger.bind(event_type="episode_start").info(
+            f"Episode {self.game_state.episode_id}: {self.session.game_name}, agent {self.agent.kind}, "
+            f"critic {self.critic.kind}"
+        )
+        try:
+            self._run_game_loop()
+        except BaseException:
+            self.game_state.termination_reason = "error"
+            raise
+        finally:
+            summary_path = self._finish(folder, time.perf_counter() - started)
+        return summary_path
+
+    def _run_game_loop(self) -> int:
+        gameplay = self.config.gameplay
+        while not self.game_state.game_over_flag and self.game_state.turn_count < gameplay.max_turns_per_episode:
+            self.game_state.turn_count += 1
+            try:
+                record = self._execute_turn_logic()
+            except ScriptExhausted as exc:
+                self._end("script_exhausted", str(exc))
+                break
+            except LLMUnavailable as exc:
+                self._end("llm_unavailable", str(exc))
+                break
+            verdict = self.loop_break.observe(record)
+            record.events.extend(verdict.events)
+            self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
+            self.recorder.write(record)
+            self.game_state.previous_zork_score = record.score_after
+            self.best_score = max(self.best_score, record.score_after)
+            if record.victory:
+                self._end("victory")
+            elif record.game_over:
+                self._end("game_over")
+            elif verdict.terminate:
+                self._end(verdict.reason or "stuck_no_progress")
+        if self.game_state.termination_reason is None:
+            self._end("max_turns")
+        return self.game_state.previous_zork_score
+
+    def _execute_turn_logic(self) -> TurnRecord:
+        started = time.perf_counter()
+        turn = self.game_state.turn_count
+        view = self.view
+        usage_before = self._usage()
+        events: list[dict] = []
+        self.objectives.discover(turn, view, self.map, self._objective_state_text(view))
+        status = self.loop_break.status(turn, view, self.objectives.current(), events)
+        context = self.contexts.for_agent(
+            turn, view, self.map, self.memory, self.objectives.current(), status.text
+        )
+        candidates, fallback, parse_failures = self._choose_command(context, events, turn)
+        chosen = self._pick(candidates)
+        command = FALLBACK_COMMAND if fallback else chosen.command
+        after = self.session.step(command)
+        new_room, new_world_state = self.novelty.observe(after)
+        calls, tokens = self._usage_since(usage_before)
+        record = TurnRecord(
+            turn=turn,
+            command=command,
+            agent_kind=self.agent.kind,
+            forced=self.agent.forced,
+            room_id_before=view.room_id,
+            room_name_before=view.room_name,
+            room_id_after=after.room_id,
+            room_name_after=after.room_name,
+            score_before=view.score,
+            score_after=after.score,
+            world_hash_before=view.world_hash,
+            world_hash_after=after.world_hash,
+            inventory_before=tuple(o.name for o in view.inventory),
+            inventory_after=tuple(o.name for o in after.inventory),
+            response=after.text,
+            critic_base_score=chosen.judgement.base if chosen else 1.0,
+            critic_reason=chosen.judgement.reason if chosen else "",
+            critic_adjusted_score=chosen.judgement.score if chosen else 1.0,
+            adjustments=chosen.judgement.adjustments if chosen else (),
+            would_reject=bool(self.agent.forced and chosen and not chosen.accepted),
+            rejections=sum(1 for c in candidates if not c.accepted) if not self.agent.forced else 0,
+            candidates=[
+                {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
+                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted}
+                for c in candidates
+            ],  # fmt: skip
+            llm_calls=calls,
+            llm_tokens=tokens,
+            wall_seconds=0.0,
+            game_over=after.game_over,
+            victory=after.victory,
+            new_room=new_room,
+            new_world_state=new_world_state,
+            fallback=fallback,
+            parse_failures=parse_failures,
+            events=events,
+        )
+        self.map.observe(record)
+        self.memory.observe(record)
+        self.contexts.observe(record)
+        record.objectives_completed = self.objectives.observe(record)
+        record.llm_calls, record.llm_tokens = self._usage_since(usage_before)
+        self.view = after
+        record.wall_seconds = round(time.perf_counter() - started, 6)
+        logger.bind(event_type="turn", turn=turn).info(
+            f"turn {turn:>4} | {view.room_name} | {command} | score {after.score}"
+            + (f" | rejected {record.rejections}" if record.rejections else "")
+        )
+        return record
+
+    # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
+    def _choose_command(self, context, events: list[dict], turn: int):
+        """Candidates in proposal order, the fallback reason (or None) and the turn's reply parse failures."""
+        threshold = self.config.gameplay.critic_rejection_threshold
+        attempts = 1 if self.agent.forced else self.config.gameplay.max_rejections + 1
+        candidates: list[Candidate] = []
+        fallback = None
+        for _ in range(attempts):
+            try:
+                command = self._propose(context)
+            except InvalidReply as exc:
+                fallback = f"unparseable_reply:{exc.kind}"
+                break
+            judgement = self.precheck.check(command) or self._evaluate(command, context)
+            judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
+            accepted = judgement.score >= threshold and judgement.source != "precheck"
+            candidates.append(Candidate(command, judgement, accepted))
+            if accepted or self.agent.forced:
+                break
+            context = context.with_feedback(command, judgement.reason)
+        if not self.agent.forced and candidates and all(c.judgement.source == "precheck" for c in candidates):
+            fallback = "every_candidate_names_absent_objects"
+        drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures
+        parse_failures = drain() if drain else []
+        return candidates, fallback, parse_failures
+
+    def _propose(self, context) -> str:
+        while True:
+            try:
+                return self.agent.propose(context)
+            except LLMCallFailed:
+                continue  # the client counts failures in a row and raises LLMUnavailable at the limit
+
+    def _evaluate(self, command: str, context) -> Judgement:
+        try:
+            return self.critic.evaluate(command, context)
+        except LLMCallFailed as exc:
+            offline = OfflineCritic().evaluate(command, context)
+            return Judgement(offline.score, f"[critic call failed: {exc.category}; offline score] {offline.reason}")
+
+    def _pick(self, candidates: list[Candidate]) -> Candidate | None:
+        """The accepted candidate, else the best-scoring one (the earliest among equals), never a precheck fail."""
+        if not candidates:
+            return None
+        if self.agent.forced or candidates[-1].accepted:
+            return candidates[-1]
+        eligible = [c for c in candidates if c.judgement.source != "precheck"] or candidates
+        return max(eligible, key=lambda c: c.judgement.score)
+
+    # -- bookkeeping -------------------------------------------------------------------------------------
+    def _usage(self):
+        return self.llm_client.usage.snapshot() if self.llm_client else ({}, {})
+
+    def _usage_since(self, before) -> tuple[dict[str, int], dict[str, int]]:
+        now = self._usage()
+        return (
+            {k: v - before[0].get(k, 0) for k, v in now[0].items() if v - before[0].get(k, 0)},
+            {k: v - before[1].get(k, 0) for k, v in now[1].items() if v - before[1].get(k, 0)},
+        )
+
+    def _objective_state_text(self, view: GameView) -> str:
+        if self.objectives.mode != "llm":
+            return ""
+        context = self.contexts.for_agent(self.game_state.turn_count, view, self.map, self.memory)
+        return render_agent_prompt(context)
+
+    def _end(self, reason: str, detail: str = "") -> None:
+        self.game_state.game_over_flag = True
+        self.game_state.termination_reason = reason
+        logger.bind(event_type="episode_end", reason=reason).info(
+            f"Episode ends after {self.game_state.turn_count} turns: {reason}" + (f" ({detail})" if detail else "")
+        )
+
+    def _finish(self, folder: Path, wall_seconds: float) -> Path:
+        self.map.export(folder)
+        usage = self.llm_client.usage if self.llm_client else None
+        final_score = self.view.score if self.view else 0
+        summary = {
+            "episode_id": self.game_state.episode_id,
+            "game": self.session.game_name,
+            "story_file": str(self.session.story_file),
+            "fully_supported": self.session.supported,
+            "agent": self.agent.kind,
+            "critic": self.critic.kind,
+            "forced": self.agent.forced,
+            "turns": self.recorder.turns,
+            "final_score": final_score,
+            "best_score": self.best_score,
+            "max_score": self.session.max_score,
+            "termination_reason": self.game_state.termination_reason,
+            "llm_calls": dict(usage.calls) if usage else {},
+            "tokens": dict(usage.tokens) if usage else {},
+            "llm_failures": dict(usage.failures) if usage else {},
+            "rooms_visited": len(self.map.rooms),
+            "wall_seconds": round(wall_seconds, 3),
+            "loop_break": {
+                "enabled": self.loop_break.enabled,
+                "progress_signals": list(self.loop_break.signals),
+                "last_progress_turn": self.loop_break.progress.last_progress_turn,
+                "turns_stuck_at_end": self.recorder.turns - self.loop_break.progress.last_progress_turn,
+            },
+            "completed_objectives": self.objectives.completed_objectives,
+        }
+        path = self.recorder.close(summary)
+        return path

@@ -1,0 +1,50 @@
+"""Game-command vocabulary: the one place that knows directions and how commands are normalised."""
+
+from __future__ import annotations
+
+import re
+
+# Canonical direction -> every spelling the Zork parser accepts for it.
+_DIRECTION_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "north": ("n", "north"),
+    "south": ("s", "south"),
+    "east": ("e", "east"),
+    "west": ("w", "west"),
+    "northeast": ("ne", "northeast"),
+    "northwest": ("nw", "northwest"),
+    "southeast": ("se", "southeast"),
+    "southwest": ("sw", "southwest"),
+    "up": ("u", "up"),
+    "down": ("d", "down"),
+    "in": ("in", "inside", "enter"),
+    "out": ("out", "outside", "exit"),
+}
+DIRECTIONS: tuple[str, ...] = tuple(_DIRECTION_SPELLINGS)
+OPPOSITE: dict[str, str] = {
+    "north": "south", "south": "north", "east": "west", "west": "east", "northeast": "southwest",
+    "southwest": "northeast", "northwest": "southeast", "southeast": "northwest", "up": "down", "down": "up",
+    "in": "out", "out": "in",
+}  # fmt: skip
+_CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
+_MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
+_SPACES = re.compile(r"\s+")
+
+
+def normalize_command(command: str) -> str:
+    """Lower-case, trimmed, single-spaced; the key under which commands are compared and counted."""
+    return _SPACES.sub(" ", command.strip().lower())
+
+
+def direction_of(command: str) -> str | None:
+    """The canonical direction a command moves in (`n`, `go north`, `walk ne`...), or None if it is no move."""
+    text = normalize_command(command)
+    for prefix in _MOVE_PREFIXES:
+        if text.startswith(prefix):
+            text = text[len(prefix) :]
+            break
+    return _CANONICAL.get(text)
+
+
+def command_words(command: str) -> list[str]:
+    """The words of a command, lower-case, punctuation dropped."""
+    return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())

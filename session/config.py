@@ -1,0 +1,237 @@
+"""Configuration: one pydantic model per `[tool.zorkgpt.*]` section of pyproject.toml.
+
+Every field carries its documentation in the docstring under it (pydantic reads those as descriptions).
+An unknown key or an out-of-range value raises `ConfigError`, whose message names the key and what is allowed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import tomli
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+ProgressSignal = Literal["score", "objective", "new_room", "new_world_state"]
+GateAction = Literal["terminate", "human", "warn"]
+
+
+class ConfigError(Exception):
+    """The configuration file or a flag holds an unknown key or a value out of range."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+
+
+class LLMConfig(_Section):
+    """`[tool.zorkgpt.llm]`: how the agent, critic and objective roles reach an OpenAI-compatible server."""
+
+    base_url: str = "https://api.openai.com/v1"
+    """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM, llama.cpp server, Ollama's /v1, ...)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Name of the environment variable holding the API key. No key set: the offline agent and critic are used."""
+    agent_model: str = "gpt-4o-mini"
+    """Model that proposes game commands."""
+    critic_model: str = "gpt-4o-mini"
+    """Model that scores proposed commands."""
+    objectives_model: str = "gpt-4o-mini"
+    """Model that discovers objectives and checks their completion (llm mode)."""
+    agent_temperature: float = Field(0.7, ge=0.0, le=2.0)
+    """Sampling temperature of the agent."""
+    critic_temperature: float = Field(0.2, ge=0.0, le=2.0)
+    """Sampling temperature of the critic and the objective checker."""
+    agent_max_tokens: int = Field(64, ge=1, le=32768)
+    """Reply length cap for the agent (one command needs few tokens)."""
+    critic_max_tokens: int = Field(200, ge=1, le=32768)
+    """Reply length cap for the critic and the objective roles."""
+    timeout_seconds: float = Field(60.0, gt=0.0, le=3600.0)
+    """Per-request timeout handed to the openai client."""
+    max_retries: int = Field(2, ge=0, le=10)
+    """Retries the openai client makes itself (with backoff) before a call counts as failed."""
+
+
+class GameplayConfig(_Section):
+    """`[tool.zorkgpt.gameplay]`: the episode and the agent/critic turn loop."""
+
+    agent: Literal["auto", "offline", "llm", "walkthrough", "replay"] = "auto"
+    """Agent kind. `auto`: `llm` when the API key variable is set, else `offline`."""
+    critic: Literal["auto", "offline", "llm"] = "auto"
+    """Critic kind. `auto`: `llm` when the API key variable is set, else `offline`."""
+    max_turns_per_episode: int = Field(500, ge=1, le=1_000_000)
+    """Hard cap on turns in one episode (`termination_reason = "max_turns"`)."""
+    critic_rejection_threshold: float = Field(0.5, ge=0.0, le=1.0)
+    """A proposal whose (adjusted) critic score is below this is rejected and regenerated."""
+    max_rejections: int = Field(3, ge=0, le=20)
+    """Regenerations per turn; after that the best-scoring candidate runs."""
+    seed: int | None = Field(None, ge=0)
+    """Emulator RNG seed. None: the game's walkthrough seed (zork1: 12), so runs are reproducible."""
+
+
+class OrchestratorConfig(_Section):
+    """`[tool.zorkgpt.orchestrator]`: the turn loop's plumbing."""
+
+    max_consecutive_llm_failures: int = Field(3, ge=1, le=100)
+    """Failed LLM calls in a row (after the client's own retries) that end the episode as `llm_unavailable`."""
+    max_invalid_replies: int = Field(3, ge=1, le=20)
+    """Agent replies that fail validation in one proposal before the turn falls back to `look`."""
+    history_turns: int = Field(8, ge=0, le=200)
+    """Recent turns (command and response) shown to the agent and critic."""
+    console_log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """Level of the human-readable console log (the JSON log file in the episode dir always gets DEBUG)."""
+
+
+class FilesConfig(_Section):
+    """`[tool.zorkgpt.files]`: where the story file is and where episodes are written."""
+
+    game_file_path: str = "games/zork1.z5"
+    """Story file used when neither `--rom` nor `ZORK_ROM` is given (git-ignored)."""
+    episode_dir: str = "game_files/episodes"
+    """Each episode writes `<episode_dir>/<episode_id>/` (events.jsonl, summary.json, map, log)."""
+
+
+class LoopBreakConfig(_Section):
+    """`[tool.zorkgpt.loop_break]`: progress velocity, room loops, penalties, warnings, objectives."""
+
+    enable_velocity_detection: bool = True
+    """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
+    max_turns_stuck: int = Field(40, ge=1, le=100_000)
+    """Terminate (`stuck_no_progress`) this many turns after the last progress."""
+    stuck_check_interval: int = Field(1, ge=1, le=1000)
+    """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
+    progress_signals: list[ProgressSignal] = Field(
+        default_factory=lambda: ["score", "objective", "new_room"], min_length=1
+    )
+    """What counts as progress: `score` (any change), `objective` (verified completion), `new_room` (first
+    visit), `new_world_state` (a Z-machine world-state hash never seen this episode)."""
+    enable_objective_based_progress: bool = True
+    """Count verified objective completions as progress (needs `objective` in progress_signals)."""
+    objective_update_interval: int = Field(10, ge=1, le=1000)
+    """llm mode: turns between objective discovery calls."""
+    objective_staleness_turns: int = Field(30, ge=1, le=10_000)
+    """A discovered objective is dropped after this many turns without progress."""
+    max_objectives: int = Field(8, ge=1, le=50)
+    """Discovered objectives kept at once (oldest dropped first)."""
+    enable_stuck_warnings: bool = True
+    """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
+    stuck_warning_threshold: int = Field(20, ge=1, le=100_000)
+    """Turns without progress before the warning is shown (must be below max_turns_stuck)."""
+    enable_exploration_hints: bool = True
+    """Add action-novelty hints and the room's unexplored exits to the warning."""
+    action_novelty_window: int = Field(15, ge=1, le=1000)
+    """Hints suggest commands not tried within this many recent turns."""
+    enable_loop_detection: bool = True
+    """Room-loop detectors (oscillation, camping, region) and their penalties."""
+    oscillation_return_penalty: float = Field(-0.8, ge=-1.0, le=0.0)
+    """Added to the critic score of a move back into an A-B-A-B oscillation."""
+    oscillation_exploration_bonus: float = Field(0.5, ge=0.0, le=1.0)
+    """Added to the critic score of a move out of an oscillation to a room outside it."""
+    camping_return_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
+    """Added to the critic score of a move back into the camped room."""
+    camping_threshold: int = Field(5, ge=1, le=1000)
+    """Per-turn entries of one room within camping_window that count as camping."""
+    camping_window: int = Field(10, ge=1, le=1000)
+    """Recent turns examined for camping."""
+    enable_location_penalty: bool = True
+    """Penalise moves into a room visited within location_revisit_window turns."""
+    location_revisit_penalty: float = Field(-0.2, ge=-1.0, le=0.0)
+    """Added to the critic score of a move into a recently visited room."""
+    location_revisit_window: int = Field(5, ge=1, le=1000)
+    """Recent turns examined for the revisit penalty."""
+    region_window: int = Field(20, ge=2, le=1000)
+    """Recent turns examined for a region loop (shuttling among a few known rooms)."""
+    region_max_rooms: int = Field(4, ge=2, le=100)
+    """A window touching at least 2 and at most this many rooms, none new, with no progress, is a region loop."""
+    region_loop_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
+    """Added to the critic score of a move that stays inside a looping region."""
+    penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
+    """Penalties apply only when at least this many turns have passed since the last progress."""
+    destination_prediction: Literal["map", "lookahead"] = "map"
+    """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> LoopBreakConfig:
+        if self.camping_threshold > self.camping_window:
+            raise ValueError(
+                f"camping_threshold ({self.camping_threshold}) must be <= camping_window ({self.camping_window})"
+            )
+        if self.stuck_warning_threshold >= self.max_turns_stuck:
+            raise ValueError(
+                f"stuck_warning_threshold ({self.stuck_warning_threshold}) must be < max_turns_stuck "
+                f"({self.max_turns_stuck})"
+            )
+        return self
+
+
+class GameConfiguration(_Section):
+    """The whole `[tool.zorkgpt]` table."""
+
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    """LLM endpoint and models."""
+    gameplay: GameplayConfig = Field(default_factory=GameplayConfig)
+    """Episode length and the turn loop."""
+    orchestrator: OrchestratorConfig = Field(default_factory=OrchestratorConfig)
+    """Turn-loop plumbing."""
+    files: FilesConfig = Field(default_factory=FilesConfig)
+    """Story file and output folder."""
+    loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
+    """The loop-break system."""
+
+    @classmethod
+    def from_toml(cls, path: str | Path = "pyproject.toml", overrides: dict[str, dict[str, Any]] | None = None):
+        """Load `[tool.zorkgpt.*]` from `path`, apply `overrides` ({section: {key: value}}) and validate.
+
+        A missing file gives the defaults only when it is the default `pyproject.toml`; a named file must exist.
+        """
+        path = Path(path)
+        data: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                with path.open("rb") as handle:
+                    data = tomli.load(handle).get("tool", {}).get("zorkgpt", {})
+            except tomli.TOMLDecodeError as exc:
+                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        elif str(path) != "pyproject.toml":
+            raise ConfigError(f"config file not found: {path}")
+        return cls.from_dict(data, overrides, source=str(path))
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None, source: str = "config"
+    ) -> GameConfiguration:
+        merged = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
+        for section, values in (overrides or {}).items():
+            merged.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+        try:
+            return cls.model_validate(merged)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc, source)) from None
+
+    def api_key(self) -> str | None:
+        """The API key from the configured environment variable, or None when it is unset or empty."""
+        return os.environ.get(self.llm.api_key_env) or None
+
+
+def _describe(exc: ValidationError, source: str) -> str:
+    lines = [f"invalid configuration in {source}:"]
+    for error in exc.errors():
+        key = "tool.zorkgpt." + ".".join(str(part) for part in error["loc"]) if error["loc"] else "tool.zorkgpt"
+        if error["type"] == "extra_forbidden":
+            allowed = _allowed_keys(error["loc"])
+            lines.append(f"  {key}: unknown key; allowed keys here: {', '.join(allowed)}")
+        else:
+            got = error.get("input")
+            shown = f" (got {got!r})" if not isinstance(got, dict) else ""
+            lines.append(f"  {key}: {error['msg']}{shown}")
+    return "\n".join(lines)
+
+
+def _allowed_keys(loc: tuple) -> list[str]:
+    model: type[BaseModel] = GameConfiguration
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+            break
+        model = field.annotation
+    return sorted(model.model_fields)

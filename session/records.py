@@ -1,0 +1,117 @@
+"""Immutable records that flow one way through a turn: view -> judgement -> outcome -> TurnRecord."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class GameObject:
+    """A Z-machine object: its number and short name (e.g. 12, "brass lantern")."""
+
+    num: int
+    name: str
+
+    @property
+    def noun(self) -> str:
+        """The last word of the short name, which the parser accepts as the object's noun."""
+        words = self.name.replace("-", " ").split()
+        return words[-1] if words else self.name
+
+
+@dataclass(frozen=True, slots=True)
+class GameView:
+    """What the Z-machine says about the world right now; nothing here is parsed from text."""
+
+    room_id: int | None
+    room_name: str
+    score: int
+    moves: int
+    inventory: tuple[GameObject, ...]
+    room_objects: tuple[GameObject, ...]
+    world_hash: str
+    text: str
+    game_over: bool = False
+    victory: bool = False
+
+    def holds(self, noun: str) -> bool:
+        return any(obj.noun == noun or noun in obj.name.split() for obj in self.inventory)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A critic's score in [0, 1] with a one-line reason; `adjustments` are loop-break changes applied after."""
+
+    score: float
+    reason: str
+    source: str = "critic"
+    base_score: float | None = None
+    adjustments: tuple[str, ...] = ()
+
+    @property
+    def base(self) -> float:
+        return self.score if self.base_score is None else self.base_score
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One proposal of a turn with its judgement."""
+
+    command: str
+    judgement: Judgement
+    accepted: bool
+
+
+@dataclass(slots=True)
+class TurnRecord:
+    """Everything one turn did. Written to events.jsonl as one line, read by every detector."""
+
+    turn: int
+    command: str
+    agent_kind: str
+    forced: bool
+    room_id_before: int | None
+    room_name_before: str
+    room_id_after: int | None
+    room_name_after: str
+    score_before: int
+    score_after: int
+    world_hash_before: str
+    world_hash_after: str
+    inventory_before: tuple[str, ...]
+    inventory_after: tuple[str, ...]
+    response: str
+    critic_base_score: float
+    critic_reason: str
+    critic_adjusted_score: float
+    adjustments: tuple[str, ...]
+    would_reject: bool
+    rejections: int
+    candidates: list[dict[str, Any]]
+    llm_calls: dict[str, int]
+    llm_tokens: dict[str, int]
+    wall_seconds: float
+    game_over: bool = False
+    victory: bool = False
+    new_room: bool = False
+    """The room after this turn was never visited before in this episode."""
+    new_world_state: bool = False
+    """The world-state hash after this turn was never seen before in this episode."""
+    fallback: str | None = None
+    """Why the command was not the agent's own (e.g. `look` after unparseable replies)."""
+    parse_failures: list[dict[str, Any]] = field(default_factory=list)
+    """LLM replies that failed validation this turn (kind, reply)."""
+    objectives_completed: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def moved(self) -> bool:
+        return self.room_id_after != self.room_id_before
+
+    @property
+    def score_changed(self) -> bool:
+        return self.score_after != self.score_before
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
