@@ -1,0 +1,78 @@
+"""Shared fixtures. Tests run the real Jericho emulator on the real story file named by ZORK_ROM."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from loguru import logger
+
+from agents.offline_critic import OfflineCritic
+from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from session.config import GameConfiguration
+from session.jericho_session import ZORK1_MD5, JerichoSession
+
+_DEFAULT_ROM = Path(__file__).resolve().parents[2] / "shared" / "games" / "zork1.z5"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _quiet_loguru():
+    logger.remove()  # the episode recorder adds its own sinks; keep pytest output readable
+    yield
+
+
+@pytest.fixture(scope="session")
+def rom_path() -> Path:
+    """The zork1 story file. Missing: the test fails with a message saying where to put it (never skips)."""
+    path = Path(os.environ.get("ZORK_ROM", _DEFAULT_ROM))
+    if not path.is_file():
+        pytest.fail(
+            f"zork1 story file not found at {path}. Set ZORK_ROM to zork1.z5 (md5 {ZORK1_MD5}), "
+            "e.g. ZORK_ROM=../shared/games/zork1.z5 uv run pytest",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
+def walkthrough(rom_path) -> list[str]:
+    session = JerichoSession(rom_path)
+    return session.walkthrough()
+
+
+def make_config(tmp_path: Path, **sections: dict[str, Any]) -> GameConfiguration:
+    """Defaults from pyproject.toml, episodes under tmp_path, then `sections` ({section: {key: value}})."""
+    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    overrides = {"files": {"episode_dir": str(tmp_path / "episodes")}}
+    for section, values in sections.items():
+        overrides.setdefault(section, {}).update(values)
+    return GameConfiguration.from_toml(pyproject, overrides)
+
+
+@dataclass
+class EpisodeResult:
+    summary: dict
+    records: list[dict]
+    folder: Path
+    orchestrator: ZorkOrchestratorV2
+
+    def events(self, event_type: str) -> list[dict]:
+        return [dict(e, turn=r["turn"]) for r in self.records for e in r["events"] if e["event_type"] == event_type]
+
+
+def run_episode(
+    rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs
+) -> EpisodeResult:
+    """Play one episode through the real orchestrator and read back what it wrote."""
+    session = JerichoSession(rom_path, seed=config.gameplay.seed)
+    orchestrator = ZorkOrchestratorV2(
+        config, session, agent, critic or OfflineCritic(), quiet=True, **orchestrator_kwargs
+    )
+    summary_path = orchestrator.play_episode()
+    folder = summary_path.parent
+    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    return EpisodeResult(json.loads(summary_path.read_text()), records, folder, orchestrator)
