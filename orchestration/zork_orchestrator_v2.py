@@ -132,13 +132,14 @@ class ZorkOrchestratorV2:
         view = self.view
         usage_before = self._usage()
         events: list[dict] = []
+        forced = self.agent.forced  # read once: a looper agent is forced only during its prefix
         self.objectives.discover(turn, view, self.map, self._objective_state_text(view))
         status = self.loop_break.status(turn, view, self.objectives.current(), events)
         context = self.contexts.for_agent(
             turn, view, self.map, self.memory, self.objectives.current(), status.text
         )
-        candidates, fallback, parse_failures = self._choose_command(context, events, turn)
-        chosen = self._pick(candidates)
+        candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
+        chosen = self._pick(candidates, forced)
         command = FALLBACK_COMMAND if fallback else chosen.command
         after = self.session.step(command)
         new_room, new_world_state = self.novelty.observe(after)
@@ -147,7 +148,7 @@ class ZorkOrchestratorV2:
             turn=turn,
             command=command,
             agent_kind=self.agent.kind,
-            forced=self.agent.forced,
+            forced=forced,
             room_id_before=view.room_id,
             room_name_before=view.room_name,
             room_id_after=after.room_id,
@@ -163,8 +164,8 @@ class ZorkOrchestratorV2:
             critic_reason=chosen.judgement.reason if chosen else "",
             critic_adjusted_score=chosen.judgement.score if chosen else 1.0,
             adjustments=chosen.judgement.adjustments if chosen else (),
-            would_reject=bool(self.agent.forced and chosen and not chosen.accepted),
-            rejections=sum(1 for c in candidates if not c.accepted) if not self.agent.forced else 0,
+            would_reject=bool(forced and chosen and not chosen.accepted),
+            rejections=sum(1 for c in candidates if not c.accepted) if not forced else 0,
             candidates=[
                 {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
                  "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted}
@@ -195,10 +196,10 @@ class ZorkOrchestratorV2:
         return record
 
     # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
-    def _choose_command(self, context, events: list[dict], turn: int):
+    def _choose_command(self, context, events: list[dict], turn: int, forced: bool):
         """Candidates in proposal order, the fallback reason (or None) and the turn's reply parse failures."""
         threshold = self.config.gameplay.critic_rejection_threshold
-        attempts = 1 if self.agent.forced else self.config.gameplay.max_rejections + 1
+        attempts = 1 if forced else self.config.gameplay.max_rejections + 1
         candidates: list[Candidate] = []
         fallback = None
         for _ in range(attempts):
@@ -211,10 +212,10 @@ class ZorkOrchestratorV2:
             judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
             accepted = judgement.score >= threshold and judgement.source != "precheck"
             candidates.append(Candidate(command, judgement, accepted))
-            if accepted or self.agent.forced:
+            if accepted or forced:
                 break
             context = context.with_feedback(command, judgement.reason)
-        if not self.agent.forced and candidates and all(c.judgement.source == "precheck" for c in candidates):
+        if not forced and candidates and all(c.judgement.source == "precheck" for c in candidates):
             fallback = "every_candidate_names_absent_objects"
         drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures
         parse_failures = drain() if drain else []
@@ -234,11 +235,11 @@ class ZorkOrchestratorV2:
             offline = OfflineCritic().evaluate(command, context)
             return Judgement(offline.score, f"[critic call failed: {exc.category}; offline score] {offline.reason}")
 
-    def _pick(self, candidates: list[Candidate]) -> Candidate | None:
+    def _pick(self, candidates: list[Candidate], forced: bool) -> Candidate | None:
         """The accepted candidate, else the best-scoring one (the earliest among equals), never a precheck fail."""
         if not candidates:
             return None
-        if self.agent.forced or candidates[-1].accepted:
+        if forced or candidates[-1].accepted:
             return candidates[-1]
         eligible = [c for c in candidates if c.judgement.source != "precheck"] or candidates
         return max(eligible, key=lambda c: c.judgement.score)
@@ -278,7 +279,7 @@ class ZorkOrchestratorV2:
             "fully_supported": self.session.supported,
             "agent": self.agent.kind,
             "critic": self.critic.kind,
-            "forced": self.agent.forced,
+            "forced": self.recorder.turns > 0 and self.recorder.forced_turns == self.recorder.turns,
             "turns": self.recorder.turns,
             "final_score": final_score,
             "best_score": self.best_score,
