@@ -1,0 +1,300 @@
+"""Loop break on real play: `_run_game_loop` on the real story file with scripted agents (seed 000 and 001)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from agents.looper_agent import LooperAgent
+from agents.replay_agent import ReplayAgent
+from benchmarks.scenarios import build_scenario
+from managers.objectives import ObjectiveManager
+from tests.conftest import make_config, run_episode
+
+ORIGINAL_EPISODE_TURNS = 341  # episode 2025-11-03T12:38:53 ran 341 turns
+
+
+class RecordingReplay(ReplayAgent):
+    """A replay agent that keeps the loop status text it was shown each turn."""
+
+    def __init__(self, commands):
+        super().__init__(commands, kind="replay")
+        self.shown: dict[int, str] = {}
+
+    def propose(self, context):
+        self.shown[context.turn] = context.loop_status
+        return super().propose(context)
+
+
+@pytest.fixture(scope="module")
+def scenarios(rom_path):
+    names = ["dam_ab", "dam_back_and_forth", "dam_random_walk", "camp_in_room", "take_drop", "puzzle_retry"]
+    return {name: build_scenario(name, rom_path) for name in names}
+
+
+# -- the 2025-11-03 scenario --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "name, detector",
+    [
+        ("dam_back_and_forth", "region_loop"),
+        ("dam_ab", "oscillation"),
+        ("dam_random_walk", "region_loop"),
+        ("camp_in_room", "camping"),
+    ],
+)
+def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector):
+    """Walkthrough to score 40, walk to the Dam, 235 turns in the Dam rooms: terminated exactly max_turns_stuck
+    turns after the last progress, the room-loop detector for the variant fires, and loop break off runs it all."""
+    built = scenarios[name]
+    config = make_config(tmp_path)
+    result = run_episode(rom_path, config, ReplayAgent(built.commands))
+    loop_break = result.summary["loop_break"]
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] == loop_break["last_progress_turn"] + config.loop_break.max_turns_stuck
+    assert result.summary["turns"] < len(built.commands)
+    assert detector in loop_break["detections"]
+    assert loop_break["first_detection_turn"][detector] > len(built.prefix)
+    [termination] = result.events("stuck_termination")
+    assert termination["turns_stuck"] == config.loop_break.max_turns_stuck
+
+    baseline = run_episode(
+        rom_path, make_config(tmp_path, loop_break={"enable_velocity_detection": False}), ReplayAgent(built.commands)
+    )
+    assert baseline.summary["turns"] == len(built.commands)
+    assert baseline.summary["termination_reason"] == "script_exhausted"
+    print(
+        f"{name}: prefix {len(built.prefix)} turns, last progress {loop_break['last_progress_turn']}, "
+        f"terminated at {result.summary['turns']} ({detector} first at {loop_break['first_detection_turn'][detector]}); "
+        f"saves {ORIGINAL_EPISODE_TURNS - result.summary['turns']} turns vs {ORIGINAL_EPISODE_TURNS}, "
+        f"{baseline.summary['turns'] - result.summary['turns']} vs this scenario without loop break"
+    )
+
+
+@pytest.mark.parametrize("name", ["take_drop", "puzzle_retry"])
+def test_in_room_loops_terminate(rom_path, tmp_path, scenarios, name):
+    built = scenarios[name]
+    config = make_config(tmp_path)
+    result = run_episode(rom_path, config, ReplayAgent(built.commands))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40
+
+
+# -- healthy play -------------------------------------------------------------------------------------------
+def test_healthy_walkthrough_never_terminated(rom_path, tmp_path, walkthrough):
+    """The full walkthrough under defaults: victory, and loop-break adjustments turn < 1 % of its commands from
+    accepted into rejected (critic score >= threshold before the adjustments, below after)."""
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
+    loop_break = result.summary["loop_break"]
+    assert result.summary["termination_reason"] == "victory"
+    assert result.summary["final_score"] == 350
+    turned = [e for e in result.events("loop_penalty_applied") if e["turned_to_reject"]]
+    assert len(turned) == loop_break["commands_rejected_by_penalties"]
+    assert len(turned) / result.summary["turns"] < 0.01
+    assert not result.events("stuck_termination")
+    print(
+        f"walkthrough: {result.summary['turns']} turns, turned to reject by adjustments {len(turned)}, "
+        f"would_reject {loop_break['would_reject']} ({loop_break['would_reject'] / result.summary['turns']:.2%}), "
+        f"penalties {loop_break['penalties_applied']}, warnings {loop_break['warnings_shown']}"
+    )
+
+
+# -- seed 000 integration tests ------------------------------------------------------------------------------
+def test_stuck_episode_terminates_early(rom_path, tmp_path):
+    """An agent that always proposes failing actions ends as stuck_no_progress, not at max_turns."""
+    config = make_config(
+        tmp_path,
+        gameplay={"max_turns_per_episode": 200},
+        loop_break={"max_turns_stuck": 20, "stuck_warning_threshold": 10},
+    )
+    result = run_episode(rom_path, config, ReplayAgent(["open door", "east", "take house"] * 100))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] < 200
+    assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 20
+
+
+def test_loop_breaks_via_programmatic_penalties(rom_path, tmp_path, scenarios):
+    """A stubborn agent shuttling Dam <-> Dam Lobby is steered out by the oscillation penalty."""
+    built = scenarios["dam_ab"]
+    result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, built.loop))
+    loop_turns = [r for r in result.records if r["turn"] > len(built.prefix)]
+    penalties = [e for e in result.events("loop_penalty_applied") if "Oscillation penalty" in e["reason"]]
+    assert penalties and all(e["adjusted_score"] < 0.5 for e in penalties)
+    first_penalty = penalties[0]["turn"]
+    left = [r for r in loop_turns if r["room_id_after"] not in built.loop_rooms]
+    assert left and left[0]["turn"] <= first_penalty + 1
+    assert len({r["room_id_after"] for r in loop_turns}) > 2
+
+
+def test_camping_breaks_via_penalties(rom_path, tmp_path, scenarios):
+    """Camping at the Dam: once detected, moves back into it are penalised and the agent goes elsewhere."""
+    built = scenarios["dam_ab"]
+    loop = ["look", "examine dam", "look", "N", "S"]
+    result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, loop))
+    camping = [e for e in result.events("loop_penalty_applied") if "Camping penalty" in e["reason"]]
+    assert camping, "returning to the camped room must be penalised"
+    detected_at = camping[0]["turn"]
+    dam = 215
+
+    def visits(first, last):
+        return sum(1 for r in result.records if first <= r["turn"] <= last and r["room_id_after"] == dam)
+
+    assert visits(detected_at + 1, detected_at + 10) < visits(detected_at - 9, detected_at)
+
+
+def test_objective_gaming_cannot_reset_timer(rom_path, tmp_path, scenarios):
+    """An LLM that declares objectives and claims to complete them every turn while the agent walks in circles
+    does not reset the stuck timer: claims on turns that change nothing new are rejected."""
+
+    class ClaimEverything:
+        def chat(self, role, model, messages, temperature, max_tokens):
+            if "list up to 5" in messages[0]["content"]:
+                return json.dumps({"objectives": ["Reach the Dam Lobby", "Return to the Dam", "Look around"]})
+            return json.dumps(
+                {
+                    "completed": [
+                        {"objective": "Reach the Dam Lobby", "evidence": "Dam Lobby"},
+                        {"objective": "Return to the Dam", "evidence": "Dam"},
+                        {"objective": "Look around", "evidence": "You are"},
+                    ]
+                }
+            )
+
+    built = scenarios["dam_ab"]
+    config = make_config(tmp_path)
+    objectives = ObjectiveManager(config.loop_break, "llm", ClaimEverything(), config.llm)
+    result = run_episode(rom_path, config, ReplayAgent(built.commands), objectives=objectives)
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    last_progress = result.summary["loop_break"]["last_progress_turn"]
+    assert result.summary["turns"] == last_progress + config.loop_break.max_turns_stuck
+    late_claims = [c for c in objectives.completed_objectives if c["completed_turn"] > len(built.prefix) + 2]
+    assert late_claims == []
+
+
+def test_lookahead_prediction_leaves_play_unchanged(rom_path, tmp_path, scenarios):
+    """`destination_prediction = "lookahead"` runs proposals on a snapshot and restores it (RNG included):
+    the game responses and world states are identical to a run with map prediction."""
+    built = scenarios["dam_random_walk"]
+    runs = {}
+    for mode in ("map", "lookahead"):
+        config = make_config(tmp_path / mode, loop_break={"destination_prediction": mode})
+        runs[mode] = run_episode(rom_path, config, ReplayAgent(built.commands))
+    assert runs["lookahead"].events("loop_penalty_applied"), "lookahead must have been exercised"
+    for key in ("response", "world_hash_after", "score_after", "room_id_after"):
+        assert [r[key] for r in runs["map"].records] == [r[key] for r in runs["lookahead"].records]
+
+
+# -- seed 001 integration tests ------------------------------------------------------------------------------
+SCORE_AND_OBJECTIVES = {"progress_signals": ["score", "objective"]}
+
+
+def test_episode_continues_with_objective_completions(rom_path, tmp_path):
+    """30 turns without score, an objective completed at turn 31 (walking an unexplored exit) resets the timer;
+    20 turns later the warning appears."""
+    commands = ["look"] * 30 + ["north"] + ["look"] * 25
+    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
+    agent = RecordingReplay(commands)
+    result = run_episode(rom_path, config, agent)
+    assert result.records[30]["objectives_completed"], "walking north from West of House completes an objective"
+    assert result.summary["termination_reason"] == "script_exhausted"
+    assert "WARNING: No progress for 20 turns" in agent.shown[52]
+    assert "WARNING" not in agent.shown[51]
+
+
+def test_episode_terminates_without_any_progress(rom_path, tmp_path):
+    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
+    result = run_episode(rom_path, config, ReplayAgent(["look"] * 60))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] == 40
+
+
+def test_warnings_mention_objectives_when_present(rom_path, tmp_path):
+    agent = RecordingReplay(["look"] * 25)
+    run_episode(rom_path, make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES), agent)
+    warning = agent.shown[21]
+    assert "increase your score or complete an objective" in warning
+    assert "CURRENT OBJECTIVES:" in warning and "Explore north from West House" in warning
+
+
+def test_warnings_omit_objectives_when_absent(rom_path, tmp_path):
+    class NoObjectives:
+        def chat(self, role, model, messages, temperature, max_tokens):
+            return '{"objectives": [], "completed": []}'
+
+    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
+    agent = RecordingReplay(["look"] * 25)
+    objectives = ObjectiveManager(config.loop_break, "llm", NoObjectives(), config.llm)
+    run_episode(rom_path, config, agent, objectives=objectives)
+    warning = agent.shown[21]
+    assert "You will DIE in 20 turns unless you increase your score." in warning
+    assert "objective" not in warning.lower()
+
+
+def test_mixed_progress_scenario(rom_path, tmp_path, walkthrough):
+    """Score at turn 4 (egg), an objective at turn 31, score again at turn 64: the episode continues past 75."""
+    commands = (
+        walkthrough[:4]  # turn 4: take the egg, +5
+        + ["look"] * 25
+        + ["down", "south"]  # turn 31: "Explore south from Forest Path" completed
+        + ["look"] * 30
+        + ["east", "open window", "west"]  # turn 64: enter the kitchen, +10
+        + ["look"] * 30
+    )
+    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
+    result = run_episode(rom_path, config, ReplayAgent(commands))
+    assert result.summary["turns"] == len(commands) > 75
+    assert result.summary["termination_reason"] == "script_exhausted"
+    progress = {e["turn"]: e["signals"] for e in result.events("progress_detected")}
+    assert progress[31] == ["objective"] and progress[64][0] == "score"
+    warnings = {e["turn"] for e in result.events("loop_break_warning")}
+    assert {25, 52}.issubset(warnings) and 32 not in warnings
+
+
+def test_objective_completion_after_score_increase(rom_path, tmp_path, walkthrough):
+    """Score at turn 4 and an objective at turn 6 each move the last-progress turn."""
+    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
+    result = run_episode(rom_path, config, ReplayAgent(walkthrough[:4] + ["down", "south"] + ["look"] * 10))
+    signals = {e["turn"]: e["signals"] for e in result.events("progress_check")}
+    assert "score" in signals[4]
+    assert signals[5] == [] and signals[6] == ["objective"]
+    assert result.summary["loop_break"]["last_progress_turn"] == 6
+
+
+def test_phase_1a_1b_1c_integration(rom_path, tmp_path, scenarios):
+    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper: penalties fire, warnings
+    appear once stuck, and termination comes exactly max_turns_stuck after the last progress."""
+    built = scenarios["dam_ab"]
+    config = make_config(tmp_path)
+    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
+    assert result.events("loop_penalty_applied")
+    warnings = result.events("loop_break_warning")
+    assert warnings and min(w["turns_stuck"] for w in warnings) == config.loop_break.stuck_warning_threshold
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40
+
+
+# -- flags switch behaviour on real play ---------------------------------------------------------------------
+def test_master_switch_off_runs_the_loop_to_the_end(rom_path, tmp_path, scenarios):
+    built = scenarios["dam_ab"]
+    config = make_config(tmp_path, loop_break={"enable_velocity_detection": False})
+    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
+    assert result.summary["termination_reason"] == "max_turns"
+    assert not result.events("loop_penalty_applied") and not result.events("loop_break_warning")
+
+
+def test_loop_detection_off_still_terminates(rom_path, tmp_path, scenarios):
+    built = scenarios["dam_ab"]
+    config = make_config(tmp_path, loop_break={"enable_loop_detection": False})
+    result = run_episode(rom_path, config, ReplayAgent(built.commands))
+    assert result.summary["loop_break"]["detections"] == {}
+    assert not result.events("loop_penalty_applied")
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+
+
+def test_stuck_check_interval_ten_reproduces_seed(rom_path, tmp_path, scenarios):
+    built = scenarios["dam_ab"]
+    config = make_config(tmp_path, loop_break={"stuck_check_interval": 10})
+    result = run_episode(rom_path, config, ReplayAgent(built.commands))
+    turns = result.summary["turns"]
+    assert turns % 10 == 0
+    assert 40 <= turns - result.summary["loop_break"]["last_progress_turn"] < 50
