@@ -62,6 +62,9 @@ class ObjectiveManager:
         self._discovered: dict[str, Objective] = {}
         self.completed_objectives: list[dict[str, Any]] = []
         self._completed_keys: set[str] = set()
+        self._stale_keys: set[str] = set()
+        """Objectives dropped as stale: not rediscovered until progress happens again."""
+        self._last_progress_turn = 0
 
     @property
     def discovered_objectives(self) -> list[str]:
@@ -83,8 +86,8 @@ class ObjectiveManager:
             self._add(f"Take the {obj.name}", "hold_item", obj.name, turn)
 
     def _add(self, text: str, kind: str, target: Any, turn: int) -> None:
-        key = text.lower()
-        if key in self._discovered or key in self._completed_keys:
+        key = _key(kind, target, text)
+        if key in self._discovered or key in self._completed_keys or key in self._stale_keys:
             return
         self._discovered[key] = Objective(text, kind, target, turn)
         while len(self._discovered) > self.config.max_objectives:
@@ -145,8 +148,10 @@ class ObjectiveManager:
         for claim in claims if isinstance(claims, list) else []:
             if not isinstance(claim, dict):
                 continue
-            objective = self._discovered.get(str(claim.get("objective", "")).strip().lower())
+            objective = self._discovered.get(_key("llm", None, str(claim.get("objective", ""))))
             evidence = " ".join(str(claim.get("evidence", "")).lower().split())
+            if objective in verified:
+                continue  # the same objective claimed twice completes once
             if objective and len(evidence) >= MIN_EVIDENCE_CHARS and evidence in response:
                 verified.append(objective)
             else:
@@ -154,7 +159,7 @@ class ObjectiveManager:
         return verified
 
     def _complete(self, objective: Objective, record: TurnRecord) -> dict[str, Any]:
-        key = objective.text.lower()
+        key = _key(objective.kind, objective.target, objective.text)
         self._discovered.pop(key, None)
         self._completed_keys.add(key)
         entry = {
@@ -170,11 +175,24 @@ class ObjectiveManager:
 
     # -- staleness ---------------------------------------------------------------------------------------
     def prune(self, turn: int, last_progress_turn: int) -> None:
-        """Drop discovered objectives that saw no progress for `objective_staleness_turns` turns."""
+        """Drop discovered objectives that saw no progress for `objective_staleness_turns` turns.
+
+        A dropped objective is not rediscovered until progress happens again.
+        """
+        if last_progress_turn > self._last_progress_turn:
+            self._last_progress_turn = last_progress_turn
+            self._stale_keys.clear()
         limit = self.config.objective_staleness_turns
         for key, objective in list(self._discovered.items()):
             if turn - max(objective.discovered_turn, last_progress_turn) >= limit:
                 self._discovered.pop(key)
+                self._stale_keys.add(key)
+
+
+def _key(kind: str, target: Any, text: str) -> str:
+    """Game-state objectives are identified by their target (a room id and direction, an item), so two rooms
+    that share a name keep separate objectives; LLM objectives by their text."""
+    return f"{kind}:{target}" if kind != "llm" else "llm:" + " ".join(text.lower().split())
 
 
 def _verb_targets(command: str, item_name: str) -> bool:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TextIO
 
 from loguru import logger
 
@@ -20,10 +22,12 @@ from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from managers.novelty import StateNovelty
 from managers.objectives import ObjectiveManager
+from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
-from session.records import Candidate, GameView, Judgement, TurnRecord
+from session.outcomes import classify_outcome
+from session.records import BLOCKING_SOURCES, Candidate, GameView, Judgement, TurnRecord
 
 FALLBACK_COMMAND = "look"
 
@@ -54,6 +58,8 @@ class ZorkOrchestratorV2:
         objectives: ObjectiveManager | None = None,
         episode_id: str | None = None,
         quiet: bool = False,
+        human_input: TextIO | None = None,
+        human_output: TextIO | None = None,
     ):
         self.config = config
         self.session = session
@@ -61,6 +67,8 @@ class ZorkOrchestratorV2:
         self.critic = critic
         self.llm_client = llm_client
         self.quiet = quiet
+        self.human_input = human_input or sys.stdin
+        self.human_output = human_output or sys.stderr
         self.game_state = GameState(episode_id or new_episode_id())
         self.map = MapGraph()
         self.memory = ActionMemory()
@@ -68,7 +76,7 @@ class ZorkOrchestratorV2:
         self.objectives = objectives or ObjectiveManager(config.loop_break)
         predictor = DestinationPredictor(config.loop_break.destination_prediction, self.map, session)
         self.loop_break = LoopBreak(
-            config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold
+            config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold, config.action_loops
         )
         self.precheck = ObjectPrecheck(session)
         self.view: GameView | None = None
@@ -112,6 +120,11 @@ class ZorkOrchestratorV2:
                 break
             verdict = self.loop_break.observe(record)
             record.events.extend(verdict.events)
+            if verdict.gate is not None and verdict.gate.action == "human":
+                guidance = ask_for_guidance(
+                    verdict.gate.description, list(self.contexts.recent), self.human_input, self.human_output
+                )
+                self.loop_break.accept_guidance(guidance, record.turn, record.events)
             self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
             self.recorder.write(record)
             self.game_state.previous_zork_score = record.score_after
@@ -136,7 +149,7 @@ class ZorkOrchestratorV2:
         self.objectives.discover(turn, view, self.map, self._objective_state_text(view))
         status = self.loop_break.status(turn, view, self.objectives.current(), events)
         context = self.contexts.for_agent(
-            turn, view, self.map, self.memory, self.objectives.current(), status.text
+            turn, view, self.map, self.memory, self.objectives.current(), status.text, status.banned
         )
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
@@ -178,6 +191,10 @@ class ZorkOrchestratorV2:
             victory=after.victory,
             new_room=new_room,
             new_world_state=new_world_state,
+            result_category=classify_outcome(
+                command, after.text, after.room_id != view.room_id, after.score != view.score,
+                after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
+            ),  # fmt: skip
             fallback=fallback,
             parse_failures=parse_failures,
             events=events,
@@ -210,13 +227,14 @@ class ZorkOrchestratorV2:
                 break
             judgement = self.precheck.check(command) or self._evaluate(command, context)
             judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
-            accepted = judgement.score >= threshold and judgement.source != "precheck"
+            accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
             candidates.append(Candidate(command, judgement, accepted))
             if accepted or forced:
                 break
+            self.loop_break.note_rejection(turn, context.view.room_id, command, events)
             context = context.with_feedback(command, judgement.reason)
-        if not forced and candidates and all(c.judgement.source == "precheck" for c in candidates):
-            fallback = "every_candidate_names_absent_objects"
+        if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
+            fallback = "every_candidate_blocked"
         drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures
         parse_failures = drain() if drain else []
         return candidates, fallback, parse_failures
@@ -241,7 +259,7 @@ class ZorkOrchestratorV2:
             return None
         if forced or candidates[-1].accepted:
             return candidates[-1]
-        eligible = [c for c in candidates if c.judgement.source != "precheck"] or candidates
+        eligible = [c for c in candidates if c.judgement.source not in BLOCKING_SOURCES] or candidates
         return max(eligible, key=lambda c: c.judgement.score)
 
     # -- bookkeeping -------------------------------------------------------------------------------------

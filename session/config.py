@@ -164,6 +164,64 @@ class LoopBreakConfig(_Section):
         return self
 
 
+class ActionLoopsConfig(_Section):
+    """`[tool.zorkgpt.action_loops]`: loops beyond rooms (action signatures, identical commands, unparseable
+    replies, agent-critic loops, failure gates). Off with the loop break's master switch too."""
+
+    enable_signature_detection: bool = True
+    """Flag the same (verb, arguments, problematic result) repeated with no progress (seed 004)."""
+    signature_loop_threshold: int = Field(3, ge=2, le=1000)
+    """Repetitions of one problematic signature within signature_window that make a loop."""
+    signature_window: int = Field(10, ge=2, le=1000)
+    """Recent turns examined for signature loops."""
+    signature_repeat_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
+    """Added to the critic score of a proposal that repeats a looping signature's verb and arguments."""
+    enable_identical_action_detection: bool = True
+    """Warn, then ban, when the same command runs many turns in a row without progress (seed 003)."""
+    identical_action_warning: int = Field(5, ge=2, le=1000)
+    """Consecutive identical commands that bring a warning with guidance into the agent's context."""
+    identical_action_recovery: int = Field(10, ge=3, le=1000)
+    """Consecutive identical commands that trigger recovery: the command is banned for recovery_ban_turns."""
+    recovery_ban_turns: int = Field(10, ge=1, le=1000)
+    """Turns a recovered command stays forbidden (the critic rejects it programmatically)."""
+    enable_parse_failure_detection: bool = True
+    """Count LLM replies that fail validation and recover with explicit format guidance (seed 003)."""
+    parse_failure_threshold: int = Field(5, ge=2, le=1000)
+    """The same unparseable reply this many times triggers recovery."""
+    parse_failure_streak: int = Field(5, ge=2, le=1000)
+    """This many unparseable replies in a row (any text) trigger recovery."""
+    enable_collaboration_loop_detection: bool = True
+    """Agent re-proposing what the critic rejected (seed 002's collaboration loops)."""
+    rejection_similarity: float = Field(0.85, gt=0.0, le=1.0)
+    """Token similarity at or above which a proposal counts as the same as a rejected one."""
+    rejection_window: int = Field(20, ge=1, le=1000)
+    """Turns a rejection is remembered for re-proposal matching."""
+    collaboration_loop_threshold: int = Field(3, ge=1, le=100)
+    """Re-proposals of a rejected command after which its rejection is final in that room."""
+    enable_failure_gate: bool = True
+    """Count identical failures (same command, room and game response) and open a gate (seed 002)."""
+    gate_after_loops: int = Field(3, ge=1, le=100)
+    """Repeated identical failures, without progress or a human in between, that fire the gate."""
+    gate_action: GateAction = "warn"
+    """`terminate` (termination_reason "loop_gate"), `human` (pause and read guidance from stdin) or `warn`."""
+    failure_memory: int = Field(50, ge=1, le=10_000)
+    """Recent failures remembered for exact-match comparison (a bounded window)."""
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> ActionLoopsConfig:
+        if self.identical_action_warning >= self.identical_action_recovery:
+            raise ValueError(
+                f"identical_action_warning ({self.identical_action_warning}) must be < identical_action_recovery "
+                f"({self.identical_action_recovery})"
+            )
+        if self.signature_loop_threshold > self.signature_window:
+            raise ValueError(
+                f"signature_loop_threshold ({self.signature_loop_threshold}) must be <= signature_window "
+                f"({self.signature_window})"
+            )
+        return self
+
+
 class GameConfiguration(_Section):
     """The whole `[tool.zorkgpt]` table."""
 
@@ -177,6 +235,8 @@ class GameConfiguration(_Section):
     """Story file and output folder."""
     loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
     """The loop-break system."""
+    action_loops: ActionLoopsConfig = Field(default_factory=ActionLoopsConfig)
+    """Loop detectors beyond rooms."""
 
     @classmethod
     def from_toml(cls, path: str | Path = "pyproject.toml", overrides: dict[str, dict[str, Any]] | None = None):

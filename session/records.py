@@ -39,6 +39,10 @@ class GameView:
         return any(obj.noun == noun or noun in obj.name.split() for obj in self.inventory)
 
 
+BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection"})
+"""Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
+
+
 @dataclass(frozen=True, slots=True)
 class Judgement:
     """A critic's score in [0, 1] with a one-line reason; `adjustments` are loop-break changes applied after."""
@@ -98,6 +102,8 @@ class TurnRecord:
     """The room after this turn was never visited before in this episode."""
     new_world_state: bool = False
     """The world-state hash after this turn was never seen before in this episode."""
+    result_category: str = "success"
+    """session.outcomes category: success, parser_failure, refused, no_effect, blocked_exit or death."""
     fallback: str | None = None
     """Why the command was not the agent's own (e.g. `look` after unparseable replies)."""
     parse_failures: list[dict[str, Any]] = field(default_factory=list)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.penalties import Detections, apply_loop_penalties
 from managers.loop_break.progress import ProgressResult, ProgressTracker
@@ -23,9 +24,9 @@ from managers.loop_break.room_loops import (
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
 from session.commands import normalize_command
-from session.config import LoopBreakConfig
+from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
-from session.records import GameView, Judgement, TurnRecord
+from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
 
 NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
 
@@ -39,6 +40,8 @@ class LoopStatus:
     warning: str = ""
     loop_info: str = ""
     """The seed's `_build_loop_context_info`: active detections, one line each."""
+    banned: tuple[str, ...] = ()
+    """Commands the loop break rejects outright this turn."""
 
     @property
     def text(self) -> str:
@@ -51,6 +54,8 @@ class Verdict:
     terminate: bool = False
     reason: str | None = None
     events: list[dict] = field(default_factory=list)
+    gate: GateRequest | None = None
+    """A failure gate that fired this turn (its action: terminate, human or warn)."""
 
 
 class LoopBreak:
@@ -60,8 +65,10 @@ class LoopBreak:
         game_map: MapGraph,
         predictor: DestinationPredictor,
         rejection_threshold: float = 0.5,
+        action_loops: ActionLoopsConfig | None = None,
     ):
         self.config = config
+        self.action_loops = ActionLoops(action_loops or ActionLoopsConfig(), rejection_threshold)
         self.game_map = game_map
         self.predictor = predictor
         self.rejection_threshold = rejection_threshold
@@ -109,6 +116,10 @@ class LoopBreak:
         self.recent_rooms.append(record.room_id_after)
         self.recent_commands.append(normalize_command(record.command))
         self._update_detections(progress.turns_stuck, events, record.turn)
+        verdict.gate = self.action_loops.observe(record, progress, events)
+        if verdict.gate is not None and verdict.gate.action == "terminate":
+            verdict.terminate, verdict.reason = True, "loop_gate"
+            return verdict
         if (
             record.turn % self.config.stuck_check_interval == 0
             and progress.turns_stuck >= self.config.max_turns_stuck
@@ -166,7 +177,13 @@ class LoopBreak:
                 turns_remaining=max(0, self.config.max_turns_stuck - turns_stuck),
                 last_progress_turn=self.progress.last_progress_turn,
             )  # fmt: skip
-        return LoopStatus(turns_stuck, self.active, warning, _loop_context_info(self.active))
+        room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
+        alternatives = alternatives_for(
+            view, sorted(room.exits) if room else [], self.game_map.untried_directions(view.room_id)
+        )
+        action_status = self.action_loops.status(view, alternatives, turn)
+        loop_info = "\n".join(filter(None, [_loop_context_info(self.active), *action_status.lines]))
+        return LoopStatus(turns_stuck, self.active, warning, loop_info, action_status.banned)
 
     def _novelty_hints(self, view: GameView) -> tuple[str, ...]:
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
@@ -181,7 +198,10 @@ class LoopBreak:
     # -- while proposals are judged ----------------------------------------------------------------------
     def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
         """Apply programmatic penalties/bonuses to the critic's score used for acceptance."""
-        if not self.enabled or not self.config.enable_loop_detection:
+        if not self.enabled:
+            return judgement
+        judgement = self.action_loops.adjust(command, judgement, view, turn, events)
+        if judgement.source in BLOCKING_SOURCES or not self.config.enable_loop_detection:
             return judgement
         if not self.active.any and not self.active.recent_rooms:
             return judgement
@@ -196,6 +216,16 @@ class LoopBreak:
                 reason="; ".join(adjusted.adjustments), destination=destination, turned_to_reject=turned,
             )  # fmt: skip
         return adjusted
+
+
+    def note_rejection(self, turn: int, room_id: int | None, command: str, events: list[dict]) -> None:
+        """A proposal was rejected (after adjustments): agent<->critic loop bookkeeping."""
+        if self.enabled:
+            self.action_loops.note_rejection(turn, room_id, command, events)
+
+    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
+        """A human answered a loop gate."""
+        self.action_loops.accept_guidance(guidance, turn, events)
 
 
 def _describe(result) -> str:

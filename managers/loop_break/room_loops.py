@@ -82,8 +82,11 @@ class CampingDetector:
         size = len(self.history)
         if size < self.threshold:
             return CampingResult(False, window_size=size)
-        room_id, visits = Counter(self.history).most_common(1)[0]
-        if visits >= self.threshold and room_id is not None:
+        counts = Counter(room for room in self.history if room is not None)
+        if not counts:
+            return CampingResult(False, window_size=size)
+        room_id, visits = counts.most_common(1)[0]
+        if visits >= self.threshold:
             return CampingResult(True, room_id, name_of(room_id), visits, size)
         return CampingResult(False, window_size=size)
 

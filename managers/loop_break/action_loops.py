@@ -1,0 +1,434 @@
+"""Loops beyond rooms, each a small detector with typed state fed one record per turn:
+
+- SignatureLoopDetector (seed 004): the same (verb, argument hash, problematic result) repeated; progress trumps it.
+- IdenticalActionDetector (seed 003): the same command many turns in a row -> warning, then a temporary ban.
+- ParseFailureDetector (seed 003): LLM replies that are not one command -> format guidance.
+- CollaborationLoopDetector (seed 002): the agent re-proposing what the critic rejected -> final rejection.
+- FailureGate (seed 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
+
+`ActionLoops` composes them for the LoopBreak: observe, status text, bans, and score adjustments.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, deque
+from dataclasses import dataclass, field, replace
+
+from managers.loop_break.progress import ProgressResult
+from session.commands import command_words, direction_of, normalize_command
+from session.config import ActionLoopsConfig
+from session.events import emit
+from session.outcomes import PROBLEMATIC
+from session.records import GameView, Judgement, TurnRecord
+
+_ARTICLES = frozenset({"the", "a", "an", "some", "at", "to"})
+
+
+# -- signatures ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Signature:
+    verb: str
+    args_hash: str
+    category: str
+
+    @property
+    def action(self) -> tuple[str, str]:
+        return self.verb, self.args_hash
+
+
+def action_key(command: str) -> tuple[str, str]:
+    """(verb, hash of normalised arguments): `n`, `north` and `go north` share one key; articles are dropped."""
+    direction = direction_of(command)
+    if direction is not None:
+        return "go", direction
+    words = [w for w in command_words(command) if w not in _ARTICLES]
+    if not words:
+        return "", ""
+    arguments = " ".join(words[1:])
+    return words[0], hashlib.md5(arguments.encode()).hexdigest()[:8]
+
+
+def action_signature(command: str, category: str) -> Signature:
+    verb, args_hash = action_key(command)
+    return Signature(verb, args_hash, category)
+
+
+def token_similarity(a: str, b: str) -> float:
+    """Jaccard similarity of the commands' words, articles dropped (1.0: the same words)."""
+    left = {w for w in command_words(a) if w not in _ARTICLES}
+    right = {w for w in command_words(b) if w not in _ARTICLES}
+    if not left and not right:
+        return 1.0
+    return len(left & right) / len(left | right)
+
+
+@dataclass(frozen=True)
+class SignatureLoopResult:
+    detected: bool
+    signature: Signature | None = None
+    command: str = ""
+    count: int = 0
+    window: int = 0
+    suppressed: bool = False
+    """A pattern was there but progress happened in the window: not a loop (a false positive avoided)."""
+
+
+class SignatureLoopDetector:
+    kind = "signature_loop"
+
+    def __init__(self, window: int, threshold: int):
+        self.window = window
+        self.threshold = threshold
+        self.history: deque[tuple[int, Signature, str]] = deque(maxlen=window)
+        self.last_progress_turn: int | None = None
+        """Last turn on which a progress signal fired (the episode's start is not progress)."""
+        self.turn = 0
+
+    def observe(self, record: TurnRecord, progress: ProgressResult) -> None:
+        self.turn = record.turn
+        if progress.progress:
+            self.last_progress_turn = record.turn
+        self.history.append((record.turn, action_signature(record.command, record.result_category), record.command))
+
+    def detect(self) -> SignatureLoopResult:
+        counts = Counter(sig for _, sig, _ in self.history if sig.category in PROBLEMATIC and sig.verb)
+        if not counts:
+            return SignatureLoopResult(False)
+        signature, count = counts.most_common(1)[0]
+        if count < self.threshold:
+            return SignatureLoopResult(False)
+        command = next(cmd for _, sig, cmd in reversed(self.history) if sig == signature)
+        window_start = self.turn - self.window + 1
+        # Progress trumps pattern (seed 004 §4.7).
+        suppressed = self.last_progress_turn is not None and self.last_progress_turn >= window_start
+        return SignatureLoopResult(not suppressed, signature, command, count, self.window, suppressed)
+
+
+# -- identical consecutive commands ---------------------------------------------------------------------------
+class IdenticalActionDetector:
+    kind = "identical_action"
+
+    def __init__(self, warning: int, recovery: int, ban_turns: int):
+        self.warning = warning
+        self.recovery = recovery
+        self.ban_turns = ban_turns
+        self.last_command = ""
+        self.count = 0
+        self.bans: dict[str, int] = {}
+        """Normalised command -> last turn of its ban."""
+
+    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
+        command = normalize_command(record.command)
+        self.count = self.count + 1 if command == self.last_command else 1
+        self.last_command = command
+        if progress.progress:
+            self.count = 0
+        for banned, until in list(self.bans.items()):
+            if until < record.turn + 1:
+                del self.bans[banned]
+        if self.count == self.warning:
+            emit(
+                events, "identical_action_warning", f"'{command}' repeated {self.count} times in a row",
+                level="WARNING", turn=record.turn, command=command, count=self.count,
+            )  # fmt: skip
+        if self.count >= self.recovery:
+            self.bans[command] = record.turn + self.ban_turns
+            emit(
+                events, "identical_action_recovery",
+                f"'{command}' repeated {self.count} times: forbidden for {self.ban_turns} turns",
+                level="WARNING", turn=record.turn, command=command, count=self.count, until_turn=self.bans[command],
+            )  # fmt: skip
+            self.count = 0
+
+    @property
+    def warning_active(self) -> bool:
+        return self.count >= self.warning
+
+
+# -- unparseable replies --------------------------------------------------------------------------------------
+class ParseFailureDetector:
+    kind = "parse_failure"
+
+    def __init__(self, threshold: int, streak_limit: int, memory: int = 50):
+        self.threshold = threshold
+        self.streak_limit = streak_limit
+        self.recent: deque[str] = deque(maxlen=memory)
+        self.streak = 0
+        self.total = 0
+        self.guidance_active = False
+        self.last_kind = ""
+
+    def observe(self, record: TurnRecord, events: list[dict]) -> None:
+        for failure in record.parse_failures:
+            self.total += 1
+            self.streak += 1
+            self.last_kind = failure["kind"]
+            self.recent.append(" ".join(failure["reply"].lower().split()))
+        if not record.parse_failures and record.fallback is None and not self.guidance_active:
+            return
+        same = Counter(self.recent).most_common(1)
+        repeated = same[0][1] if same else 0
+        if repeated >= self.threshold or self.streak >= self.streak_limit:
+            self.guidance_active = True
+            emit(
+                events, "parse_failure_recovery",
+                f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
+                level="WARNING", turn=record.turn, same_reply_count=repeated, streak=self.streak, kind=self.last_kind,
+            )  # fmt: skip
+            self.recent.clear()
+            self.streak = 0
+        if record.fallback is None and not record.parse_failures:
+            self.streak = 0
+            self.guidance_active = False  # a valid reply came: the guidance worked
+
+
+# -- agent <-> critic loops ------------------------------------------------------------------------------------
+@dataclass
+class _Rejection:
+    turn: int
+    room: int | None
+    command: str
+
+
+class CollaborationLoopDetector:
+    kind = "collaboration_loop"
+
+    def __init__(self, similarity: float, window: int, threshold: int):
+        self.similarity = similarity
+        self.window = window
+        self.threshold = threshold
+        self.rejections: deque[_Rejection] = deque(maxlen=256)
+        self.loops: Counter = Counter()
+        self.final: dict[int | None, set[str]] = {}
+        """Room -> commands whose rejection is final there."""
+
+    def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
+        command = normalize_command(command)
+        while self.rejections and self.rejections[0].turn < turn - self.window:
+            self.rejections.popleft()
+        earlier = [r for r in self.rejections if r.room == room and self._same(r.command, command)]
+        self.rejections.append(_Rejection(turn, room, command))
+        if not earlier:
+            return
+        key = (room, earlier[0].command)
+        self.loops[key] += 1
+        emit(
+            events, "collaboration_loop", f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
+            level="INFO", turn=turn, command=command, count=self.loops[key],
+        )  # fmt: skip
+        if self.loops[key] >= self.threshold and earlier[0].command not in self.final.get(room, set()):
+            self.final.setdefault(room, set()).add(earlier[0].command)
+            emit(
+                events, "rejection_final", f"'{earlier[0].command}' is now rejected for good in this room",
+                level="WARNING", turn=turn, command=earlier[0].command, room_id=room,
+            )  # fmt: skip
+
+    def is_final(self, room: int | None, command: str) -> str | None:
+        command = normalize_command(command)
+        return next((f for f in self.final.get(room, ()) if self._same(f, command)), None)
+
+    def _same(self, a: str, b: str) -> bool:
+        return a == b or token_similarity(a, b) >= self.similarity
+
+
+# -- failure signatures and gates ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GateRequest:
+    action: str
+    loop_count: int
+    description: str
+
+
+class FailureGate:
+    kind = "failure_gate"
+
+    def __init__(self, gate_after: int, action: str, memory: int):
+        self.gate_after = gate_after
+        self.action = action
+        self.history: deque[tuple[int | None, str, str]] = deque(maxlen=memory)
+        self.loop_count = 0
+        self.last_loop: tuple[str, str] = ("", "")
+        self.guidance = ""
+
+    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
+        if progress.progress:
+            if self.loop_count:
+                emit(
+                    events, "loop_counter_reset", "Loop counter reset: progress",
+                    turn=record.turn, reason="progress", previous_count=self.loop_count,
+                )  # fmt: skip
+            self.loop_count = 0
+            self.guidance = ""
+            return None
+        if record.result_category not in PROBLEMATIC:
+            return None
+        response = " ".join(record.response.lower().split())
+        signature = (record.room_id_before, normalize_command(record.command), response)
+        repeated = signature in self.history
+        self.history.append(signature)
+        if not repeated:
+            return None
+        self.loop_count += 1
+        self.last_loop = (signature[1], record.response.strip()[:200])
+        emit(
+            events, "failure_loop", f"Identical failure again ({self.loop_count}): '{signature[1]}'",
+            level="INFO", turn=record.turn, command=signature[1], loop_count=self.loop_count,
+        )  # fmt: skip
+        if self.loop_count < self.gate_after:
+            return None
+        description = (
+            f"The agent repeated an identical failure {self.loop_count} times without progress. "
+            f"Last: '{self.last_loop[0]}' in {record.room_name_before} -> {self.last_loop[1]!r}"
+        )
+        emit(
+            events, "loop_gate", f"Loop gate ({self.action}): {description}", level="WARNING",
+            turn=record.turn, action=self.action, loop_count=self.loop_count, command=signature[1],
+        )  # fmt: skip
+        return GateRequest(self.action, self.loop_count, description)
+
+    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
+        """A human answered the gate: the guidance goes to the agent and the counter resets."""
+        emit(
+            events, "loop_counter_reset", "Loop counter reset: human intervention",
+            turn=turn, reason="human", previous_count=self.loop_count, guidance=guidance[:300],
+        )  # fmt: skip
+        self.loop_count = 0
+        self.guidance = guidance.strip()
+
+
+# -- the composite ---------------------------------------------------------------------------------------------
+FORMAT_GUIDANCE = (
+    "⚠️ FORMAT: your recent replies were not a single game command. Reply with ONE command on one line, "
+    "nothing else: no heading (e.g. '### Action:'), no label, no quotes, no explanation. Example: open mailbox"
+)
+
+
+@dataclass
+class ActionLoopsStatus:
+    lines: list[str] = field(default_factory=list)
+    banned: tuple[str, ...] = ()
+
+
+class ActionLoops:
+    def __init__(self, config: ActionLoopsConfig, rejection_threshold: float = 0.5):
+        self.config = config
+        self.rejection_threshold = rejection_threshold
+        self.signatures = SignatureLoopDetector(config.signature_window, config.signature_loop_threshold)
+        self.identical = IdenticalActionDetector(
+            config.identical_action_warning, config.identical_action_recovery, config.recovery_ban_turns
+        )
+        self.parse_failures = ParseFailureDetector(config.parse_failure_threshold, config.parse_failure_streak)
+        self.collaboration = CollaborationLoopDetector(
+            config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
+        )
+        self.gate = FailureGate(config.gate_after_loops, config.gate_action, config.failure_memory)
+        self.signature_result = SignatureLoopResult(False)
+
+    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
+        config = self.config
+        if config.enable_signature_detection:
+            self.signatures.observe(record, progress)
+            previous, self.signature_result = self.signature_result, self.signatures.detect()
+            result = self.signature_result
+            if result.detected and (not previous.detected or previous.signature != result.signature):
+                emit(
+                    events, "loop_detected", f"Loop detected: signature_loop '{result.command}' "
+                    f"({result.signature.category}) {result.count}x in {result.window} turns",
+                    level="WARNING", turn=record.turn, kind="signature_loop", command=result.command,
+                    category=result.signature.category, count=result.count,
+                )  # fmt: skip
+            elif result.suppressed and not previous.suppressed:
+                emit(
+                    events, "signature_loop_suppressed",
+                    f"Pattern '{result.command}' {result.count}x, but progress in the window: not a loop",
+                    level="INFO", turn=record.turn, command=result.command, count=result.count,
+                )  # fmt: skip
+        if config.enable_identical_action_detection:
+            self.identical.observe(record, progress, events)
+        if config.enable_parse_failure_detection:
+            self.parse_failures.observe(record, events)
+        if config.enable_failure_gate:
+            return self.gate.observe(record, progress, events)
+        return None
+
+    def status(self, view: GameView, alternatives: list[str], turn: int) -> ActionLoopsStatus:
+        """Loop-status lines for the agent and critic, and the commands banned this turn."""
+        status = ActionLoopsStatus()
+        banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
+        final = sorted(self.collaboration.final.get(view.room_id, ())) if self._collaboration_on else []
+        result = self.signature_result
+        if result.detected:
+            status.lines.append(
+                f"⚠️ Action loop: '{result.command}' gave the same {result.signature.category.replace('_', ' ')} "
+                f"result {result.count} times in {result.window} turns. Try something different."
+            )
+        if self.config.enable_identical_action_detection and self.identical.warning_active:
+            left = self.identical.recovery - self.identical.count
+            status.lines.append(
+                f"⚠️ You have run '{self.identical.last_command}' {self.identical.count} times in a row with no "
+                f"progress. In {left} more it will be forbidden. Untried here: {', '.join(alternatives) or 'none known'}."
+            )
+        if banned or final:
+            off = banned + [c for c in final if c not in banned]
+            permitted = [a for a in alternatives if normalize_command(a) not in off]
+            status.lines.append(
+                f"⛔ Off the table: {', '.join(off)}. Permitted alternatives: {', '.join(permitted[:5]) or 'explore'}."
+            )
+        if self.config.enable_parse_failure_detection and self.parse_failures.guidance_active:
+            status.lines.append(FORMAT_GUIDANCE)
+        if self.config.enable_failure_gate and self.gate.guidance:
+            status.lines.append(f"👤 Human guidance: {self.gate.guidance}")
+        status.banned = tuple(banned + [c for c in final if c not in banned])
+        return status
+
+    def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int, events: list[dict]) -> Judgement:
+        key = normalize_command(command)
+        if self.config.enable_identical_action_detection and key in self.identical.bans:
+            return self._block(command, judgement, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}",
+                               events, turn)  # fmt: skip
+        if self._collaboration_on:
+            final = self.collaboration.is_final(view.room_id, command)
+            if final:
+                return self._block(command, judgement, "final_rejection",
+                                   f"'{final}' was re-proposed after rejections: rejected for good here", events, turn)  # fmt: skip
+        result = self.signature_result
+        if result.detected and action_key(command) == result.signature.action and self.config.signature_repeat_penalty:
+            penalty = self.config.signature_repeat_penalty
+            adjusted = round(max(0.0, judgement.score + penalty), 6)
+            reason = f"Action-loop penalty {penalty:+.2f} ('{result.command}' keeps failing)"
+            emit(
+                events, "loop_penalty_applied", f"Applied action-loop penalty to '{command}'",
+                turn=turn, action=command, base_score=judgement.score, adjusted_score=adjusted, reason=reason,
+                destination=None, turned_to_reject=judgement.score >= self.rejection_threshold > adjusted,
+            )  # fmt: skip
+            return replace(
+                judgement, score=adjusted, base_score=judgement.base, adjustments=judgement.adjustments + (reason,),
+                reason=f"{judgement.reason} [Loop Detection Override: {reason}]",
+            )  # fmt: skip
+        return judgement
+
+    def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
+        if self._collaboration_on:
+            self.collaboration.note_rejection(turn, room, command, events)
+
+    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
+        self.gate.accept_guidance(guidance, turn, events)
+
+    @property
+    def _collaboration_on(self) -> bool:
+        return self.config.enable_collaboration_loop_detection
+
+    @staticmethod
+    def _block(command: str, judgement: Judgement, source: str, reason: str, events: list[dict], turn: int):
+        emit(
+            events, "command_blocked", f"Blocked '{command}': {reason}", level="INFO",
+            turn=turn, action=command, base_score=judgement.score, source=source, reason=reason,
+        )  # fmt: skip
+        return Judgement(0.0, reason, source=source, base_score=judgement.base, adjustments=(reason,))
+
+
+def alternatives_for(view: GameView, known_exits: list[str], untried_exits: list[str]) -> list[str]:
+    """Commands worth suggesting instead of a loop: exits, then acting on what is here."""
+    suggestions = list(dict.fromkeys(untried_exits[:4] + known_exits))
+    return suggestions + [f"examine {obj.noun}" for obj in view.room_objects[:3]]

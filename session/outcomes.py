@@ -1,0 +1,91 @@
+"""What a command's outcome was: Z-machine evidence first (room, score, inventory, world state), text second.
+
+This module is the one place that holds the response phrases; they were checked against real zork1 responses
+(tests/test_outcomes.py).
+"""
+
+from __future__ import annotations
+
+from session.commands import direction_of
+
+SUCCESS = "success"
+PARSER_FAILURE = "parser_failure"
+REFUSED = "refused"
+NO_EFFECT = "no_effect"
+BLOCKED_EXIT = "blocked_exit"
+DEATH = "death"
+CATEGORIES = (SUCCESS, PARSER_FAILURE, REFUSED, NO_EFFECT, BLOCKED_EXIT, DEATH)
+PROBLEMATIC = frozenset({PARSER_FAILURE, REFUSED, NO_EFFECT, BLOCKED_EXIT, DEATH})
+
+# The parser did not understand the command (no game time passes).
+PARSER_PHRASES = (
+    "i don't know the word",
+    "you used the word",
+    "that sentence isn't one i recognize",
+    "there was no verb in that sentence",
+    "i beg your pardon",
+    "what do you want to",
+    "i don't understand",
+    "which do you mean",
+    "you can't use multiple",
+    "there seems to be a noun missing",
+    "i couldn't find enough",
+)
+# Understood, but the game refused or nothing could happen.
+REFUSAL_PHRASES = (
+    "you can't",
+    "you cannot",
+    "can't see any",
+    "it is already",
+    "is already",
+    "securely anchored",
+    "doesn't seem to work",  # Zork's three "hack" replies, picked at random
+    "isn't notably helpful",
+    "has no effect",
+    "cannot be",
+    "you don't have",
+    "you have no",
+    "there is no",
+    "nothing happens",
+    "not possible",
+    "is locked",
+    "too heavy",
+    "i don't think",
+    "with your bare hands",
+    "what a concept",
+    "are you enjoying yourself",
+    "a hollow voice says",
+    "nice weather",
+    "you're not",
+    "that's not",
+    "isn't",
+    "won't",
+)
+DEATH_PHRASES = ("you have died", "you are dead")
+
+
+def classify_outcome(
+    command: str,
+    response: str,
+    moved: bool,
+    score_changed: bool,
+    inventory_changed: bool,
+    world_changed: bool,
+    game_over: bool,
+    victory: bool,
+) -> str:
+    text = response.lower()
+    if (game_over and not victory) or any(phrase in text for phrase in DEATH_PHRASES):
+        return DEATH
+    state_changed = moved or score_changed or inventory_changed
+    if not state_changed and any(phrase in text for phrase in PARSER_PHRASES):
+        return PARSER_FAILURE
+    if direction_of(command) is not None and not moved:
+        return BLOCKED_EXIT
+    if state_changed:
+        return SUCCESS
+    # A refusal beats a changed world hash: NPCs (zork1's thief), timers and first-turn flags change the world
+    # while the command itself did nothing.
+    if any(phrase in text for phrase in REFUSAL_PHRASES):
+        return REFUSED
+    return SUCCESS if world_changed else NO_EFFECT

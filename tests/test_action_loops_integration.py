@@ -1,0 +1,245 @@
+"""Loops beyond rooms on the real story file (issue 5): seed 004 scenarios A-D, seed 003's identical-action and
+unparseable-reply loops, seed 002's agent<->critic loops and failure gates."""
+
+from __future__ import annotations
+
+import io
+from types import SimpleNamespace
+
+import pytest
+
+from agents.llm_agent import LLMAgent
+from agents.llm_client import LLMClient
+from agents.looper_agent import LooperAgent
+from agents.replay_agent import ReplayAgent
+from benchmarks.scenarios import build_scenario
+from managers.context import AGENT_SYSTEM_PROMPT
+from tests.conftest import make_config, run_episode
+
+
+class ScriptedOpenAI:
+    """Stands in for `openai.OpenAI`: `chat.completions.create` answers with `reply(messages)`."""
+
+    def __init__(self, reply):
+        self.reply = reply
+        self.requests: list[list[dict]] = []
+        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
+
+    def _create(self, model, messages, temperature, max_tokens):
+        self.requests.append(messages)
+        content = self.reply(messages)
+        return SimpleNamespace(
+            choices=[SimpleNamespace(message=SimpleNamespace(content=content))],
+            usage=SimpleNamespace(total_tokens=len(content.split()) + 20),
+        )
+
+
+def signature_loops(result) -> list[dict]:
+    return [e for e in result.events("loop_detected") if e["kind"] == "signature_loop"]
+
+
+# -- seed 004 §3 scenarios A-D in zork1 terms -------------------------------------------------------------------
+def test_scenario_a_healthy_varied_play_with_repeated_verbs(rom_path, tmp_path, walkthrough):
+    """A: the walkthrough's first 60 turns repeat verbs (take, open, get, light, douse...) with different objects
+    and successes: no signature loop, no failure gate."""
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough[:60]))
+    assert signature_loops(result) == []
+    assert result.events("loop_gate") == [] and result.events("identical_action_warning") == []
+
+
+def test_scenario_b_same_no_effect_command_three_times(rom_path, tmp_path):
+    """B: the same command with no effect 3x with no progress is flagged."""
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(["push mailbox"] * 4))
+    [loop] = signature_loops(result)
+    assert loop["turn"] == 3 and loop["count"] == 3
+    assert loop["category"] == "refused"  # Zork words it three ways; the category is the same
+
+
+def test_scenario_c_same_unknown_word_three_times(rom_path, tmp_path):
+    """C: the same unknown-word command 3x is flagged as a parser-failure loop."""
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(["frobnicate lamp"] * 3))
+    [loop] = signature_loops(result)
+    assert loop["category"] == "parser_failure" and loop["turn"] == 3
+
+
+def test_scenario_d_same_verb_different_objects_succeeding(rom_path, tmp_path, walkthrough):
+    """D: `take` with different objects, all succeeding, is not flagged."""
+    commands = walkthrough[:9] + ["take sack", "take bottle", "west", "take lamp", "take sword"]
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(commands))
+    assert [r["result_category"] for r in result.records[-5:]] == ["success"] * 5
+    assert signature_loops(result) == []
+
+
+def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
+    """Seed 004 §4.7: a failing command repeated while progress happens in the window is a suppressed false
+    positive, logged as such, not a loop."""
+    commands = ["push mailbox", "push mailbox", "north", "south", "push mailbox"]  # north: a new room
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(commands))
+    assert signature_loops(result) == []
+    [suppressed] = result.events("signature_loop_suppressed")
+    assert suppressed["turn"] == 5 and suppressed["count"] == 3
+
+
+# -- seed 003: identical consecutive commands ----------------------------------------------------------------
+def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
+    """The READ_FILE analogue: the same `examine` 10x -> warning at 5 in the agent's context, recovery at 10:
+    the command is forbidden (the critic rejects it programmatically) and alternatives are offered."""
+    shown: dict[int, str] = {}
+
+    class Stubborn(ReplayAgent):
+        def propose(self, context):
+            shown[context.turn] = context.loop_status
+            return super().propose(context)
+
+    result = run_episode(rom_path, make_config(tmp_path), Stubborn(["examine mailbox"] * 12))
+    [warning] = result.events("identical_action_warning")
+    [recovery] = result.events("identical_action_recovery")
+    assert (warning["turn"], recovery["turn"]) == (5, 10)
+    assert "run 'examine mailbox' 5 times in a row" in shown[6]
+    assert "Off the table: examine mailbox" in shown[11] and "Permitted alternatives:" in shown[11]
+    blocked = result.records[10]  # turn 11: forced, so it runs, but it is recorded as rejected by the ban
+    assert blocked["would_reject"] and blocked["critic_adjusted_score"] == 0.0
+    assert blocked["candidates"][0]["source"] == "ban"
+
+
+def test_banned_command_is_replaced_for_a_steerable_agent(rom_path, tmp_path):
+    """After recovery, a non-forced agent proposing the banned command is rejected and runs something else."""
+    agent = LooperAgent([], ["examine mailbox"], fallbacks=("look",))
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 14})
+    result = run_episode(rom_path, config, agent)
+    after = [r["command"] for r in result.records[10:]]
+    assert "examine mailbox" not in after
+    assert all(r["rejections"] >= 1 for r in result.records[10:])
+
+
+# -- seed 003: unparseable replies (pre-parse detection) -----------------------------------------------------
+def test_markdown_action_heading_loop_gets_format_guidance(rom_path, tmp_path):
+    """An LLM answering `### Action: north` never reaches the game; the repeated unparseable reply triggers
+    recovery with explicit format guidance, after which a model that reads it answers properly."""
+
+    def reply(messages):
+        if messages[0]["content"] != AGENT_SYSTEM_PROMPT:
+            return '{"score": 0.8, "reason": "fine"}'
+        prompt = messages[1]["content"]
+        if "FORMAT: your recent replies were not a single game command" in prompt:
+            return "north"
+        return "### Action: north"
+
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 3}, orchestrator={"max_invalid_replies": 3})
+    fake = ScriptedOpenAI(reply)
+    client = LLMClient(config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures, client=fake)
+    agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
+    result = run_episode(rom_path, config, agent, llm_client=client)
+    commands = [r["command"] for r in result.records]
+    assert commands[:2] == ["look", "look"]  # raw text never sent: the turn falls back to `look`
+    assert all(r["fallback"] == "unparseable_reply:markdown_heading" for r in result.records[:2])
+    [recovery] = result.events("parse_failure_recovery")
+    assert recovery["turn"] == 2 and recovery["same_reply_count"] >= 5
+    assert commands[2] == "north"
+    assert result.summary["parse_failures"] == {"markdown_heading": 6}
+    assert result.summary["termination_reason"] == "max_turns"
+
+
+def test_api_errors_are_not_parse_failures(rom_path, tmp_path):
+    import openai
+
+    def reply(messages):
+        raise openai.APITimeoutError(request=None)
+
+    config = make_config(tmp_path, orchestrator={"max_consecutive_llm_failures": 3})
+    fake = ScriptedOpenAI(reply)
+    client = LLMClient(config.llm, "k", 3, client=fake)
+    result = run_episode(rom_path, config, LLMAgent(client, config.llm), llm_client=client)
+    assert result.summary["termination_reason"] == "llm_unavailable"
+    assert result.summary["llm_failures"] == {"timeout": 3}
+    assert result.summary["parse_failures"] == {}
+
+
+# -- seed 002: agent <-> critic loops ------------------------------------------------------------------------
+def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
+    """An agent re-proposing what the critic rejected (here: moving back into an oscillation) loops with the
+    critic; after 3 such loops the rejection is final in that room and the agent is told it is off the table."""
+    built = build_scenario("dam_ab", rom_path)
+    result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, built.loop))
+    loops = result.events("collaboration_loop")
+    final = result.events("rejection_final")[0]
+    assert len([e for e in loops if e["turn"] <= final["turn"]]) >= 3
+    blocked = [e for e in result.events("command_blocked") if e["source"] == "final_rejection"]
+    assert blocked and all(e["turn"] > final["turn"] for e in blocked)
+
+
+# -- seed 002: failure signatures and gates ----------------------------------------------------------------
+def _gate_config(tmp_path, action):
+    return make_config(tmp_path, action_loops={"gate_action": action, "enable_identical_action_detection": False})
+
+
+def test_gate_terminate(rom_path, tmp_path):
+    result = run_episode(rom_path, _gate_config(tmp_path, "terminate"), ReplayAgent(["open door"] * 10))
+    assert result.summary["termination_reason"] == "loop_gate"
+    assert result.summary["turns"] == 4  # the first failure, then three identical repeats
+    assert [e["loop_count"] for e in result.events("failure_loop")] == [1, 2, 3]
+
+
+def test_gate_warn_keeps_playing(rom_path, tmp_path):
+    result = run_episode(rom_path, _gate_config(tmp_path, "warn"), ReplayAgent(["open door"] * 8))
+    assert result.summary["termination_reason"] == "script_exhausted"
+    assert [e["turn"] for e in result.events("loop_gate")] == [4, 5, 6, 7, 8]
+
+
+def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):
+    shown: dict[int, str] = {}
+
+    class Recording(ReplayAgent):
+        def propose(self, context):
+            shown[context.turn] = context.loop_status
+            return super().propose(context)
+
+    human_out = io.StringIO()
+    result = run_episode(
+        rom_path, _gate_config(tmp_path, "human"), Recording(["open door"] * 8),
+        human_input=io.StringIO("try the window behind the house\n"), human_output=human_out,
+    )  # fmt: skip
+    assert "LOOP GATE" in human_out.getvalue() and "open door" in human_out.getvalue()
+    assert [e["turn"] for e in result.events("loop_gate")] == [4, 7]  # counter reset by the human at turn 4
+    [reset] = [e for e in result.events("loop_counter_reset") if e["reason"] == "human"][:1]
+    assert reset["guidance"] == "try the window behind the house"
+    assert "Human guidance: try the window behind the house" in shown[5]
+
+
+def test_human_gate_without_input_continues(rom_path, tmp_path):
+    result = run_episode(
+        rom_path, _gate_config(tmp_path, "human"), ReplayAgent(["open door"] * 5),
+        human_input=io.StringIO(""), human_output=io.StringIO(),
+    )  # fmt: skip
+    assert result.summary["termination_reason"] == "script_exhausted"
+
+
+# -- the walkthrough triggers no intervention ---------------------------------------------------------------
+def test_walkthrough_triggers_no_action_loop_intervention(rom_path, tmp_path, walkthrough):
+    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
+    counts = {
+        kind: len(result.events(kind))
+        for kind in ("identical_action_warning", "identical_action_recovery", "parse_failure_recovery",
+                     "collaboration_loop", "rejection_final", "failure_loop", "loop_gate", "command_blocked")
+    }  # fmt: skip
+    counts["signature_loop"] = len(signature_loops(result))
+    print("walkthrough action-loop interventions:", counts)
+    assert set(counts.values()) == {0}
+
+
+@pytest.mark.parametrize(
+    "flag, event",
+    [
+        ("enable_signature_detection", "loop_detected"),
+        ("enable_identical_action_detection", "identical_action_warning"),
+        ("enable_failure_gate", "failure_loop"),
+    ],
+)
+def test_each_detector_has_an_off_switch(rom_path, tmp_path, flag, event):
+    on = run_episode(rom_path, make_config(tmp_path / "on"), ReplayAgent(["push mailbox"] * 6))
+    off = run_episode(rom_path, make_config(tmp_path / "off", action_loops={flag: False}),
+                      ReplayAgent(["push mailbox"] * 6))  # fmt: skip
+    def fired(result):
+        return [e for e in result.events(event) if e.get("kind", "signature_loop") == "signature_loop"]
+
+    assert fired(on) and not fired(off)

@@ -1,0 +1,170 @@
+"""Programmatic penalties and bonuses (`apply_loop_penalties`, `LoopBreak.adjust`) beyond the seed's four cases."""
+
+from __future__ import annotations
+
+import pytest
+
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.penalties import Detections, apply_loop_penalties
+from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
+from managers.map_graph import MapGraph, Room
+from session.config import LoopBreakConfig
+from session.records import GameView, Judgement, TurnRecord
+
+NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
+
+
+def name_of(room_id):
+    return NAMES.get(room_id, f"Location_{room_id}")
+
+
+def make_record(turn: int, room_after: int, *, room_before: int | None = None, score_after: int = 0) -> TurnRecord:
+    room_before = room_after if room_before is None else room_before
+    return TurnRecord(
+        turn=turn,
+        command="wait",
+        agent_kind="test",
+        forced=False,
+        room_id_before=room_before,
+        room_name_before=name_of(room_before),
+        room_id_after=room_after,
+        room_name_after=name_of(room_after),
+        score_before=0,
+        score_after=score_after,
+        world_hash_before="h",
+        world_hash_after="h",
+        inventory_before=(),
+        inventory_after=(),
+        response="",
+        critic_base_score=1.0,
+        critic_reason="",
+        critic_adjusted_score=1.0,
+        adjustments=(),
+        would_reject=False,
+        rejections=0,
+        candidates=[],
+        llm_calls={},
+        llm_tokens={},
+        wall_seconds=0.0,
+    )
+
+
+def view_at(room_id: int) -> GameView:
+    return GameView(room_id, name_of(room_id), 0, 0, (), (), f"hash-{room_id}", "")
+
+
+def house_map() -> MapGraph:
+    game_map = MapGraph()
+    game_map.rooms[1] = Room(1, "Kitchen", exits={"west": 2, "up": 3, "east": 4})
+    game_map.rooms[2] = Room(2, "Living Room", exits={"east": 1})
+    game_map.rooms[3] = Room(3, "Attic", exits={"down": 1})
+    game_map.rooms[4] = Room(4, "Behind House", exits={"west": 1, "north": 5})
+    game_map.rooms[5] = Room(5, "Clearing", exits={"south": 4})
+    return game_map
+
+
+def detections(**kwargs) -> Detections:
+    return Detections(
+        kwargs.get("oscillation", OscillationResult(False)),
+        kwargs.get("camping", CampingResult(False)),
+        kwargs.get("region", RegionLoopResult(False)),
+        kwargs.get("recent_rooms", ()),
+    )
+
+
+CAMPING = CampingResult(True, 1, "Kitchen", 6, 10)
+REGION = RegionLoopResult(True, (1, 2, 3), ("Kitchen", "Living Room", "Attic"), 20, (8, 6, 6))
+
+
+def test_camping_penalty_only_for_the_camped_room():
+    config = LoopBreakConfig()
+    judgement = Judgement(0.9, "ok")
+    adjusted = apply_loop_penalties(judgement, 1, detections(camping=CAMPING), config, name_of)
+    assert adjusted.score == pytest.approx(0.3)
+    assert adjusted.adjustments == ("Camping penalty (returning to Kitchen) -0.60",)
+    assert apply_loop_penalties(judgement, 2, detections(camping=CAMPING), config, name_of) is judgement
+
+
+def test_region_penalty_only_inside_the_region():
+    config = LoopBreakConfig()
+    judgement = Judgement(0.8, "ok")
+    adjusted = apply_loop_penalties(judgement, 3, detections(region=REGION), config, name_of)
+    assert adjusted.score == pytest.approx(0.2)
+    assert "Region-loop penalty" in adjusted.adjustments[0] and "Kitchen, Living Room, Attic" in adjusted.adjustments[0]
+    assert apply_loop_penalties(judgement, 5, detections(region=REGION), config, name_of) is judgement
+
+
+def test_revisit_penalty_is_exact_at_threshold():
+    """0.7 - 0.2 is 0.5 (accepted at threshold 0.5), not 0.49999999999999994."""
+    config = LoopBreakConfig()
+    adjusted = apply_loop_penalties(Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config, name_of)
+    assert adjusted.score == 0.5
+    assert adjusted.adjustments == ("Revisit penalty (Living Room visited recently) -0.20",)
+
+
+def test_all_adjustments_stack_and_are_listed():
+    config = LoopBreakConfig()
+    everything = detections(
+        oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")),
+        camping=CAMPING,
+        region=REGION,
+        recent_rooms=(1, 2),
+    )
+    adjusted = apply_loop_penalties(Judgement(1.0, "ok"), 1, everything, config, name_of)
+    assert adjusted.score == 0.0  # 1.0 - 0.8 - 0.6 - 0.6 - 0.2, clamped
+    assert [a.split(" (")[0] for a in adjusted.adjustments] == [
+        "Oscillation penalty", "Camping penalty", "Region-loop penalty", "Revisit penalty",
+    ]  # fmt: skip
+    # Leaving every loop for a new room: only the exploration bonus.
+    leaving = apply_loop_penalties(Judgement(0.3, "ok"), 5, everything, config, name_of)
+    assert leaving.score == pytest.approx(0.8) and len(leaving.adjustments) == 1
+
+
+def test_configured_amounts_are_used_and_zero_is_no_adjustment():
+    config = LoopBreakConfig(oscillation_return_penalty=-0.3, oscillation_exploration_bonus=0.0)
+    oscillation = detections(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
+    assert apply_loop_penalties(Judgement(0.9, "ok"), 2, oscillation, config, name_of).score == pytest.approx(0.6)
+    judgement = Judgement(0.6, "ok")
+    assert apply_loop_penalties(judgement, 5, oscillation, config, name_of) is judgement  # bonus 0: unchanged
+
+
+def test_base_score_survives_a_second_adjustment():
+    config = LoopBreakConfig()
+    first = apply_loop_penalties(Judgement(0.9, "ok"), 1, detections(camping=CAMPING), config, name_of)
+    second = apply_loop_penalties(first, 1, detections(recent_rooms=(1,)), config, name_of)
+    assert second.base_score == 0.9 and second.score == pytest.approx(0.1)
+    assert len(second.adjustments) == 2
+
+
+def test_camping_penalty_through_loop_break():
+    game_map = house_map()
+    loop_break = LoopBreak(
+        LoopBreakConfig(enable_location_penalty=False), game_map, DestinationPredictor("map", game_map)
+    )
+    # Kitchen six times in ten turns, with excursions to different rooms (no A-B-A-B, window too short for a region).
+    rooms = [1, 2, 1, 3, 1, 4, 1, 5, 1, 1]
+    for turn, room in enumerate(rooms, start=1):
+        loop_break.observe(make_record(turn, room))
+    assert loop_break.active.camping.detected and loop_break.active.camping.camped_location_id == 1
+    assert not loop_break.active.oscillation.detected and not loop_break.active.region.detected
+    events: list[dict] = []
+    back = loop_break.adjust("south", Judgement(0.8, "ok"), view_at(5), events, turn=11)
+    assert back.score == pytest.approx(0.8)  # south from the Clearing is Behind House, not the Kitchen
+    forth = loop_break.adjust("west", Judgement(0.8, "ok"), view_at(4), events, turn=11)
+    assert forth.score == pytest.approx(0.2)
+    assert [e["event_type"] for e in events] == ["loop_penalty_applied"]
+    assert events[0]["destination"] == 1 and events[0]["turned_to_reject"] is True
+    status = loop_break.status(11, view_at(1), (), [])
+    assert "Location Camping: Kitchen (6 of 10 turns)" in status.loop_info
+
+
+def test_adjust_without_active_detections_is_a_no_op():
+    game_map = house_map()
+    loop_break = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
+    judgement = Judgement(0.9, "ok")
+    assert loop_break.adjust("west", judgement, view_at(1), [], turn=1) is judgement  # nothing observed yet
+    loop_break.observe(make_record(1, 1))
+    loop_break.observe(make_record(2, 2, room_before=1))
+    # turns_stuck 2 < penalty_min_turns_stuck 4: even the revisit penalty waits.
+    assert loop_break.active.recent_rooms == ()
+    assert loop_break.adjust("east", judgement, view_at(2), [], turn=3) is judgement

@@ -1,0 +1,189 @@
+"""The stuck warning: `build_stuck_warning` and its use by `LoopBreak.status()`."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.warnings import build_stuck_warning
+from managers.map_graph import MapGraph, Room
+from session.config import LoopBreakConfig
+from session.records import GameObject, GameView, TurnRecord
+
+CELLAR, TROLL_ROOM = 60, 61
+SIGNALS = ("score", "objective", "new_room")
+OBJECTIVES = tuple(f"Objective number {i}" for i in range(1, 8))
+
+
+def make_record(turn: int, command: str = "wait", room: int = CELLAR) -> TurnRecord:
+    return TurnRecord(
+        turn=turn,
+        command=command,
+        agent_kind="test",
+        forced=False,
+        room_id_before=room,
+        room_name_before="Cellar",
+        room_id_after=room,
+        room_name_after="Cellar",
+        score_before=25,
+        score_after=25,
+        world_hash_before="h",
+        world_hash_after="h",
+        inventory_before=(),
+        inventory_after=(),
+        response="Time passes.",
+        critic_base_score=1.0,
+        critic_reason="",
+        critic_adjusted_score=1.0,
+        adjustments=(),
+        would_reject=False,
+        rejections=0,
+        candidates=[],
+        llm_calls={},
+        llm_tokens={},
+        wall_seconds=0.0,
+    )
+
+
+def cellar_view() -> GameView:
+    return GameView(CELLAR, "Cellar", 25, 30, (GameObject(5, "brass lantern"),), (GameObject(6, "trap door"),), "h", "")
+
+
+def cellar_map() -> MapGraph:
+    game_map = MapGraph()
+    game_map.rooms[CELLAR] = Room(CELLAR, "Cellar", exits={"north": TROLL_ROOM})
+    game_map.rooms[CELLAR].failed_exits.update({"east", "west"})
+    game_map.rooms[TROLL_ROOM] = Room(TROLL_ROOM, "Troll Room", exits={"south": CELLAR})
+    return game_map
+
+
+def make_loop_break(**config) -> LoopBreak:
+    game_map = cellar_map()
+    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+
+
+def countdown(text: str) -> int:
+    return int(re.search(r"You will DIE in (-?\d+) turns", text).group(1))
+
+
+def suggestion(text: str, prefix: str) -> list[str]:
+    for line in text.splitlines():
+        if line.startswith(f"- {prefix}: "):
+            return line.split(": ", 1)[1].split(", ")
+    return []
+
+
+# -- build_stuck_warning -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("turns_stuck, remaining", [(20, 20), (39, 1), (40, 0), (55, 0)])
+def test_countdown_never_negative(turns_stuck, remaining):
+    text = build_stuck_warning(turns_stuck, 40, SIGNALS)
+    assert countdown(text) == remaining
+    assert f"No progress for {turns_stuck} turns" in text
+
+
+def test_warning_with_objectives_mentions_and_lists_at_most_five():
+    text = build_stuck_warning(25, 40, SIGNALS, OBJECTIVES)
+    assert "complete an objective" in text
+    assert "increase your score" in text
+    assert "CURRENT OBJECTIVES:" in text
+    listed = [line for line in text.splitlines() if line.startswith("- Objective number")]
+    assert listed == [f"- Objective number {i}" for i in range(1, 6)]
+    assert "Objective number 6" not in text and "Objective number 7" not in text
+    assert "Try working on the objectives listed above" in text
+
+
+def test_warning_without_objectives_does_not_mention_objectives():
+    text = build_stuck_warning(25, 40, SIGNALS, ())
+    assert "objective" not in text.lower()
+    assert "increase your score" in text and "reach a room you have never visited" in text
+
+
+def test_warning_phrase_follows_the_signals():
+    assert "You will DIE in 15 turns unless you increase your score." in build_stuck_warning(25, 40, ("score",))
+    score_or_objective = build_stuck_warning(25, 40, ("score", "objective"), ("Open the trap door",))
+    assert "unless you increase your score or complete an objective." in score_or_objective
+
+
+def test_warning_lists_hints_and_unexplored_exits():
+    text = build_stuck_warning(25, 40, SIGNALS, (), ("examine lantern", "up"), ("south", "down"))
+    assert suggestion(text, "Commands you have not tried recently") == ["examine lantern", "up"]
+    assert suggestion(text, "Unexplored exits here") == ["south", "down"]
+    plain = build_stuck_warning(25, 40, SIGNALS)
+    assert "SUGGESTIONS" not in plain and "Unexplored exits" not in plain
+
+
+# -- through LoopBreak.status() -------------------------------------------------------------------------------
+def run_turns(loop_break: LoopBreak, last: int, commands=("wait",)):
+    for turn in range(1, last + 1):
+        loop_break.observe(make_record(turn, commands[turn % len(commands)]))
+
+
+def test_status_no_warning_below_threshold():
+    loop_break = make_loop_break(stuck_warning_threshold=20, max_turns_stuck=40)
+    run_turns(loop_break, 19)
+    events: list[dict] = []
+    status = loop_break.status(20, cellar_view(), OBJECTIVES, events)  # 19 turns stuck before turn 20
+    assert status.turns_stuck == 19 and status.warning == "" and events == []
+
+
+@pytest.mark.parametrize("observed", [20, 30, 45])
+def test_status_warning_at_and_after_threshold(observed):
+    loop_break = make_loop_break(stuck_warning_threshold=20, max_turns_stuck=40)
+    run_turns(loop_break, observed)
+    events: list[dict] = []
+    status = loop_break.status(observed + 1, cellar_view(), OBJECTIVES[:2], events)
+    assert status.turns_stuck == observed
+    assert f"No progress for {observed} turns" in status.warning
+    assert countdown(status.warning) == max(0, 40 - observed)
+    assert "complete an objective" in status.warning and "- Objective number 2" in status.warning
+    assert status.warning in status.text
+    (event,) = events
+    assert event["event_type"] == "loop_break_warning"
+    assert event["turns_stuck"] == observed and event["turns_remaining"] == max(0, 40 - observed)
+    assert event["turn"] == observed + 1 and event["last_progress_turn"] == 0
+
+
+def test_status_warning_without_objectives_omits_them():
+    loop_break = make_loop_break()
+    run_turns(loop_break, 25)
+    status = loop_break.status(26, cellar_view(), (), [])
+    assert status.warning and "objective" not in status.warning.lower()
+
+
+def test_status_warning_omits_objective_phrase_when_objective_progress_disabled():
+    loop_break = make_loop_break(enable_objective_based_progress=False)
+    run_turns(loop_break, 25)
+    status = loop_break.status(26, cellar_view(), OBJECTIVES[:2], [])
+    assert "complete an objective" not in status.warning
+    assert "CURRENT OBJECTIVES" in status.warning  # still listed as guidance
+
+
+def test_status_no_warning_when_disabled():
+    loop_break = make_loop_break(enable_stuck_warnings=False)
+    run_turns(loop_break, 30)
+    events: list[dict] = []
+    status = loop_break.status(31, cellar_view(), OBJECTIVES, events)
+    assert status.turns_stuck == 30 and status.warning == "" and events == []
+
+
+def test_status_hints_and_unexplored_exits():
+    loop_break = make_loop_break()
+    run_turns(loop_break, 25, commands=("north", "wait"))
+    status = loop_break.status(26, cellar_view(), (), [])
+    hints = suggestion(status.warning, "Commands you have not tried recently")
+    assert hints and len(hints) <= 5
+    assert "north" not in hints and "wait" not in hints  # tried within action_novelty_window
+    untried = suggestion(status.warning, "Unexplored exits here")
+    assert untried == loop_break.game_map.untried_directions(CELLAR)
+    assert "north" not in untried and "east" not in untried and "south" in untried
+
+
+def test_status_hints_absent_when_disabled():
+    loop_break = make_loop_break(enable_exploration_hints=False)
+    run_turns(loop_break, 25)
+    status = loop_break.status(26, cellar_view(), (), [])
+    assert status.warning
+    assert "Commands you have not tried recently" not in status.warning
+    assert "Unexplored exits here" not in status.warning
