@@ -31,9 +31,11 @@ class OfflineAgent:
     kind = "offline"
     forced = False
 
-    def __init__(self, nouns: frozenset[str] = frozenset()):
+    def __init__(self, nouns: frozenset[str] = frozenset(), word_length: int = 9):
         self.nouns = nouns
-        """Nouns the game's dictionary knows; description words outside it are never tried."""
+        """Nouns the game's dictionary knows (as stored: cut to `word_length`); other description words are never
+        tried."""
+        self.word_length = word_length
 
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
@@ -65,7 +67,7 @@ class OfflineAgent:
             if obj.noun in _MOVABLE:
                 yield f"move {obj.noun}"
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
-            if not self.nouns or noun in self.nouns:
+            if not self.nouns or noun[: self.word_length] in self.nouns:
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
         for obj in view.inventory:
             if obj.noun in _READABLE:

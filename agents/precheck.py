@@ -15,6 +15,8 @@ from session.records import Judgement
 
 _IGNORED_WORDS = frozenset(DIRECTIONS) | {"all", "it", "them", "everything"}
 _MAX_DEPTH = 16
+OUT_OF_PLAY = -1
+"""Placement of an object whose parent is 0 (not in the game yet, or gone): never present."""
 
 
 class ObjectPrecheck:
@@ -37,7 +39,7 @@ class ObjectPrecheck:
             if word in _IGNORED_WORDS:
                 continue
             matches = self.objects_by_word.get(word[: self.word_length])
-            if matches and all(self._room_of(num) not in (here, None) for num in matches):
+            if matches and all(self._room_of(num) not in (here, None) for num in matches):  # None: a global
                 return Judgement(0.0, f"there is no '{word}' here or in your inventory", source="precheck")
         return None
 
@@ -45,13 +47,16 @@ class ObjectPrecheck:
         return self._room_of(self.session.env.player_obj_num)
 
     def _room_of(self, num: int) -> int | None:
-        """The room an object is in (through containers, vehicles and the player); None when it is in none."""
+        """The room an object is in (through containers, vehicles and the player); OUT_OF_PLAY when its chain
+        ends at parent 0; None when it cannot be placed (globals live under objects Jericho cannot read)."""
         env = self.session.env
         for _ in range(_MAX_DEPTH):
             if num in self.rooms:
                 return num
             obj = env.get_object(num)
-            if obj is None or obj.parent <= 0:
+            if obj is None:
                 return None
+            if obj.parent == 0:
+                return OUT_OF_PLAY
             num = obj.parent
         return None

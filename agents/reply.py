@@ -14,7 +14,7 @@ MAX_COMMAND_WORDS = 12
 # One source of truth for the labels we strip and the openers that mark prose rather than a command.
 _LABEL = re.compile(r"^(?:command|action|next command|next action)\s*[:=-]\s*", re.IGNORECASE)
 _PROSE_OPENERS = frozenset(
-    "i i'll i'm i've let's lets we we'll you you'll the this that my it's okay ok sure first next "
+    "i i'll i'm i've i'd let let's lets we we'll we're you you'll the this that my it's okay ok sure first next to "
     "now maybe perhaps since because as however based".split()
 )
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")

@@ -83,6 +83,8 @@ class ZorkOrchestratorV2:
         self.novelty: StateNovelty | None = None
         self.recorder: EpisodeRecorder | None = None
         self.best_score = 0
+        self.llm_unavailable: str | None = None
+        """Set when the LLM became unavailable after the turn's command ran: the turn is recorded, then it ends."""
 
     # -- the episode -------------------------------------------------------------------------------------
     def play_episode(self) -> Path:
@@ -120,6 +122,8 @@ class ZorkOrchestratorV2:
                 break
             verdict = self.loop_break.observe(record)
             record.events.extend(verdict.events)
+            if self.llm_unavailable:
+                verdict.terminate, verdict.reason = True, "llm_unavailable"
             if verdict.gate is not None and verdict.gate.action == "human":
                 guidance = ask_for_guidance(
                     verdict.gate.description, list(self.contexts.recent), self.human_input, self.human_output
@@ -202,7 +206,10 @@ class ZorkOrchestratorV2:
         self.map.observe(record)
         self.memory.observe(record)
         self.contexts.observe(record)
-        record.objectives_completed = self.objectives.observe(record)
+        try:
+            record.objectives_completed = self.objectives.observe(record)
+        except LLMUnavailable as exc:  # the command already ran: keep the record, end after writing it
+            self.llm_unavailable = str(exc)
         record.llm_calls, record.llm_tokens = self._usage_since(usage_before)
         self.view = after
         record.wall_seconds = round(time.perf_counter() - started, 6)

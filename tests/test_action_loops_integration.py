@@ -4,34 +4,17 @@ unparseable-reply loops, seed 002's agent<->critic loops and failure gates."""
 from __future__ import annotations
 
 import io
-from types import SimpleNamespace
 
 import pytest
 
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.looper_agent import LooperAgent
+from agents.scripted_llm import ScriptedOpenAI
 from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from managers.context import AGENT_SYSTEM_PROMPT
 from tests.conftest import make_config, run_episode
-
-
-class ScriptedOpenAI:
-    """Stands in for `openai.OpenAI`: `chat.completions.create` answers with `reply(messages)`."""
-
-    def __init__(self, reply):
-        self.reply = reply
-        self.requests: list[list[dict]] = []
-        self.chat = SimpleNamespace(completions=SimpleNamespace(create=self._create))
-
-    def _create(self, model, messages, temperature, max_tokens):
-        self.requests.append(messages)
-        content = self.reply(messages)
-        return SimpleNamespace(
-            choices=[SimpleNamespace(message=SimpleNamespace(content=content))],
-            usage=SimpleNamespace(total_tokens=len(content.split()) + 20),
-        )
 
 
 def signature_loops(result) -> list[dict]:

@@ -1,0 +1,156 @@
+"""main.main: clear errors for a missing story file and a bad config (exit 2), and short real CLI runs."""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+import main
+from session.jericho_session import ZORK1_MD5
+
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+@pytest.fixture
+def no_api_key(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+
+
+def run_cli(*args: str) -> int:
+    return main.main(["--config", str(PYPROJECT), "--quiet", *args])
+
+
+def summary_from_stdout(capsys) -> dict:
+    out = capsys.readouterr().out.strip().splitlines()
+    path = Path(out[-1])
+    assert path.name == "summary.json" and path.is_file()
+    return json.loads(path.read_text())
+
+
+def test_missing_story_file(tmp_path, capsys, no_api_key):
+    code = run_cli("--rom", "/nonexistent/zork1.z5", "--episode-dir", str(tmp_path))
+    err = capsys.readouterr().err
+    assert code == main.EXIT_USAGE == 2
+    assert "/nonexistent/zork1.z5" in err
+    assert "zork1.z5" in err and ZORK1_MD5 in err
+    assert "--rom" in err
+    assert not any(tmp_path.iterdir())  # nothing was played
+
+
+def test_missing_story_file_from_environment(tmp_path, capsys, monkeypatch, no_api_key):
+    monkeypatch.setenv("ZORK_ROM", str(tmp_path / "nowhere.z5"))
+    assert run_cli("--episode-dir", str(tmp_path)) == 2
+    err = capsys.readouterr().err
+    assert "nowhere.z5" in err and "ZORK_ROM" in err and ZORK1_MD5 in err
+
+
+def test_not_a_story_file(tmp_path, capsys, no_api_key):
+    bogus = tmp_path / "zork1.z5"
+    bogus.write_text("not a z-machine file")
+    assert run_cli("--rom", str(bogus), "--episode-dir", str(tmp_path / "eps")) == 2
+    assert "not a Z-machine story file" in capsys.readouterr().err
+
+
+def test_unknown_config_key(tmp_path, capsys, rom_path):
+    config = tmp_path / "bad.toml"
+    config.write_text("[tool.zorkgpt.loop_break]\nbogus_window = 3\n")
+    code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "tool.zorkgpt.loop_break.bogus_window" in err
+    assert "unknown key" in err and "camping_window" in err
+
+
+@pytest.mark.parametrize(
+    ("toml", "expected"),
+    [
+        ("camping_threshold = 50\n", ["camping_threshold (50)", "camping_window (10)"]),
+        ("oscillation_return_penalty = 0.3\n", ["tool.zorkgpt.loop_break.oscillation_return_penalty", "0.3"]),
+    ],
+)
+def test_out_of_range_config_value(tmp_path, capsys, rom_path, toml, expected):
+    config = tmp_path / "bad.toml"
+    config.write_text("[tool.zorkgpt.loop_break]\n" + toml)
+    code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path), "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 2
+    for text in expected:
+        assert text in err
+
+
+def test_bad_flag_value(tmp_path, capsys, rom_path):
+    assert run_cli("--rom", str(rom_path), "--episode-dir", str(tmp_path), "--max-turns", "0") == 2
+    assert "tool.zorkgpt.gameplay.max_turns_per_episode" in capsys.readouterr().err
+
+
+def test_missing_config_file(tmp_path, capsys, rom_path):
+    code = main.main(["--config", str(tmp_path / "nope.toml"), "--rom", str(rom_path), "--quiet"])
+    assert code == 2
+    assert "config file not found" in capsys.readouterr().err
+
+
+def test_llm_agent_without_api_key(tmp_path, capsys, rom_path, no_api_key):
+    assert run_cli("--agent", "llm", "--rom", str(rom_path), "--episode-dir", str(tmp_path)) == 2
+    assert "OPENAI_API_KEY" in capsys.readouterr().err
+
+
+def test_replay_without_actions(tmp_path, capsys, rom_path, no_api_key):
+    assert run_cli("--agent", "replay", "--rom", str(rom_path), "--episode-dir", str(tmp_path)) == 2
+    assert "--actions" in capsys.readouterr().err
+
+
+def test_replay_actions_file(tmp_path, capsys, rom_path, no_api_key):
+    actions = tmp_path / "actions.txt"
+    actions.write_text("# a comment\nopen mailbox\n\ntake leaflet\nnorth\n")
+    code = run_cli("--agent", "replay", "--actions", str(actions), "--rom", str(rom_path),
+                   "--episode-dir", str(tmp_path / "eps"))  # fmt: skip
+    assert code == 0
+    summary = summary_from_stdout(capsys)
+    assert summary["agent"] == "replay" and summary["turns"] == 3
+    assert summary["termination_reason"] == "script_exhausted"
+
+
+def test_without_api_key_auto_picks_offline(tmp_path, capsys, rom_path, no_api_key):
+    code = run_cli("--rom", str(rom_path), "--episode-dir", str(tmp_path), "--max-turns", "5")
+    assert code == 0
+    summary = summary_from_stdout(capsys)
+    assert summary["agent"] == "offline" and summary["critic"] == "offline"
+    assert summary["turns"] == 5 and summary["termination_reason"] == "max_turns"
+    assert summary["llm_calls"] == {}
+    events = (tmp_path / summary["episode_id"] / "events.jsonl").read_text().splitlines()
+    assert len(events) == 5
+
+
+def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
+    """auto + key set -> llm agent and critic; a closed port on 127.0.0.1 ends the episode as llm_unavailable."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("ZORKGPT_TEST_KEY", "test-key")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = tmp_path / "llm.toml"
+    config.write_text(
+        "[tool.zorkgpt.llm]\n"
+        f"base_url = 'http://127.0.0.1:{port}/v1'\napi_key_env = 'ZORKGPT_TEST_KEY'\n"
+        "max_retries = 0\ntimeout_seconds = 5\n"
+    )
+    code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path / "eps"),
+                      "--max-turns", "5", "--quiet"])  # fmt: skip
+    assert code == 0
+    summary = summary_from_stdout(capsys)
+    assert summary["agent"] == "llm" and summary["critic"] == "llm"
+    assert summary["termination_reason"] == "llm_unavailable"
+    assert sum(summary["llm_failures"].values()) == 3
+
+
+def test_walkthrough_cli_reaches_350(tmp_path, capsys, rom_path, no_api_key):
+    code = run_cli("--agent", "walkthrough", "--rom", str(rom_path), "--episode-dir", str(tmp_path))
+    assert code == 0
+    summary = summary_from_stdout(capsys)
+    assert summary["final_score"] == 350
+    assert summary["termination_reason"] == "victory"
+    assert summary["agent"] == "walkthrough"

@@ -1,0 +1,91 @@
+"""Issue 3, items 4 and 5: events.jsonl survives a crash; the offline agent scores and explores."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import main
+from agents.base import AgentContext
+from agents.offline_critic import OfflineCritic
+from session.jericho_session import JerichoSession
+from session.records import GameView
+from tests.conftest import make_config, run_episode
+
+
+class CrashingAgent:
+    """Proposes scripted commands and raises on turn `crash_turn`."""
+
+    kind = "crashing"
+    forced = False
+
+    def __init__(self, commands: list[str], crash_turn: int):
+        self.commands = list(commands)
+        self.crash_turn = crash_turn
+
+    def propose(self, context: AgentContext) -> str:
+        if context.turn == self.crash_turn:
+            raise RuntimeError(f"agent blew up on turn {context.turn}")
+        return self.commands[context.turn - 1]
+
+
+def test_events_survive_an_exception_mid_episode(rom_path, tmp_path):
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 20})
+    agent = CrashingAgent(["open mailbox", "take leaflet", "north", "north"], crash_turn=5)
+    with pytest.raises(RuntimeError, match="turn 5"):
+        run_episode(rom_path, config, agent, episode_id="crash")
+    folder = tmp_path / "episodes" / "crash"
+    lines = (folder / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 4
+    records = [json.loads(line) for line in lines]
+    assert [r["turn"] for r in records] == [1, 2, 3, 4]
+    assert [r["command"] for r in records] == ["open mailbox", "take leaflet", "north", "north"]
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["termination_reason"] == "error"
+    assert summary["turns"] == 4
+    assert (folder / "map.json").is_file()
+
+
+def test_one_events_line_per_turn(rom_path, tmp_path):
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 12})
+    session = JerichoSession(rom_path)
+    agent = main.build_agent("offline", session, None, config, None)
+    result = run_episode(rom_path, config, agent, OfflineCritic())
+    assert result.summary["termination_reason"] == "max_turns"
+    assert len(result.records) == result.summary["turns"] == 12
+    assert [r["turn"] for r in result.records] == list(range(1, 13))
+    required = {"command", "room_id_before", "room_id_after", "score_after", "candidates", "events", "response"}
+    assert all(required <= set(r) for r in result.records)
+
+
+def test_offline_agent_scores_and_explores(rom_path, tmp_path):
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 300})
+    # main.build_agent gives the offline agent the game's nouns
+    session = JerichoSession(rom_path, seed=config.gameplay.seed)
+    agent = main.build_agent("offline", session, None, config, None)
+    assert agent.kind == "offline" and "lamp" in agent.nouns and len(agent.nouns) > 100
+    result = run_episode(rom_path, config, agent, OfflineCritic())
+    summary = result.summary
+    print(
+        f"\noffline agent: best_score {summary['best_score']}, final_score {summary['final_score']}, "
+        f"rooms_visited {summary['rooms_visited']}, turns {summary['turns']}, "
+        f"termination {summary['termination_reason']}"
+    )
+    assert summary["turns"] <= 300
+    assert summary["best_score"] > 0
+    assert summary["rooms_visited"] >= 15
+    assert summary["agent"] == "offline" and summary["critic"] == "offline"
+
+
+@pytest.mark.parametrize("noun", ["grating", "mailbox", "window"])
+def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, noun):
+    """The offline agent built by main.build_agent opens an openable thing the room description names, even when
+    the word is longer than the story file's dictionary keeps (zork1 is version 3: 6 characters, `gratin`)."""
+    session = JerichoSession(rom_path)
+    agent = main.build_agent("offline", session, None, make_config(tmp_path), None)
+    view = GameView(
+        room_id=1, room_name="Somewhere", score=0, moves=0, inventory=(), room_objects=(), world_hash="x",
+        text=f"You are somewhere. There is a {noun} here.",
+    )  # fmt: skip
+    assert agent.propose(AgentContext(turn=1, view=view)) == f"open {noun}"

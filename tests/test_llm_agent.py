@@ -1,0 +1,412 @@
+"""Issue 3, item 2: the llm agent and llm critic through the real orchestrator, the real `openai` client and a
+scripted OpenAI-compatible server on 127.0.0.1 that records every request."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections import Counter, deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from agents.llm_agent import FORMAT_GUIDANCE, LLMAgent
+from agents.llm_client import LLMClient
+from agents.llm_critic import LLMCritic, parse_judgement
+from managers.context import AGENT_SYSTEM_PROMPT, CRITIC_SYSTEM_PROMPT
+from managers.objectives import COMPLETION_PROMPT, DISCOVERY_PROMPT, ObjectiveManager
+from tests.conftest import make_config, run_episode
+
+WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH = 180, 81, 75
+ROLE_BY_SYSTEM_PROMPT = {
+    AGENT_SYSTEM_PROMPT: "agent",
+    CRITIC_SYSTEM_PROMPT: "critic",
+    DISCOVERY_PROMPT: "objectives",
+    COMPLETION_PROMPT: "objectives",
+}
+# (prompt_tokens, completion_tokens) the server reports for each role's calls
+TOKENS = {"agent": (100, 3), "critic": (50, 7), "objectives": (20, 9)}
+
+
+def verdict(score: float, reason: str) -> str:
+    return json.dumps({"score": score, "reason": reason})
+
+
+class FakeLLM:
+    """Scripted replies per role (a str is the message content, an int an HTTP error status); records requests."""
+
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.scripts: dict[str, deque] = {"agent": deque(), "critic": deque(), "discovery": deque(), "completion": deque()}
+        self.defaults = {
+            "agent": "look",
+            "critic": verdict(0.9, "fine"),
+            "discovery": json.dumps({"objectives": ["Open the mailbox"]}),
+            "completion": json.dumps({"completed": []}),
+        }
+        self.always_status: int | None = None
+        self.served_tokens: Counter = Counter()
+        self.lock = threading.Lock()
+        self.server: ThreadingHTTPServer | None = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def script(self, key: str, *items) -> None:
+        self.scripts[key].extend(items)
+
+    def of_role(self, role: str) -> list[dict]:
+        return [r for r in self.requests if r["role"] == role]
+
+    def user_prompts(self, role: str) -> list[str]:
+        return [r["messages"][-1]["content"] for r in self.of_role(role)]
+
+    def proposed(self) -> list[str]:
+        """The `Proposed command:` of every critic request."""
+        found = []
+        for prompt in self.user_prompts("critic"):
+            found += [line.split(":", 1)[1].strip() for line in prompt.splitlines() if line.startswith("Proposed command:")]
+        return found
+
+    def answer(self, path: str, body: dict, headers) -> tuple[int, dict]:
+        messages = body.get("messages", [])
+        system = messages[0]["content"] if messages else ""
+        role = ROLE_BY_SYSTEM_PROMPT.get(system, "unknown")
+        key = {"agent": "agent", "critic": "critic"}.get(role) or (
+            "discovery" if system == DISCOVERY_PROMPT else "completion"
+        )
+        with self.lock:
+            self.requests.append(
+                {"role": role, "key": key, "path": path, "body": body, "messages": messages,
+                 "authorization": headers.get("Authorization")}
+            )  # fmt: skip
+            if role == "unknown" or not path.endswith("/chat/completions"):
+                return 400, {"error": {"message": f"unexpected request to {path}", "type": "invalid_request_error"}}
+            if self.always_status is not None:
+                return self.always_status, {"error": {"message": "scripted failure", "type": "server_error"}}
+            item = self.scripts[key].popleft() if self.scripts[key] else self.defaults[key]
+            if isinstance(item, int):
+                return item, {"error": {"message": "scripted failure", "type": "server_error"}}
+            prompt, completion = TOKENS[role]
+            self.served_tokens[role] += prompt + completion
+        return 200, {
+            "id": f"chatcmpl-{len(self.requests)}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": body.get("model", "test-model"),
+            "choices": [
+                {"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop", "logprobs": None}
+            ],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+
+@pytest.fixture
+def fake_llm(monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    fake = FakeLLM()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            length = int(self.headers.get("Content-Length") or 0)
+            body = json.loads(self.rfile.read(length) or b"{}")
+            status, payload = fake.answer(self.path, body, self.headers)
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args):
+            pass
+
+    fake.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=fake.server.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield fake
+    fake.server.shutdown()
+    fake.server.server_close()
+    thread.join(5)
+
+
+def play_llm(rom_path, tmp_path, base_url, *, max_turns=1, llm_objectives=False, **sections):
+    sections.setdefault("gameplay", {})
+    sections["gameplay"] = {"max_turns_per_episode": max_turns, **sections["gameplay"]}
+    llm = {"base_url": base_url, "max_retries": 0, "timeout_seconds": 5, **sections.pop("llm", {})}
+    config = make_config(tmp_path, llm=llm, **sections)
+    client = LLMClient(config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures)
+    agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
+    critic = LLMCritic(client, config.llm)
+    objectives = ObjectiveManager(config.loop_break, "llm", client, config.llm) if llm_objectives else None
+    return run_episode(rom_path, config, agent, critic, llm_client=client, objectives=objectives)
+
+
+def candidate_view(record) -> list[tuple]:
+    return [(c["command"], c["score"], c["source"], c["accepted"]) for c in record["candidates"]]
+
+
+# -- a. critic rejection -> regeneration with the reason as feedback ---------------------------------------------
+def test_critic_rejection_regenerates_with_feedback(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "north", "open mailbox")
+    fake_llm.script("critic", verdict(0.2, "REASON-XYZ open the mailbox first"), verdict(0.9, "the mailbox is here"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"critic_rejection_threshold": 0.5})
+
+    first, second = fake_llm.user_prompts("agent")
+    assert "Rejected proposals this turn" not in first
+    assert "Rejected proposals this turn" in second
+    assert "- north: REASON-XYZ open the mailbox first" in second
+    assert fake_llm.proposed() == ["north", "open mailbox"]
+
+    (record,) = result.records
+    assert record["command"] == "open mailbox"
+    assert record["room_id_after"] == WEST_OF_HOUSE  # north did not run
+    assert "leaflet" in record["response"]
+    assert record["rejections"] == 1
+    assert candidate_view(record) == [("north", 0.2, "llm", False), ("open mailbox", 0.9, "llm", True)]
+    assert record["critic_adjusted_score"] == 0.9 and record["critic_reason"] == "the mailbox is here"
+    assert record["llm_calls"] == {"agent": 2, "critic": 2}
+    assert result.summary["rejections"] == 1
+    assert result.summary["agent"] == "llm" and result.summary["critic"] == "llm"
+
+
+def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "open mailbox")
+    play_llm(
+        rom_path, tmp_path, fake_llm.base_url,
+        llm={"agent_model": "agent-m", "critic_model": "critic-m", "agent_max_tokens": 33, "critic_temperature": 0.1},
+    )  # fmt: skip
+    (agent,) = fake_llm.of_role("agent")
+    (critic,) = fake_llm.of_role("critic")
+    assert agent["path"] == "/v1/chat/completions"
+    assert agent["authorization"] == "Bearer test-key"
+    assert agent["body"]["model"] == "agent-m" and agent["body"]["max_tokens"] == 33
+    assert critic["body"]["model"] == "critic-m" and critic["body"]["temperature"] == 0.1
+    assert "West" in agent["messages"][1]["content"] and agent["messages"][1]["content"].endswith("Your command:")
+
+
+# -- b. object pre-check --------------------------------------------------------------------------------------------
+def test_precheck_rejects_take_lamp_at_west_of_house(rom_path, tmp_path, fake_llm):
+    """The brass lantern is in the Living Room: `take lamp` at West of House must never reach the critic."""
+    fake_llm.script("agent", "take lamp", "open mailbox")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    (record,) = result.records
+    assert record["room_id_before"] == WEST_OF_HOUSE
+    assert candidate_view(record)[0] == ("take lamp", 0.0, "precheck", False)
+    assert fake_llm.proposed() == ["open mailbox"]  # no critic request for `take lamp`
+    assert record["command"] == "open mailbox"
+    assert "- take lamp: there is no 'lamp' here" in fake_llm.user_prompts("agent")[1]
+
+
+def test_precheck_rejects_absent_object_without_critic_call(rom_path, tmp_path, fake_llm):
+    """The sword is in the Living Room too; same path as above with an object the pre-check can place."""
+    fake_llm.script("agent", "take sword", "open mailbox")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    (record,) = result.records
+    assert candidate_view(record) == [("take sword", 0.0, "precheck", False), ("open mailbox", 0.9, "llm", True)]
+    assert fake_llm.proposed() == ["open mailbox"]
+    assert len(fake_llm.of_role("critic")) == 1
+    assert record["command"] == "open mailbox"
+    assert record["rejections"] == 1
+    assert "- take sword: there is no 'sword' here or in your inventory" in fake_llm.user_prompts("agent")[1]
+
+
+def test_every_candidate_precheck_rejected_falls_back_to_look(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "take sword", "take sword")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"max_rejections": 1})
+    (record,) = result.records
+    assert record["command"] == "look"
+    assert record["fallback"].startswith("every_candidate")
+    assert [c["source"] for c in record["candidates"]] == ["precheck", "precheck"]
+    assert fake_llm.of_role("critic") == []
+
+
+# -- c. every candidate rejected: the best one runs --------------------------------------------------------------
+def test_best_scoring_candidate_runs_when_all_are_rejected(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "open mailbox", "north", "south")
+    fake_llm.script("critic", verdict(0.3, "meh"), verdict(0.45, "best of a bad lot"), verdict(0.1, "no"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"max_rejections": 2})
+    (record,) = result.records
+    assert candidate_view(record) == [
+        ("open mailbox", 0.3, "llm", False),
+        ("north", 0.45, "llm", False),
+        ("south", 0.1, "llm", False),
+    ]
+    assert record["command"] == "north"  # the best, not the last
+    assert record["room_id_after"] == NORTH_OF_HOUSE
+    assert record["critic_adjusted_score"] == 0.45 and record["critic_reason"] == "best of a bad lot"
+    assert record["rejections"] == 3
+    assert record["fallback"] is None
+    assert len(fake_llm.of_role("agent")) == 3  # max_rejections + 1 proposals, no more
+    last_prompt = fake_llm.user_prompts("agent")[-1]
+    assert "- open mailbox: meh" in last_prompt and "- north: best of a bad lot" in last_prompt
+
+
+def test_critic_rejection_threshold_is_configurable(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "open mailbox")
+    fake_llm.script("critic", verdict(0.3, "low but fine"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"critic_rejection_threshold": 0.25})
+    (record,) = result.records
+    assert record["rejections"] == 0 and record["command"] == "open mailbox"
+    assert len(fake_llm.of_role("agent")) == 1
+
+
+# -- d. malformed replies never reach the game ---------------------------------------------------------------------
+def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_llm):
+    fake_llm.script(
+        "agent",
+        # turn 1: three unparseable replies -> `look`
+        "", "north\nsouth", "### Action: north",
+        # turn 2: two unparseable, then a wrapped command
+        "north. take lamp", "I think we should go north to explore.", "**open mailbox**",
+        # turns 3 and 4: wrapped commands accepted clean
+        "`north`", "Command: north",
+    )  # fmt: skip
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=4, orchestrator={"max_invalid_replies": 3})
+    records = result.records
+    assert [r["command"] for r in records] == ["look", "open mailbox", "north", "north"]
+    assert records[0]["fallback"].startswith("unparseable_reply")
+    assert records[0]["fallback"] == "unparseable_reply:markdown_heading"
+    assert records[0]["candidates"] == []
+    assert [f["kind"] for f in records[0]["parse_failures"]] == ["empty", "multiple_commands", "markdown_heading"]
+    assert [f["kind"] for f in records[1]["parse_failures"]] == ["multiple_commands", "prose"]
+    assert all(r["fallback"] is None for r in records[1:])
+    assert [r["room_id_after"] for r in records] == [WEST_OF_HOUSE, WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH]
+    # the critic only ever saw clean commands, and never a fallback `look`
+    assert fake_llm.proposed() == ["open mailbox", "north", "north"]
+    # a retry shows the model its bad reply and the format guidance
+    retry = fake_llm.of_role("agent")[1]["messages"]
+    assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
+    assert retry[2]["content"] == ""
+    assert retry[3]["content"].startswith(FORMAT_GUIDANCE.split("{")[0])
+    assert len(fake_llm.of_role("agent")) == 8
+    summary = result.summary
+    assert summary["fallbacks"] == {"unparseable_reply:markdown_heading": 1}
+    assert summary["parse_failures"] == {"empty": 1, "multiple_commands": 2, "markdown_heading": 1, "prose": 1}
+
+
+def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "I will think about it.", "open mailbox")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, orchestrator={"max_invalid_replies": 1})
+    (record,) = result.records
+    assert record["command"] == "look"
+    assert record["fallback"] == "unparseable_reply:prose"
+    assert len(fake_llm.of_role("agent")) == 1
+
+
+def test_unreadable_critic_reply_falls_back_to_offline_score(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "open mailbox")
+    fake_llm.script("critic", "I like it a lot!")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    (record,) = result.records
+    assert record["command"] == "open mailbox"
+    assert record["candidates"][0]["source"] == "offline"
+    assert record["critic_reason"].startswith("[critic reply unreadable, offline score]")
+
+
+# -- e. LLM unavailable ------------------------------------------------------------------------------------------
+def test_server_errors_end_the_episode_as_llm_unavailable(rom_path, tmp_path, fake_llm):
+    fake_llm.always_status = 500
+    result = play_llm(
+        rom_path, tmp_path, fake_llm.base_url, max_turns=5, orchestrator={"max_consecutive_llm_failures": 3}
+    )
+    summary = result.summary
+    assert summary["termination_reason"] == "llm_unavailable"
+    assert summary["llm_failures"] == {"server_error": 3}
+    assert summary["llm_calls"] == {"agent": 3}
+    assert summary["tokens"] == {}
+    assert summary["turns"] == 0 and result.records == []
+    assert len(fake_llm.requests) == 3  # max_retries = 0: one request per call
+    assert (result.folder / "summary.json").is_file()
+
+
+def test_closed_port_ends_the_episode_as_llm_unavailable(rom_path, tmp_path, monkeypatch):
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    result = play_llm(
+        rom_path, tmp_path, f"http://127.0.0.1:{port}/v1", max_turns=5,
+        orchestrator={"max_consecutive_llm_failures": 2},
+    )  # fmt: skip
+    assert result.summary["termination_reason"] == "llm_unavailable"
+    assert result.summary["llm_failures"] == {"connection": 2}
+    assert result.summary["turns"] == 0
+    assert (result.folder / "summary.json").is_file()
+
+
+def test_transient_failures_do_not_end_the_episode(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", 500, 503, "open mailbox")
+    fake_llm.script("critic", 500)
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, orchestrator={"max_consecutive_llm_failures": 3})
+    (record,) = result.records
+    assert result.summary["termination_reason"] == "max_turns"
+    assert result.summary["llm_failures"] == {"server_error": 3}
+    assert record["command"] == "open mailbox"
+    assert record["critic_reason"].startswith("[critic call failed: server_error; offline score]")
+
+
+def test_llm_unavailable_in_objective_check_still_records_the_executed_turn(rom_path, tmp_path, fake_llm):
+    """The completion check runs after the command ran in the emulator; if it ends the episode, the turn that
+    already ran must still be one line of events.jsonl (and count in the summary)."""
+    fake_llm.script("agent", "open mailbox")
+    fake_llm.script("completion", 500)
+    result = play_llm(
+        rom_path, tmp_path, fake_llm.base_url, max_turns=3, llm_objectives=True,
+        orchestrator={"max_consecutive_llm_failures": 1},
+    )  # fmt: skip
+    assert result.summary["termination_reason"] == "llm_unavailable"
+    assert [r["key"] for r in fake_llm.requests] == ["discovery", "agent", "critic", "completion"]
+    assert result.orchestrator.session.env.get_moves() == 1  # `open mailbox` ran in the game
+    assert [r["command"] for r in result.records] == ["open mailbox"]
+    assert result.summary["turns"] == 1
+
+
+# -- f. token accounting ----------------------------------------------------------------------------------------
+def test_calls_and_tokens_by_role_match_the_server(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "north", "open mailbox", "take leaflet", "north")
+    fake_llm.script("critic", verdict(0.1, "open the mailbox first"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=3, llm_objectives=True)
+    sent_calls = Counter(r["role"] for r in fake_llm.requests)
+    assert set(sent_calls) == {"agent", "critic", "objectives"}
+    assert sent_calls["agent"] == 4 and sent_calls["critic"] == 4
+    summary = result.summary
+    assert summary["llm_calls"] == dict(sent_calls)
+    assert summary["tokens"] == dict(fake_llm.served_tokens)
+    assert summary["tokens"]["agent"] == 4 * sum(TOKENS["agent"])
+    assert summary["tokens"]["critic"] == 4 * sum(TOKENS["critic"])
+    assert summary["tokens"]["objectives"] == sent_calls["objectives"] * sum(TOKENS["objectives"])
+    # the per-turn records add up to the summary
+    per_turn_calls, per_turn_tokens = Counter(), Counter()
+    for record in result.records:
+        per_turn_calls.update(record["llm_calls"])
+        per_turn_tokens.update(record["llm_tokens"])
+    assert dict(per_turn_calls) == summary["llm_calls"]
+    assert dict(per_turn_tokens) == summary["tokens"]
+    assert result.records[0]["llm_calls"]["agent"] == 2
+    assert summary["llm_failures"] == {}
+
+
+# -- critic reply parsing ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("reply", "score", "reason"),
+    [
+        ('{"score": 0.8, "reason": "good move"}', 0.8, "good move"),
+        ('Sure: {"score": 0, "reason": "no\\nsecond line"}', 0.0, "no"),
+        ('```json\n{"score": 1.0}\n```', 1.0, "no reason given"),
+        ("score: 0.3", 0.3, "score given without a reason"),
+    ],
+)
+def test_parse_judgement_readable(reply, score, reason):
+    judgement = parse_judgement(reply)
+    assert (judgement.score, judgement.reason, judgement.source) == (score, reason, "llm")
+
+
+@pytest.mark.parametrize("reply", ["", None, "looks fine to me", '{"score": 1.5, "reason": "x"}', '{"score": "high"}'])
+def test_parse_judgement_unreadable(reply):
+    assert parse_judgement(reply) is None
