@@ -1,0 +1,355 @@
+"""Evaluation suite: how many turns and LLM calls does the loop break save, and does it ever kill a good episode?
+
+    uv run python -m benchmarks.evaluate [--rom PATH] [--scenario NAME|PATH|all] [--config PATH] [--out DIR]
+    uv run python -m benchmarks.evaluate --walkthroughs DIR      # the healthy scenario for every story file there
+    uv run --extra plot python -m benchmarks.evaluate --scenario all --out docs/results   # with pictures
+
+Each scenario runs through the real orchestrator with the offline critic, loop break on and off: forced (scripted
+commands always run; what the loop break would do is recorded) and, for stuck scenarios, with a steerable looper
+(a stubborn agent that falls back to other exits when rejected). Every figure is read from the records the
+episodes wrote. Writes results.json, results.md and, with matplotlib installed, one picture per stuck scenario.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from loguru import logger
+
+from agents.llm_agent import LLMAgent
+from agents.llm_client import LLMClient
+from agents.looper_agent import LooperAgent
+from agents.offline_critic import OfflineCritic
+from agents.replay_agent import ReplayAgent
+from agents.scripted_llm import ScriptedOpenAI, cycling_replies
+from benchmarks import throughput
+from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, scenario_names
+from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from session.config import ConfigError, GameConfiguration
+from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
+
+STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
+DETECTOR_EVENTS = {
+    "identical_action": "identical_action_warning",
+    "parse_failure": "parse_failure_recovery",
+    "collaboration_loop": "collaboration_loop",
+    "failure_gate": "loop_gate",
+    "stuck_warning": "loop_break_warning",
+}
+ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reproduce
+
+
+# -- running one episode -------------------------------------------------------------------------------------
+def run_episode(rom: Path, config: GameConfiguration, agent, llm_client=None) -> tuple[dict, list[dict]]:
+    session = JerichoSession(rom, seed=config.gameplay.seed)
+    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), llm_client=llm_client, quiet=True)
+    summary_path = orchestrator.play_episode()
+    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    return json.loads(summary_path.read_text()), records
+
+
+def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | None = None) -> dict:
+    """The report of one episode, read from its summary and its events."""
+    events = [(r["turn"], e) for r in records for e in r["events"]]
+    first: dict[str, int] = {}
+    for turn, event in events:
+        if event["event_type"] == "loop_detected":
+            first.setdefault(event["kind"], turn)
+        for detector, event_type in DETECTOR_EVENTS.items():
+            if event["event_type"] == event_type:
+                first.setdefault(detector, turn)
+    penalties = [e for _, e in events if e["event_type"] == "loop_penalty_applied"]
+    figures = {
+        "turns": summary["turns"],
+        "termination_reason": summary["termination_reason"],
+        "termination_turn": records[-1]["turn"] if records else 0,
+        "last_progress_turn": summary["loop_break"]["last_progress_turn"],
+        "final_score": summary["final_score"],
+        "first_detection": dict(sorted(first.items(), key=lambda item: item[1])),
+        "penalties_applied": len(penalties),
+        "turned_to_reject": sum(1 for e in penalties if e.get("turned_to_reject")),
+        "warnings_shown": sum(1 for _, e in events if e["event_type"] == "loop_break_warning"),
+        "would_reject": sum(1 for r in records if r["would_reject"]),
+        "llm_calls": sum(summary["llm_calls"].values()),
+    }
+    if built is not None and built.loop:
+        loop_start = len(built.prefix)
+        outside = [
+            r["turn"] for r in records if r["turn"] > loop_start and r["room_id_after"] not in built.loop_rooms
+        ]
+        figures["left_loop_turn"] = outside[0] if outside else None
+    return figures
+
+
+def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
+    """(agent, llm_client) for a run mode: `forced` replays the commands, `looper` steers, `llm` is the scripted
+    LLM of an unparseable-reply scenario."""
+    if built.spec.driver == "unparseable_llm":
+        client = LLMClient(config.llm, "scripted", 3, client=ScriptedOpenAI(cycling_replies(built.loop)))
+        return LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies), client
+    if mode == "looper":
+        return LooperAgent(built.prefix, built.loop), None
+    return ReplayAgent(built.commands, kind="replay"), None
+
+
+def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder: Path) -> dict:
+    healthy = built.spec.kind == "healthy"
+    if built.spec.driver == "unparseable_llm":
+        modes = ["llm"]
+    else:
+        modes = ["forced"] if healthy else ["forced", "looper"]
+    length = len(built.commands) if built.spec.driver == "replay" else len(built.loop)
+    report: dict = {"scenario": built.name, "kind": built.spec.kind, "description": built.spec.description,
+                    "prefix_turns": len(built.prefix), "scenario_turns": length}  # fmt: skip
+    for mode in modes:
+        for loop_break in (True, False):
+            config = GameConfiguration.from_toml(
+                config_path,
+                {
+                    "files": {"episode_dir": str(folder / built.name / mode / ("on" if loop_break else "off"))},
+                    "gameplay": {"max_turns_per_episode": length},
+                    "loop_break": {"enable_velocity_detection": loop_break},
+                },
+            )
+            agent, client = _agents(built, mode, config)
+            summary, records = run_episode(rom, config, agent, client)
+            report[f"{mode}_{'on' if loop_break else 'off'}"] = episode_figures(summary, records, built)
+            report.setdefault("_records", {})[f"{mode}_{'on' if loop_break else 'off'}"] = records
+        on, off = report[f"{mode}_on"], report[f"{mode}_off"]
+        on["turns_saved"] = off["turns"] - on["turns"]
+        on["llm_calls_saved_estimate"] = on["turns_saved"] * 2  # agent + critic per turn, at least
+    if healthy:
+        forced = report["forced_on"]
+        report["false_termination"] = forced["termination_reason"] in ("stuck_no_progress", "loop_gate")
+        report["adjustment_rejection_rate"] = round(forced["turned_to_reject"] / max(1, forced["turns"]), 4)
+        report["would_reject_rate"] = round(forced["would_reject"] / max(1, forced["turns"]), 4)
+    return report
+
+
+# -- overhead and memory -------------------------------------------------------------------------------------
+def memory_probe(rom: Path, turns: int) -> dict:
+    """Peak and current RSS of a fresh process that plays `turns` turns of the dam_ab looper, never terminated."""
+    code = (
+        "import json,sys;from benchmarks.evaluate import _memory_child;"
+        f"print(json.dumps(_memory_child({str(rom)!r}, {turns})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _memory_child(rom: str, turns: int) -> dict:
+    logger.remove()
+    built = build_scenario("dam_ab", rom)
+    with tempfile.TemporaryDirectory() as folder:
+        config = GameConfiguration.from_toml(
+            "pyproject.toml",
+            {
+                "files": {"episode_dir": folder},
+                "gameplay": {"max_turns_per_episode": turns},
+                "loop_break": {"max_turns_stuck": 100_000, "stuck_warning_threshold": 20},
+                "action_loops": {"gate_action": "warn"},
+            },
+        )
+        # The orchestrator alone: reading events.jsonl back (as run_episode does) would measure the reader.
+        session = JerichoSession(rom, seed=config.gameplay.seed)
+        agent = LooperAgent(built.prefix, built.loop)
+        orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+        summary = json.loads(orchestrator.play_episode().read_text())
+    status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
+    return {
+        "turns": summary["turns"],
+        "termination_reason": summary["termination_reason"],
+        "peak_rss_mb": round(int(status["VmHWM"].split()[0]) / 1024, 1),
+        "rss_mb": round(int(status["VmRSS"].split()[0]) / 1024, 1),
+    }
+
+
+# -- outputs -------------------------------------------------------------------------------------------------
+def markdown_table(reports: list[dict]) -> str:
+    lines = [
+        "| scenario | mode | loop break off: turns (end) | on: turns (end) | last progress | turns saved | "
+        "first detections | penalties | turned to reject | warnings | left loop at |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for report in reports:
+        for mode in ("forced", "looper", "llm"):
+            on, off = report.get(f"{mode}_on"), report.get(f"{mode}_off")
+            if on is None:
+                continue
+            detections = ", ".join(f"{k} {v}" for k, v in on["first_detection"].items()) or "none"
+            left = on.get("left_loop_turn")
+            lines.append(
+                f"| {report['scenario']} | {mode} | {off['turns']} ({off['termination_reason']}) | "
+                f"{on['turns']} ({on['termination_reason']}) | {on['last_progress_turn']} | {on['turns_saved']} | "
+                f"{detections} | {on['penalties_applied']} | {on['turned_to_reject']} | {on['warnings_shown']} | "
+                f"{left if left is not None else '-'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def plot_scenario(report: dict, out: Path) -> Path | None:
+    """Score and turns-since-progress over turns, loop break on (solid) and off (dashed), detections marked."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    first_mode = next(key[: -len("_on")] for key in report["_records"] if key.endswith("_on"))
+    records_on = report["_records"][f"{first_mode}_on"]
+    records_off = report["_records"][f"{first_mode}_off"]
+    figure, (top, bottom) = plt.subplots(2, 1, figsize=(9, 5.5), sharex=True)
+    for records, style, label in ((records_off, "--", "loop break off"), (records_on, "-", "loop break on")):
+        turns = [r["turn"] for r in records]
+        top.plot(turns, [r["score_after"] for r in records], style, label=label)
+        bottom.plot(turns, _turns_since_progress(records), style, label=label)
+    marks = {}
+    for record in records_on:
+        for event in record["events"]:
+            kind = event["event_type"]
+            if kind == "loop_detected":
+                marks.setdefault(f"detected: {event['kind']}", record["turn"])
+            elif kind in ("loop_break_warning", "stuck_termination", "loop_gate", "identical_action_warning",
+                          "parse_failure_recovery"):  # fmt: skip
+                marks.setdefault(kind.replace("_", " "), record["turn"])
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for index, (label, turn) in enumerate(sorted(marks.items(), key=lambda item: item[1])):
+        for axis in (top, bottom):
+            axis.axvline(turn, color=colours[(index + 2) % len(colours)], linewidth=1, alpha=0.8,
+                         label=f"{label} (turn {turn})" if axis is bottom else None)  # fmt: skip
+    if report["prefix_turns"]:
+        for axis in (top, bottom):
+            axis.axvspan(0, report["prefix_turns"], color="grey", alpha=0.12)
+    top.set_ylabel("score")
+    bottom.set_ylabel("turns since progress")
+    bottom.set_xlabel("turn (grey: scripted prefix)")
+    top.set_title(f"{report['scenario']}: {report['description'][:90]}", fontsize=9)
+    top.legend(fontsize=7, loc="upper left")
+    bottom.legend(fontsize=7, loc="upper left")
+    figure.tight_layout()
+    path = out / f"{report['scenario']}.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _turns_since_progress(records: list[dict]) -> list[int]:
+    values, last = [], 0
+    for record in records:
+        progress = [e for e in record["events"] if e["event_type"] == "progress_check"]
+        if progress and progress[0]["signals"]:
+            last = record["turn"]
+        elif not progress:  # loop break off: no progress events, recompute from the record's own facts
+            if record["score_after"] != record["score_before"] or record["new_room"] or record["objectives_completed"]:
+                last = record["turn"]
+        values.append(record["turn"] - last)
+    return values
+
+
+# -- entry point ---------------------------------------------------------------------------------------------
+def evaluate(
+    rom: Path, names: list[str], config_path: str, out: Path, with_overhead: bool = True, episodes: Path | None = None
+) -> dict:
+    """Run the scenarios (names or .toml paths); episodes go to `episodes` (default: a temporary folder)."""
+    out.mkdir(parents=True, exist_ok=True)
+    logger.remove()
+    started = time.perf_counter()
+    reports = []
+    with tempfile.TemporaryDirectory() as temporary:
+        for name in names:
+            reports.append(evaluate_scenario(build_scenario(name, rom), rom, config_path, episodes or Path(temporary)))
+    pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out))]
+    result: dict = {"game_file": str(rom), "scenarios": [{k: v for k, v in r.items() if k != "_records"} for r in reports]}
+    if with_overhead:
+        commands = JerichoSession(rom).walkthrough()
+        result["overhead"] = throughput.measure(rom, commands, repeats=5)
+        result["memory"] = {str(turns): memory_probe(rom, turns) for turns in (1000, 10000)}
+        result["memory"]["growth_1k_to_10k"] = round(
+            result["memory"]["10000"]["peak_rss_mb"] / result["memory"]["1000"]["peak_rss_mb"] - 1, 4
+        )
+    result["pictures"] = pictures
+    result["wall_seconds"] = round(time.perf_counter() - started, 1)
+    (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "results.md").write_text(markdown_table(reports) + _overhead_lines(result))
+    return result
+
+
+def _overhead_lines(result: dict) -> str:
+    if "overhead" not in result:
+        return ""
+    o, m = result["overhead"], result["memory"]
+    return (
+        f"\nOverhead (walkthrough, median of 5): full orchestrator {o['orchestrator_ms']} ms/turn, raw FrotzEnv.step "
+        f"{o['raw_step_ms']} ms/step, overhead {o['overhead_ms']} ms/turn ({o['ratio']}x raw).\n"
+        f"Memory (dam_ab looper, termination disabled): peak RSS {m['1000']['peak_rss_mb']} MB after 1,000 turns, "
+        f"{m['10000']['peak_rss_mb']} MB after 10,000 turns ({m['growth_1k_to_10k']:+.1%}).\n"
+    )
+
+
+def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dict]:
+    """The healthy walkthrough scenario for every story file in `folder` that Jericho has a walkthrough for."""
+    logger.remove()
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as episodes:
+        for story in sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES):
+            session = JerichoSession(story)
+            commands = session.walkthrough()
+            if not commands:
+                rows.append({"game": story.name, "skipped": "no Jericho walkthrough"})
+                continue
+            config = GameConfiguration.from_toml(
+                config_path, {"files": {"episode_dir": episodes}, "gameplay": {"max_turns_per_episode": len(commands)}}
+            )
+            summary, records = run_episode(story, config, ReplayAgent(commands, kind="walkthrough"))
+            figures = episode_figures(summary, records)
+            rows.append({
+                "game": session.game_name, "turns": figures["turns"], "walkthrough_steps": len(commands),
+                "score": f"{summary['final_score']}/{summary['max_score']}",
+                "termination_reason": figures["termination_reason"],
+                "false_termination": figures["termination_reason"] in ("stuck_no_progress", "loop_gate"),
+                "turned_to_reject": figures["turned_to_reject"], "would_reject": figures["would_reject"],
+            })  # fmt: skip
+    (out / "walkthroughs.json").write_text(json.dumps(rows, indent=2) + "\n")
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
+    parser.add_argument("--scenario", default="all", help="a name from benchmarks/scenarios, a .toml path, or all")
+    parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--walkthroughs", help="folder of story files: one healthy-walkthrough row per game")
+    parser.add_argument("--no-overhead", action="store_true", help="skip the overhead and memory measurements")
+    args = parser.parse_args(argv)
+    out = Path(args.out)
+    try:
+        GameConfiguration.from_toml(args.config)
+        if args.walkthroughs:
+            for row in evaluate_walkthroughs(Path(args.walkthroughs), args.config, out):
+                print(row)
+            return 0
+        rom = resolve_story_file(args.rom, "games/zork1.z5")
+        names = scenario_names() if args.scenario == "all" else [args.scenario]
+        result = evaluate(rom, names, args.config, out, with_overhead=not args.no_overhead)
+    except (ScenarioError, StoryFileError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print((out / "results.md").read_text())
+    if not result["pictures"]:
+        print("(no pictures: install the plot extra, `uv run --extra plot python -m benchmarks.evaluate ...`)")
+    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {len(result['pictures'])} pictures "
+          f"in {result['wall_seconds']} s")  # fmt: skip
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

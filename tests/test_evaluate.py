@@ -1,0 +1,83 @@
+"""The evaluation runner end to end on two small scenarios: its figures are those of the events it recorded."""
+
+from __future__ import annotations
+
+import json
+
+from benchmarks.evaluate import evaluate, main
+
+STUCK = """
+description = "test: three walkthrough steps, then looking around forever"
+game = "zork1"
+kind = "stuck"
+[prefix]
+walkthrough_steps = 3
+[loop]
+commands = ["look", "examine tree"]
+length = 60
+"""
+UNPARSEABLE = """
+description = "test: an LLM that answers with markdown headings"
+game = "zork1"
+kind = "stuck"
+driver = "unparseable_llm"
+[loop]
+commands = ["### Action: north"]
+length = 45
+"""
+
+
+def _episode_records(episodes, scenario, mode, state):
+    [events] = (episodes / scenario / mode / state).glob("*/events.jsonl")
+    return [json.loads(line) for line in events.read_text().splitlines()]
+
+
+def test_runner_reports_what_the_events_say(rom_path, tmp_path):
+    for name, text in (("small_stuck", STUCK), ("small_unparseable", UNPARSEABLE)):
+        (tmp_path / f"{name}.toml").write_text(text)
+    episodes = tmp_path / "episodes"
+    result = evaluate(
+        rom_path, [str(tmp_path / "small_stuck.toml"), str(tmp_path / "small_unparseable.toml")],
+        "pyproject.toml", tmp_path / "out", with_overhead=False, episodes=episodes,
+    )  # fmt: skip
+    reports = {r["scenario"]: r for r in result["scenarios"]}
+    assert (tmp_path / "out" / "results.json").is_file() and (tmp_path / "out" / "results.md").is_file()
+
+    for scenario, mode in (("small_stuck", "forced"), ("small_stuck", "looper"), ("small_unparseable", "llm")):
+        for state in ("on", "off"):
+            figures = reports[scenario][f"{mode}_{state}"]
+            records = _episode_records(episodes, scenario, mode, state)
+            events = [(r["turn"], e) for r in records for e in r["events"]]
+            assert figures["turns"] == len(records) == records[-1]["turn"]
+            assert figures["penalties_applied"] == sum(e["event_type"] == "loop_penalty_applied" for _, e in events)
+            assert figures["warnings_shown"] == sum(e["event_type"] == "loop_break_warning" for _, e in events)
+            detections = {}
+            for turn, event in events:
+                if event["event_type"] == "loop_detected":
+                    detections.setdefault(event["kind"], turn)
+            for kind, turn in detections.items():
+                assert figures["first_detection"][kind] == turn
+            termination = [t for t, e in events if e["event_type"] == "stuck_termination"]
+            stuck = figures["termination_reason"] == "stuck_no_progress"
+            assert termination == ([figures["turns"]] if stuck else [])
+            if mode != "looper":  # scripted commands: on ends stuck, off runs to the end
+                assert stuck == (state == "on")
+                assert state == "on" or figures["termination_reason"] == "max_turns"
+        on, off = reports[scenario][f"{mode}_on"], reports[scenario][f"{mode}_off"]
+        assert on["turns_saved"] == off["turns"] - on["turns"]
+        if mode != "looper":
+            assert on["turns_saved"] > 0
+
+    unparseable = reports["small_unparseable"]["llm_on"]
+    assert unparseable["first_detection"]["parse_failure"] == 2
+
+
+def test_unknown_scenario_is_a_clear_error(rom_path, tmp_path, capsys):
+    assert main(["--rom", str(rom_path), "--scenario", "no_such_scenario", "--out", str(tmp_path)]) == 2
+    assert "unknown scenario 'no_such_scenario'" in capsys.readouterr().err
+
+
+def test_scenario_for_another_game_is_a_clear_error(rom_path, tmp_path, capsys):
+    (tmp_path / "other.toml").write_text(STUCK.replace('game = "zork1"', 'game = "zork2"'))
+    assert main(["--rom", str(rom_path), "--scenario", str(tmp_path / "other.toml"), "--out", str(tmp_path)]) == 2
+    assert "is for zork2" in capsys.readouterr().err
