@@ -201,7 +201,8 @@ class ActionLoopsConfig(_Section):
     enable_failure_gate: bool = True
     """Count identical failures (same command, room and game response) and open a gate (seed 002)."""
     gate_after_loops: int = Field(3, ge=1, le=100)
-    """Repeated identical failures, without progress or a human in between, that fire the gate."""
+    """Repeated identical failures, without progress or a human in between, that fire the gate (and again at every
+    further multiple: 3, 6, 9...)."""
     gate_action: GateAction = "warn"
     """`terminate` (termination_reason "loop_gate"), `human` (pause and read guidance from stdin) or `warn`."""
     failure_memory: int = Field(50, ge=1, le=10_000)

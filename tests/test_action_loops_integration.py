@@ -166,7 +166,7 @@ def test_gate_terminate(rom_path, tmp_path):
 def test_gate_warn_keeps_playing(rom_path, tmp_path):
     result = run_episode(rom_path, _gate_config(tmp_path, "warn"), ReplayAgent(["open door"] * 8))
     assert result.summary["termination_reason"] == "script_exhausted"
-    assert [e["turn"] for e in result.events("loop_gate")] == [4, 5, 6, 7, 8]
+    assert [e["turn"] for e in result.events("loop_gate")] == [4, 7]  # every third identical failure
 
 
 def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):

@@ -275,7 +275,7 @@ class FailureGate:
             events, "failure_loop", f"Identical failure again ({self.loop_count}): '{signature[1]}'",
             level="INFO", turn=record.turn, command=signature[1], loop_count=self.loop_count,
         )  # fmt: skip
-        if self.loop_count < self.gate_after:
+        if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
             return None
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "

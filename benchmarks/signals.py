@@ -1,0 +1,87 @@
+"""Which progress signals should count? Measured on the healthy walkthrough and on every stuck scenario.
+
+    uv run python -m benchmarks.signals [--rom PATH] [--max-turns-stuck 40]
+
+Each scenario is played once, forced, with the loop break off (so the whole trajectory exists); then the real
+ProgressTracker replays its records under each signal set and reports the longest stretch without progress and the
+turn at which `max_turns_stuck` would terminate it (checked every turn, and every 10 turns as in the original design).
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from itertools import combinations
+from pathlib import Path
+
+from agents.replay_agent import ReplayAgent
+from benchmarks.evaluate import run_episode
+from benchmarks.scenarios import build_scenario, scenario_names
+from managers.loop_break.progress import ProgressTracker
+from session.config import GameConfiguration
+from session.jericho_session import resolve_story_file
+from session.records import TurnRecord
+
+SIGNALS = ("score", "objective", "new_room", "new_world_state")
+
+
+def signal_sets() -> list[tuple[str, ...]]:
+    """Every set that contains `score`, smallest first."""
+    others = SIGNALS[1:]
+    return [("score", *extra) for size in range(len(others) + 1) for extra in combinations(others, size)]
+
+
+def replay_progress(records: list[dict], signals: tuple[str, ...], limit: int) -> dict:
+    tracker = ProgressTracker(set(signals))
+    longest, terminated, terminated_every_10 = 0, None, None
+    for data in records:
+        result = tracker.observe(TurnRecord(**data))
+        longest = max(longest, result.turns_stuck)
+        if terminated is None and result.turns_stuck >= limit:
+            terminated = result.turn
+        if terminated_every_10 is None and result.turn % 10 == 0 and result.turns_stuck >= limit:
+            terminated_every_10 = result.turn
+    return {"longest_gap": longest, "terminated_at": terminated, "terminated_at_interval_10": terminated_every_10}
+
+
+def measure(rom: Path, limit: int) -> dict[str, dict[str, dict]]:
+    table: dict[str, dict[str, dict]] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in scenario_names():
+            built = build_scenario(name, rom)
+            if built.spec.driver != "replay":
+                continue
+            config = GameConfiguration.from_toml(
+                "pyproject.toml",
+                {"files": {"episode_dir": folder}, "loop_break": {"enable_velocity_detection": False},
+                 "gameplay": {"max_turns_per_episode": len(built.commands)}},
+            )  # fmt: skip
+            _, records = run_episode(rom, config, ReplayAgent(built.commands))
+            table[name] = {"+".join(s): replay_progress(records, s, limit) for s in signal_sets()}
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rom")
+    parser.add_argument("--max-turns-stuck", type=int, default=40)
+    args = parser.parse_args()
+    from loguru import logger
+
+    logger.remove()
+    table = measure(resolve_story_file(args.rom, "games/zork1.z5"), args.max_turns_stuck)
+    scenarios = list(table)
+    print(f"Terminated at turn (every turn / every 10 turns), longest gap; max_turns_stuck = {args.max_turns_stuck}\n")
+    print("| signals | " + " | ".join(scenarios) + " |")
+    print("|---|" + "---|" * len(scenarios))
+    for signals in table[scenarios[0]]:
+        cells = []
+        for name in scenarios:
+            cell = table[name][signals]
+            end = f"{cell['terminated_at'] or '-'} / {cell['terminated_at_interval_10'] or '-'}"
+            cells.append(f"{end}, gap {cell['longest_gap']}")
+        print(f"| {signals} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
