@@ -20,12 +20,16 @@ class AgentContext:
     """Direction -> destination room name, from the map."""
     untried_exits: tuple[str, ...] = ()
     failed_exits: tuple[str, ...] = ()
+    room_text: str = ""
+    """The game's description of this room when the player last arrived (or looked)."""
     tried_here: frozenset[str] = frozenset()
     """Normalised commands already run in this room (this episode)."""
     refused_here: frozenset[str] = frozenset()
     """Normalised commands that changed nothing the last time they ran in this room."""
     path_to_frontier: tuple[str, ...] = ()
     """Known exits leading to the nearest room with untried directions."""
+    path_to_primary_frontier: tuple[str, ...] = ()
+    """Known exits leading to the nearest room with an untried north/south/east/west/up/down."""
     objectives: tuple[str, ...] = ()
     loop_status: str = ""
     """Warnings and loop detections, rendered for the agent and the critic (empty when all is well)."""

@@ -2,11 +2,13 @@
 
 Each turn it takes the first command, in this order, that it has not already tried in this room and that the
 critic has not rejected this turn:
-1. light a held light source when the room is dark, or leave the way it came when it holds none;
+1. light a held light source when the room is dark, or leave the way it came when it holds none; attack a
+   hostile creature with a held weapon (again and again: fights take several blows);
 2. take / open / move / read what the room's objects and its description suggest;
-3. an untried exit, the ones the description mentions first;
-4. the next step along known exits towards the nearest room with untried exits;
-5. a known exit, rotating so it does not bounce between two rooms.
+3. an untried exit the description mentions, or north/south/east/west/up/down;
+4. the next step towards the nearest room with such an exit;
+5. the other untried exits here (diagonals, in, out), then the next step towards any untried exit;
+6. a known exit, rotating so it does not bounce between two rooms.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 
 from agents.base import AgentContext
-from session.commands import DIRECTIONS, OPPOSITE, direction_of, normalize_command
+from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, direction_of, normalize_command
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 _DARK = ("pitch black", "too dark", "it is dark")
@@ -23,8 +25,13 @@ _OPENABLE = frozenset(
     "window door mailbox trapdoor trap case box bag sack chest bottle coffin lid grating gate cage basket".split()
 )
 _MOVABLE = frozenset("rug carpet leaves mat".split())
+_HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
+_WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
-_DIRECTION_WORDS = {d: d for d in DIRECTIONS} | {"stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up"}
+_DIRECTION_WORDS = {d: d for d in DIRECTIONS} | {
+    "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
+    "doorway": "in", "entry": "in",
+}  # fmt: skip
 
 
 class OfflineAgent:
@@ -36,14 +43,18 @@ class OfflineAgent:
         """Nouns the game's dictionary knows (as stored: cut to `word_length`); other description words are never
         tried."""
         self.word_length = word_length
+        self.read: set[str] = set()
+        """Items already read this episode (reading the same leaflet in every room teaches nothing)."""
 
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
             key = normalize_command(command)
             if key in context.rejected or key in context.banned:
                 continue
-            if key in context.tried_here and command not in DIRECTIONS:
+            if key in context.tried_here and command not in DIRECTIONS and not key.startswith("kill "):
                 continue
+            if key.startswith("read "):
+                self.read.add(key[len("read ") :])
             return command
         return "look" if "look" not in context.rejected else "wait"
 
@@ -59,22 +70,31 @@ class OfflineAgent:
                 came = direction_of(context.recent[-1][0])
                 if came is not None:
                     yield OPPOSITE[came]
-        described = set(re.findall(r"[a-z]+", text))
+        held = {obj.noun for obj in view.inventory}
+        weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
+        for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
+            if weapons:
+                yield f"kill {foe} with {weapons[0]}"
+        described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         for obj in view.room_objects:
-            yield f"take {obj.noun}"
+            name = _object_phrase(obj.name, obj.noun)
+            yield f"take {name}"
             if obj.noun in _OPENABLE:
-                yield f"open {obj.noun}"
+                yield f"open {name}"
             if obj.noun in _MOVABLE:
-                yield f"move {obj.noun}"
+                yield f"move {name}"
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
             if not self.nouns or noun[: self.word_length] in self.nouns:
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
         for obj in view.inventory:
-            if obj.noun in _READABLE:
+            if obj.noun in _READABLE and obj.noun not in self.read:
                 yield f"read {obj.noun}"
-        mentioned = [d for word, d in _DIRECTION_WORDS.items() if word in described]
-        untried = list(context.untried_exits)
-        yield from sorted(untried, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
+        mentioned = {d for word, d in _DIRECTION_WORDS.items() if word in described}
+        first = [d for d in context.untried_exits if d in mentioned or d in PRIMARY_DIRECTIONS]
+        yield from sorted(first, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
+        if context.path_to_primary_frontier:
+            yield context.path_to_primary_frontier[0]
+        yield from (d for d in context.untried_exits if d not in first)
         if context.path_to_frontier:
             yield context.path_to_frontier[0]
         exits = sorted(context.known_exits)
@@ -82,3 +102,9 @@ class OfflineAgent:
             # Least recently used first, so it does not bounce between two rooms.
             newest_first = [cmd for cmd, _ in reversed(context.recent)]
             yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)
+
+
+def _object_phrase(name: str, noun: str) -> str:
+    """`trap door` rather than `door` when the short name is two plain words, so two doors stay apart."""
+    words = name.lower().split()
+    return " ".join(words) if len(words) == 2 and all(w.isalpha() for w in words) else noun

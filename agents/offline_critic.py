@@ -8,6 +8,7 @@ from session.records import Judgement
 
 # Meta commands that waste a turn or undo the episode.
 _HARMFUL = frozenset({"quit", "restart", "restore", "save", "q"})
+_ATTACKS = frozenset({"kill", "attack", "fight", "hit", "stab", "slay"})
 _INFO_ONLY = frozenset({"look", "l", "inventory", "i", "score", "diagnose", "verbose", "brief", "superbrief"})
 
 
@@ -25,6 +26,8 @@ class OfflineCritic:
             return Judgement(0.75, f"untried exit {direction}")
         if text in _HARMFUL:
             return Judgement(0.05, f"'{text}' wastes the episode")
+        if text.split()[0] in _ATTACKS:
+            return Judgement(0.7, "fights are random: another blow can land where the last missed")
         if text in context.refused_here:
             return Judgement(0.2, "this changed nothing the last time it ran here")
         if text in _INFO_ONLY:

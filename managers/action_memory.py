@@ -11,7 +11,8 @@ from session.records import TurnRecord
 class ActionMemory:
     """Per room: commands run, and those whose last run changed nothing (same world state, room and score).
 
-    Bounded by the distinct (room, command) pairs an episode produces, not by its length.
+    When a command other than a take or drop changes the world in a room (the rug moves), what was refused
+    there may work now (the trap door opens): those commands count as untried again. Bounded by the distinct (room, command) pairs.
     """
 
     def __init__(self) -> None:
@@ -27,8 +28,12 @@ class ActionMemory:
         )
         if unchanged:
             self._refused[room].add(key)
-        else:
-            self._refused[room].discard(key)
+            return
+        self._refused[room].discard(key)
+        changed_room = record.world_hash_after != record.world_hash_before and not record.moved
+        if changed_room and record.inventory_after == record.inventory_before:  # not a mere take or drop
+            self._tried[room] -= self._refused[room]
+            self._refused[room].clear()
 
     def tried(self, room_id: int | None) -> frozenset[str]:
         return frozenset(self._tried.get(room_id, ()))

@@ -7,6 +7,7 @@ from collections import deque
 from agents.base import AgentContext
 from managers.action_memory import ActionMemory
 from managers.map_graph import MapGraph
+from session.commands import PRIMARY_DIRECTIONS
 from session.records import GameView, TurnRecord
 
 AGENT_SYSTEM_PROMPT = (
@@ -24,9 +25,13 @@ CRITIC_SYSTEM_PROMPT = (
 class ContextBuilder:
     def __init__(self, history_turns: int):
         self.recent: deque[tuple[str, str]] = deque(maxlen=history_turns)
+        self.room_texts: dict[int | None, str] = {}
+        """Room id -> the response on the last arrival there (or `look`): one entry per room."""
 
     def observe(self, record: TurnRecord) -> None:
         self.recent.append((record.command, record.response.strip()))
+        if record.moved or record.command.strip().lower() in ("look", "l"):
+            self.room_texts[record.room_id_after] = record.response.strip()
 
     def for_agent(
         self,
@@ -46,9 +51,11 @@ class ContextBuilder:
             known_exits={d: game_map.name_of(r) for d, r in (room.exits.items() if room else ())},
             untried_exits=tuple(game_map.untried_directions(view.room_id)),
             failed_exits=tuple(sorted(room.failed_exits)) if room else (),
+            room_text=self.room_texts.get(view.room_id, view.text),
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
             path_to_frontier=tuple(game_map.path_to_frontier(view.room_id)),
+            path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),
             objectives=objectives,
             loop_status=loop_status,
             banned=banned,

@@ -20,6 +20,8 @@ _DIRECTION_SPELLINGS: dict[str, tuple[str, ...]] = {
     "out": ("out", "outside", "exit"),
 }
 DIRECTIONS: tuple[str, ...] = tuple(_DIRECTION_SPELLINGS)
+PRIMARY_DIRECTIONS = frozenset({"north", "south", "east", "west", "up", "down"})
+"""Tried first when exploring; diagonals, in and out only once these run out (unless a description names them)."""
 OPPOSITE: dict[str, str] = {
     "north": "south", "south": "north", "east": "west", "west": "east", "northeast": "southwest",
     "southwest": "northeast", "northwest": "southeast", "southeast": "northwest", "up": "down", "down": "up",

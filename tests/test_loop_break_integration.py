@@ -133,11 +133,10 @@ def test_camping_breaks_via_penalties(rom_path, tmp_path, scenarios):
     result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, loop))
     camping = [e for e in result.events("loop_penalty_applied") if "Camping penalty" in e["reason"]]
     assert camping, "returning to the camped room must be penalised"
-    detected_at = camping[0]["turn"]
-    dam = 215
+    detected_at, camped = camping[0]["turn"], camping[0]["destination"]
 
     def visits(first, last):
-        return sum(1 for r in result.records if first <= r["turn"] <= last and r["room_id_after"] == dam)
+        return sum(1 for r in result.records if first <= r["turn"] <= last and r["room_id_after"] == camped)
 
     assert visits(detected_at + 1, detected_at + 10) < visits(detected_at - 9, detected_at)
 
