@@ -84,7 +84,7 @@ class JerichoSession:
             room_objects = tuple(self._descendants(location.child, depth=2, skip=player))
         return GameView(
             room_id=location.num if location is not None else None,
-            room_name=location.name if location is not None else "(nowhere)",
+            room_name=location.name.strip() if location is not None else "(nowhere)",
             score=self.env.get_score(),
             moves=self.env.get_moves(),
             inventory=tuple(GameObject(o.num, o.name) for o in self.env.get_inventory()),
