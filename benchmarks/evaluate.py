@@ -334,8 +334,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         GameConfiguration.from_toml(args.config)
         if args.walkthroughs:
+            columns = ["game", "walkthrough_steps", "turns", "score", "termination_reason", "false_termination",
+                       "turned_to_reject", "would_reject", "skipped"]  # fmt: skip
+            print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
             for row in evaluate_walkthroughs(Path(args.walkthroughs), args.config, out):
-                print(row)
+                print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
             return 0
         rom = resolve_story_file(args.rom, "games/zork1.z5")
         names = scenario_names() if args.scenario == "all" else [args.scenario]

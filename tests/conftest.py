@@ -12,6 +12,7 @@ import pytest
 from loguru import logger
 
 from agents.offline_critic import OfflineCritic
+from agents.replay_agent import ReplayAgent
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import GameConfiguration
 from session.jericho_session import ZORK1_MD5, JerichoSession
@@ -76,3 +77,15 @@ def run_episode(
     folder = summary_path.parent
     records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
     return EpisodeResult(json.loads(summary_path.read_text()), records, folder, orchestrator)
+
+
+class RecordingReplay(ReplayAgent):
+    """A replay agent that keeps the loop status text it was shown each turn."""
+
+    def __init__(self, commands):
+        super().__init__(commands, kind="replay")
+        self.shown: dict[int, str] = {}
+
+    def propose(self, context):
+        self.shown[context.turn] = context.loop_status
+        return super().propose(context)

@@ -14,7 +14,7 @@ from agents.scripted_llm import ScriptedOpenAI
 from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from managers.context import AGENT_SYSTEM_PROMPT
-from tests.conftest import make_config, run_episode
+from tests.conftest import RecordingReplay, make_config, run_episode
 
 
 def signature_loops(result) -> list[dict]:
@@ -67,14 +67,9 @@ def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
 def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
     """The READ_FILE analogue: the same `examine` 10x -> warning at 5 in the agent's context, recovery at 10:
     the command is forbidden (the critic rejects it programmatically) and alternatives are offered."""
-    shown: dict[int, str] = {}
-
-    class Stubborn(ReplayAgent):
-        def propose(self, context):
-            shown[context.turn] = context.loop_status
-            return super().propose(context)
-
-    result = run_episode(rom_path, make_config(tmp_path), Stubborn(["examine mailbox"] * 12))
+    agent = RecordingReplay(["examine mailbox"] * 12)
+    result = run_episode(rom_path, make_config(tmp_path), agent)
+    shown = agent.shown
     [warning] = result.events("identical_action_warning")
     [recovery] = result.events("identical_action_recovery")
     assert (warning["turn"], recovery["turn"]) == (5, 10)
@@ -170,16 +165,11 @@ def test_gate_warn_keeps_playing(rom_path, tmp_path):
 
 
 def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):
-    shown: dict[int, str] = {}
-
-    class Recording(ReplayAgent):
-        def propose(self, context):
-            shown[context.turn] = context.loop_status
-            return super().propose(context)
-
+    agent = RecordingReplay(["open door"] * 8)
+    shown = agent.shown
     human_out = io.StringIO()
     result = run_episode(
-        rom_path, _gate_config(tmp_path, "human"), Recording(["open door"] * 8),
+        rom_path, _gate_config(tmp_path, "human"), agent,
         human_input=io.StringIO("try the window behind the house\n"), human_output=human_out,
     )  # fmt: skip
     assert "LOOP GATE" in human_out.getvalue() and "open door" in human_out.getvalue()

@@ -15,18 +15,6 @@ from tests.conftest import make_config, run_episode
 ORIGINAL_EPISODE_TURNS = 341  # episode 2025-11-03T12:38:53 ran 341 turns
 
 
-class RecordingReplay(ReplayAgent):
-    """A replay agent that keeps the loop status text it was shown each turn."""
-
-    def __init__(self, commands):
-        super().__init__(commands, kind="replay")
-        self.shown: dict[int, str] = {}
-
-    def propose(self, context):
-        self.shown[context.turn] = context.loop_status
-        return super().propose(context)
-
-
 @pytest.fixture(scope="module")
 def scenarios(rom_path):
     names = ["dam_ab", "dam_back_and_forth", "dam_random_walk", "camp_in_room", "take_drop", "puzzle_retry"]
@@ -181,95 +169,6 @@ def test_lookahead_prediction_leaves_play_unchanged(rom_path, tmp_path, scenario
     assert runs["lookahead"].events("loop_penalty_applied"), "lookahead must have been exercised"
     for key in ("response", "world_hash_after", "score_after", "room_id_after"):
         assert [r[key] for r in runs["map"].records] == [r[key] for r in runs["lookahead"].records]
-
-
-# -- seed 001 integration tests ------------------------------------------------------------------------------
-SCORE_AND_OBJECTIVES = {"progress_signals": ["score", "objective"]}
-
-
-def test_episode_continues_with_objective_completions(rom_path, tmp_path):
-    """30 turns without score, an objective completed at turn 31 (walking an unexplored exit) resets the timer;
-    20 turns later the warning appears."""
-    commands = ["look"] * 30 + ["north"] + ["look"] * 25
-    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
-    agent = RecordingReplay(commands)
-    result = run_episode(rom_path, config, agent)
-    assert result.records[30]["objectives_completed"], "walking north from West of House completes an objective"
-    assert result.summary["termination_reason"] == "script_exhausted"
-    assert "WARNING: No progress for 20 turns" in agent.shown[52]
-    assert "WARNING" not in agent.shown[51]
-
-
-def test_episode_terminates_without_any_progress(rom_path, tmp_path):
-    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
-    result = run_episode(rom_path, config, ReplayAgent(["look"] * 60))
-    assert result.summary["termination_reason"] == "stuck_no_progress"
-    assert result.summary["turns"] == 40
-
-
-def test_warnings_mention_objectives_when_present(rom_path, tmp_path):
-    agent = RecordingReplay(["look"] * 25)
-    run_episode(rom_path, make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES), agent)
-    warning = agent.shown[21]
-    assert "increase your score or complete an objective" in warning
-    assert "CURRENT OBJECTIVES:" in warning and "Explore north from West House" in warning
-
-
-def test_warnings_omit_objectives_when_absent(rom_path, tmp_path):
-    class NoObjectives:
-        def chat(self, role, model, messages, temperature, max_tokens):
-            return '{"objectives": [], "completed": []}'
-
-    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
-    agent = RecordingReplay(["look"] * 25)
-    objectives = ObjectiveManager(config.loop_break, "llm", NoObjectives(), config.llm)
-    run_episode(rom_path, config, agent, objectives=objectives)
-    warning = agent.shown[21]
-    assert "You will DIE in 20 turns unless you increase your score." in warning
-    assert "objective" not in warning.lower()
-
-
-def test_mixed_progress_scenario(rom_path, tmp_path, walkthrough):
-    """Score at turn 4 (egg), an objective at turn 31, score again at turn 64: the episode continues past 75."""
-    commands = (
-        walkthrough[:4]  # turn 4: take the egg, +5
-        + ["look"] * 25
-        + ["down", "south"]  # turn 31: "Explore south from Forest Path" completed
-        + ["look"] * 30
-        + ["east", "open window", "west"]  # turn 64: enter the kitchen, +10
-        + ["look"] * 30
-    )
-    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
-    result = run_episode(rom_path, config, ReplayAgent(commands))
-    assert result.summary["turns"] == len(commands) > 75
-    assert result.summary["termination_reason"] == "script_exhausted"
-    progress = {e["turn"]: e["signals"] for e in result.events("progress_detected")}
-    assert progress[31] == ["objective"] and progress[64][0] == "score"
-    warnings = {e["turn"] for e in result.events("loop_break_warning")}
-    assert {25, 52}.issubset(warnings) and 32 not in warnings
-
-
-def test_objective_completion_after_score_increase(rom_path, tmp_path, walkthrough):
-    """Score at turn 4 and an objective at turn 6 each move the last-progress turn."""
-    config = make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES)
-    result = run_episode(rom_path, config, ReplayAgent(walkthrough[:4] + ["down", "south"] + ["look"] * 10))
-    signals = {e["turn"]: e["signals"] for e in result.events("progress_check")}
-    assert "score" in signals[4]
-    assert signals[5] == [] and signals[6] == ["objective"]
-    assert result.summary["loop_break"]["last_progress_turn"] == 6
-
-
-def test_phase_1a_1b_1c_integration(rom_path, tmp_path, scenarios):
-    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper: penalties fire, warnings
-    appear once stuck, and termination comes exactly max_turns_stuck after the last progress."""
-    built = scenarios["dam_ab"]
-    config = make_config(tmp_path)
-    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
-    assert result.events("loop_penalty_applied")
-    warnings = result.events("loop_break_warning")
-    assert warnings and min(w["turns_stuck"] for w in warnings) == config.loop_break.stuck_warning_threshold
-    assert result.summary["termination_reason"] == "stuck_no_progress"
-    assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40
 
 
 # -- flags switch behaviour on real play ---------------------------------------------------------------------
