@@ -159,50 +159,8 @@ class ZorkOrchestratorV2:
         chosen = self._pick(candidates, forced)
         command = FALLBACK_COMMAND if fallback else chosen.command
         after = self.session.step(command)
-        new_room, new_world_state = self.novelty.observe(after)
-        calls, tokens = self._usage_since(usage_before)
-        record = TurnRecord(
-            turn=turn,
-            command=command,
-            agent_kind=self.agent.kind,
-            forced=forced,
-            room_id_before=view.room_id,
-            room_name_before=view.room_name,
-            room_id_after=after.room_id,
-            room_name_after=after.room_name,
-            score_before=view.score,
-            score_after=after.score,
-            world_hash_before=view.world_hash,
-            world_hash_after=after.world_hash,
-            inventory_before=tuple(o.name for o in view.inventory),
-            inventory_after=tuple(o.name for o in after.inventory),
-            response=after.text,
-            critic_base_score=chosen.judgement.base if chosen else 1.0,
-            critic_reason=chosen.judgement.reason if chosen else "",
-            critic_adjusted_score=chosen.judgement.score if chosen else 1.0,
-            adjustments=chosen.judgement.adjustments if chosen else (),
-            would_reject=bool(forced and chosen and not chosen.accepted),
-            rejections=sum(1 for c in candidates if not c.accepted) if not forced else 0,
-            candidates=[
-                {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
-                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted}
-                for c in candidates
-            ],  # fmt: skip
-            llm_calls=calls,
-            llm_tokens=tokens,
-            wall_seconds=0.0,
-            game_over=after.game_over,
-            victory=after.victory,
-            new_room=new_room,
-            new_world_state=new_world_state,
-            result_category=classify_outcome(
-                command, after.text, after.room_id != view.room_id, after.score != view.score,
-                after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
-            ),  # fmt: skip
-            fallback=fallback,
-            parse_failures=parse_failures,
-            events=events,
-        )
+        record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
+        record.parse_failures = parse_failures
         self.map.observe(record)
         self.memory.observe(record)
         self.contexts.observe(record)
@@ -218,6 +176,55 @@ class ZorkOrchestratorV2:
             + (f" | rejected {record.rejections}" if record.rejections else "")
         )
         return record
+
+    def _record(self, turn, forced, command, view, after, candidates, chosen, fallback, events) -> TurnRecord:
+        """The turn's record from the views before and after the command (LLM usage is filled in at the end)."""
+        new_room, new_world_state = self.novelty.observe(after)
+        if chosen is not None and not fallback:
+            judgement = chosen.judgement
+        else:  # `look` ran instead of a proposal: nothing was judged
+            judgement = Judgement(1.0, f"fallback ({fallback})", source="fallback")
+        return TurnRecord(
+            turn=turn,
+            command=command,
+            agent_kind=self.agent.kind,
+            forced=forced,
+            room_id_before=view.room_id,
+            room_name_before=view.room_name,
+            room_id_after=after.room_id,
+            room_name_after=after.room_name,
+            score_before=view.score,
+            score_after=after.score,
+            world_hash_before=view.world_hash,
+            world_hash_after=after.world_hash,
+            inventory_before=tuple(o.name for o in view.inventory),
+            inventory_after=tuple(o.name for o in after.inventory),
+            response=after.text,
+            critic_base_score=judgement.base,
+            critic_reason=judgement.reason,
+            critic_adjusted_score=judgement.score,
+            adjustments=judgement.adjustments,
+            would_reject=bool(forced and chosen and not chosen.accepted),
+            rejections=sum(1 for c in candidates if not c.accepted) if not forced else 0,
+            candidates=[
+                {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
+                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted}
+                for c in candidates
+            ],  # fmt: skip
+            llm_calls={},
+            llm_tokens={},
+            wall_seconds=0.0,
+            game_over=after.game_over,
+            victory=after.victory,
+            new_room=new_room,
+            new_world_state=new_world_state,
+            result_category=classify_outcome(
+                command, after.text, after.room_id != view.room_id, after.score != view.score,
+                after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
+            ),  # fmt: skip
+            fallback=fallback,
+            events=events,
+        )
 
     # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
     def _choose_command(self, context, events: list[dict], turn: int, forced: bool):
