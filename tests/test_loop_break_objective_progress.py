@@ -16,6 +16,7 @@ from managers.map_graph import MapGraph
 from managers.objectives import ObjectiveManager
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
+from tests.factories import turn_record
 
 KITCHEN = 7
 LANTERN = GameObject(40, "brass lantern")
@@ -33,32 +34,18 @@ def make_record(
     room_before: int = KITCHEN,
     room_after: int | None = None,
 ) -> TurnRecord:
-    return TurnRecord(
-        turn=turn,
+    return turn_record(
+        turn,
         command=command,
-        agent_kind="test",
-        forced=False,
         room_id_before=room_before,
         room_name_before="Kitchen",
         room_id_after=room_before if room_after is None else room_after,
         room_name_after="Kitchen",
         score_before=score_before,
-        score_after=score_before if score_after is None else score_after,
-        world_hash_before="h",
-        world_hash_after="h",
+        score_after=score_after,
         inventory_before=inventory_before,
-        inventory_after=inventory_before if inventory_after is None else inventory_after,
+        inventory_after=inventory_after,
         response="Taken." if command.startswith("take") else "Time passes.",
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
     )
 
 

@@ -25,6 +25,7 @@ from managers.loop_break.room_loops import (
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
+from tests.factories import turn_record
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -44,33 +45,16 @@ def make_record(
     objectives_completed: list[dict] | None = None,
 ) -> TurnRecord:
     room_before = room_after if room_before is None else room_before
-    score_after = score_before if score_after is None else score_after
-    return TurnRecord(
-        turn=turn,
+    return turn_record(
+        turn,
         command=command,
-        agent_kind="test",
-        forced=False,
         room_id_before=room_before,
         room_name_before=NAMES.get(room_before, f"Room {room_before}"),
         room_id_after=room_after,
         room_name_after=NAMES.get(room_after, f"Room {room_after}"),
         score_before=score_before,
         score_after=score_after,
-        world_hash_before="hash",
-        world_hash_after="hash",
-        inventory_before=(),
-        inventory_after=(),
         response="Nothing happens.",
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
         new_room=new_room,
         new_world_state=new_world_state,
         objectives_completed=list(objectives_completed or []),

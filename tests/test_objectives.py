@@ -11,6 +11,7 @@ from managers.map_graph import MapGraph, Room
 from managers.objectives import ObjectiveManager
 from session.config import LLMConfig, LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
+from tests.factories import turn_record
 
 WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST = 180, 81, 50
 LEAFLET = GameObject(10, "leaflet")
@@ -38,32 +39,20 @@ def make_record(
     new_world_state: bool = False,
 ) -> TurnRecord:
     room_after = room_before if room_after is None else room_after
-    return TurnRecord(
-        turn=turn,
+    return turn_record(
+        turn,
         command=command,
-        agent_kind="test",
-        forced=False,
         room_id_before=room_before,
         room_name_before="West of House",
         room_id_after=room_after,
         room_name_after=room_name_after or ("West of House" if room_after == WEST_OF_HOUSE else f"Room {room_after}"),
         score_before=score_before,
-        score_after=score_before if score_after is None else score_after,
+        score_after=score_after,
         world_hash_before="before",
         world_hash_after="after",
         inventory_before=inventory_before,
-        inventory_after=inventory_before if inventory_after is None else inventory_after,
+        inventory_after=inventory_after,
         response=response,
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
         new_room=new_room,
         new_world_state=new_world_state,
     )

@@ -10,6 +10,7 @@ from managers.loop_break.room_loops import CampingResult, OscillationResult, Reg
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
+from tests.factories import turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
 
@@ -20,32 +21,13 @@ def name_of(room_id):
 
 def make_record(turn: int, room_after: int, *, room_before: int | None = None, score_after: int = 0) -> TurnRecord:
     room_before = room_after if room_before is None else room_before
-    return TurnRecord(
-        turn=turn,
-        command="wait",
-        agent_kind="test",
-        forced=False,
+    return turn_record(
+        turn,
         room_id_before=room_before,
         room_name_before=name_of(room_before),
         room_id_after=room_after,
         room_name_after=name_of(room_after),
-        score_before=0,
         score_after=score_after,
-        world_hash_before="h",
-        world_hash_after="h",
-        inventory_before=(),
-        inventory_after=(),
-        response="",
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
     )
 
 

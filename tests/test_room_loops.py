@@ -9,6 +9,7 @@ from managers.loop_break.room_loops import CampingDetector, OscillationDetector,
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
+from tests.factories import turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Cellar", 4: "Troll Room", 5: "East-West Passage", 6: "Round Room"}
 CORRIDOR = [1, 2, 3, 4, 3, 2]  # Kitchen <-> Living Room <-> Cellar <-> Troll Room and back
@@ -25,32 +26,15 @@ def make_record(
     command: str = "go",
 ) -> TurnRecord:
     room_before = room_after if room_before is None else room_before
-    return TurnRecord(
-        turn=turn,
+    return turn_record(
+        turn,
         command=command,
-        agent_kind="test",
-        forced=False,
         room_id_before=room_before,
         room_name_before=NAMES.get(room_before, ""),
         room_id_after=room_after,
         room_name_after=NAMES.get(room_after, ""),
         score_before=score_before,
-        score_after=score_before if score_after is None else score_after,
-        world_hash_before="h",
-        world_hash_after="h",
-        inventory_before=(),
-        inventory_after=(),
-        response="",
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
+        score_after=score_after,
         new_room=new_room,
     )
 

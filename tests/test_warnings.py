@@ -11,6 +11,7 @@ from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
+from tests.factories import turn_record
 
 CELLAR, TROLL_ROOM = 60, 61
 SIGNALS = ("score", "objective", "new_room")
@@ -18,32 +19,15 @@ OBJECTIVES = tuple(f"Objective number {i}" for i in range(1, 8))
 
 
 def make_record(turn: int, command: str = "wait", room: int = CELLAR) -> TurnRecord:
-    return TurnRecord(
-        turn=turn,
+    return turn_record(
+        turn,
         command=command,
-        agent_kind="test",
-        forced=False,
         room_id_before=room,
         room_name_before="Cellar",
         room_id_after=room,
         room_name_after="Cellar",
         score_before=25,
-        score_after=25,
-        world_hash_before="h",
-        world_hash_after="h",
-        inventory_before=(),
-        inventory_after=(),
         response="Time passes.",
-        critic_base_score=1.0,
-        critic_reason="",
-        critic_adjusted_score=1.0,
-        adjustments=(),
-        would_reject=False,
-        rejections=0,
-        candidates=[],
-        llm_calls={},
-        llm_tokens={},
-        wall_seconds=0.0,
     )
 
 

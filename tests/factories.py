@@ -1,0 +1,46 @@
+"""Shared test factories: synthetic records with neutral defaults, so a test names only what it cares about."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from session.records import TurnRecord
+
+
+def turn_record(turn: int, **fields: Any) -> TurnRecord:
+    """A TurnRecord for `turn`: a quiet "wait" in an unknown room that changes nothing; `fields` override any field.
+
+    `score_after` and `inventory_after` left out (or None) stay as `score_before` and `inventory_before`: the turn
+    changed neither unless told. Mutable defaults (candidates, llm_calls, llm_tokens) are fresh for every call.
+    """
+    defaults: dict[str, Any] = {
+        "command": "wait",
+        "agent_kind": "test",
+        "forced": False,
+        "room_id_before": None,
+        "room_name_before": "",
+        "room_id_after": None,
+        "room_name_after": "",
+        "score_before": 0,
+        "score_after": None,
+        "world_hash_before": "hash",
+        "world_hash_after": "hash",
+        "inventory_before": (),
+        "inventory_after": None,
+        "response": "",
+        "critic_base_score": 1.0,
+        "critic_reason": "",
+        "critic_adjusted_score": 1.0,
+        "adjustments": (),
+        "would_reject": False,
+        "rejections": 0,
+        "candidates": [],
+        "llm_calls": {},
+        "llm_tokens": {},
+        "wall_seconds": 0.0,
+    }
+    record = {**defaults, **fields}
+    for after, before in (("score_after", "score_before"), ("inventory_after", "inventory_before")):
+        if record[after] is None:
+            record[after] = record[before]
+    return TurnRecord(turn=turn, **record)
