@@ -103,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, StoryFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    summary_path = orchestrator.play_episode()
+    try:
+        summary_path = orchestrator.play_episode()
+    except KeyboardInterrupt:  # Ctrl-C: the records so far and summary.json are written; no traceback
+        print(f"interrupted; records in {orchestrator.recorder.folder}", file=sys.stderr)
+        return 130
     print(summary_path)
     return 0
 

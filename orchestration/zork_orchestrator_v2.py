@@ -101,6 +101,9 @@ class ZorkOrchestratorV2:
         )
         try:
             self._run_game_loop()
+        except KeyboardInterrupt:
+            self.game_state.termination_reason = "interrupted"
+            raise
         except BaseException:
             self.game_state.termination_reason = "error"
             raise

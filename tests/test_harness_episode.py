@@ -20,13 +20,14 @@ class CrashingAgent:
     kind = "crashing"
     forced = False
 
-    def __init__(self, commands: list[str], crash_turn: int):
+    def __init__(self, commands: list[str], crash_turn: int, error: type[BaseException] = RuntimeError):
         self.commands = list(commands)
         self.crash_turn = crash_turn
+        self.error = error
 
     def propose(self, context: AgentContext) -> str:
         if context.turn == self.crash_turn:
-            raise RuntimeError(f"agent blew up on turn {context.turn}")
+            raise self.error(f"agent blew up on turn {context.turn}")
         return self.commands[context.turn - 1]
 
 
@@ -45,6 +46,16 @@ def test_events_survive_an_exception_mid_episode(rom_path, tmp_path):
     assert summary["termination_reason"] == "error"
     assert summary["turns"] == 4
     assert (folder / "map.json").is_file()
+
+
+def test_ctrl_c_keeps_the_records_and_says_interrupted(rom_path, tmp_path):
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 20})
+    agent = CrashingAgent(["open mailbox", "north"], crash_turn=3, error=KeyboardInterrupt)
+    with pytest.raises(KeyboardInterrupt):
+        run_episode(rom_path, config, agent, episode_id="ctrl-c")
+    folder = tmp_path / "episodes" / "ctrl-c"
+    assert len((folder / "events.jsonl").read_text().splitlines()) == 2
+    assert json.loads((folder / "summary.json").read_text())["termination_reason"] == "interrupted"
 
 
 def test_one_events_line_per_turn(rom_path, tmp_path):

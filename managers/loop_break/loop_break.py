@@ -105,6 +105,11 @@ class LoopBreak:
             level="DEBUG", turn=record.turn, signals=list(progress.signals), turns_stuck=progress.turns_stuck,
             last_progress_turn=progress.last_progress_turn,
         )  # fmt: skip
+        if record.score_changed:
+            emit(
+                events, "score_change", f"Score changed: {record.score_before} → {record.score_after}",
+                turn=record.turn, old_score=record.score_before, new_score=record.score_after,
+            )  # fmt: skip
         if progress.progress and record.turn - 1 - before > 0:
             emit(
                 events, "progress_detected",
