@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, deque
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
 from session.commands import command_words, direction_of, normalize_command
 from session.config import ActionLoopsConfig
@@ -311,9 +312,8 @@ class ActionLoopsStatus:
 
 
 class ActionLoops:
-    def __init__(self, config: ActionLoopsConfig, rejection_threshold: float = 0.5):
+    def __init__(self, config: ActionLoopsConfig):
         self.config = config
-        self.rejection_threshold = rejection_threshold
         self.signatures = SignatureLoopDetector(config.signature_window, config.signature_loop_threshold)
         self.identical = IdenticalActionDetector(
             config.identical_action_warning, config.identical_action_recovery, config.recovery_ban_turns
@@ -383,6 +383,7 @@ class ActionLoops:
         return status
 
     def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int, events: list[dict]) -> Judgement:
+        """A blocking judgement for a banned or finally rejected command; else the signature-loop penalty."""
         key = normalize_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
             return self._block(command, judgement, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}",
@@ -393,19 +394,9 @@ class ActionLoops:
                 return self._block(command, judgement, "final_rejection",
                                    f"'{final}' was re-proposed after rejections: rejected for good here", events, turn)  # fmt: skip
         result = self.signature_result
-        if result.detected and action_key(command) == result.signature.action and self.config.signature_repeat_penalty:
-            penalty = self.config.signature_repeat_penalty
-            adjusted = round(max(0.0, judgement.score + penalty), 6)
-            reason = f"Action-loop penalty {penalty:+.2f} ('{result.command}' keeps failing)"
-            emit(
-                events, "loop_penalty_applied", f"Applied action-loop penalty to '{command}'",
-                turn=turn, action=command, base_score=judgement.score, adjusted_score=adjusted, reason=reason,
-                destination=None, turned_to_reject=judgement.score >= self.rejection_threshold > adjusted,
-            )  # fmt: skip
-            return replace(
-                judgement, score=adjusted, base_score=judgement.base, adjustments=judgement.adjustments + (reason,),
-                reason=f"{judgement.reason} [Loop Detection Override: {reason}]",
-            )  # fmt: skip
+        if result.detected and action_key(command) == result.signature.action:
+            reason = f"Action-loop penalty ('{result.command}' keeps failing)"
+            return adjust_score(judgement, [(self.config.signature_repeat_penalty, reason)])
         return judgement
 
     def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:

@@ -68,7 +68,7 @@ class LoopBreak:
         action_loops: ActionLoopsConfig | None = None,
     ):
         self.config = config
-        self.action_loops = ActionLoops(action_loops or ActionLoopsConfig(), rejection_threshold)
+        self.action_loops = ActionLoops(action_loops or ActionLoopsConfig())
         self.game_map = game_map
         self.predictor = predictor
         self.rejection_threshold = rejection_threshold
@@ -205,13 +205,13 @@ class LoopBreak:
         """Apply programmatic penalties/bonuses to the critic's score used for acceptance."""
         if not self.enabled:
             return judgement
-        judgement = self.action_loops.adjust(command, judgement, view, turn, events)
-        if judgement.source in BLOCKING_SOURCES or not self.config.enable_loop_detection:
-            return judgement
-        if not self.active.any and not self.active.recent_rooms:
-            return judgement
-        destination = self.predictor.predict(view.room_id, command, view.world_hash)
-        adjusted = apply_loop_penalties(judgement, destination, self.active, self.config, self.game_map.name_of)
+        adjusted = self.action_loops.adjust(command, judgement, view, turn, events)
+        if adjusted.source in BLOCKING_SOURCES:
+            return adjusted
+        destination = None
+        if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
+            destination = self.predictor.predict(view.room_id, command, view.world_hash)
+            adjusted = apply_loop_penalties(adjusted, destination, self.active, self.config, self.game_map.name_of)
         if adjusted is not judgement:
             turned = judgement.score >= self.rejection_threshold > adjusted.score
             emit(

@@ -50,6 +50,14 @@ def apply_loop_penalties(
         deltas.append((config.region_loop_penalty, f"Region-loop penalty (stays in {', '.join(region.room_names)})"))
     if config.enable_location_penalty and destination in detections.recent_rooms:
         deltas.append((config.location_revisit_penalty, f"Revisit penalty ({name_of(destination)} visited recently)"))
+    return adjust_score(judgement, deltas)
+
+
+def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judgement:
+    """The judgement with `deltas` added (summed, then clamped to [0, 1]) and their reasons appended.
+
+    The same judgement object comes back when no delta applies, so callers can tell "unchanged" by identity.
+    """
     deltas = [(delta, reason) for delta, reason in deltas if delta != 0]
     if not deltas:
         return judgement
