@@ -83,7 +83,6 @@ class LoopBreak:
         self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
         self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
         self.active: Detections = NO_DETECTIONS
-        self.turn = 0
 
     @property
     def enabled(self) -> bool:
@@ -92,7 +91,6 @@ class LoopBreak:
     # -- after each turn ---------------------------------------------------------------------------------
     def observe(self, record: TurnRecord) -> Verdict:
         """Update progress and detectors from one executed turn; decide on termination."""
-        self.turn = record.turn
         before = self.progress.last_progress_turn
         progress = self.progress.observe(record)
         verdict = Verdict(progress)
