@@ -30,9 +30,11 @@ from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
 from benchmarks import throughput
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, scenario_names
+from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
+from session.records import TurnRecord
 
 STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 DETECTOR_EVENTS = {
@@ -193,7 +195,7 @@ def markdown_table(reports: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_scenario(report: dict, out: Path) -> Path | None:
+def plot_scenario(report: dict, out: Path, signals: tuple[str, ...]) -> Path | None:
     """Score and turns-since-progress over turns, loop break on (solid) and off (dashed), detections marked."""
     try:
         import matplotlib
@@ -209,7 +211,7 @@ def plot_scenario(report: dict, out: Path) -> Path | None:
     for records, style, label in ((records_off, "--", "loop break off"), (records_on, "-", "loop break on")):
         turns = [r["turn"] for r in records]
         top.plot(turns, [r["score_after"] for r in records], style, label=label)
-        bottom.plot(turns, _turns_since_progress(records), style, label=label)
+        bottom.plot(turns, [p.turns_stuck for p in progress_over(records, signals)], style, label=label)
     marks = {}
     for record in records_on:
         for event in record["events"]:
@@ -240,17 +242,10 @@ def plot_scenario(report: dict, out: Path) -> Path | None:
     return path
 
 
-def _turns_since_progress(records: list[dict]) -> list[int]:
-    values, last = [], 0
-    for record in records:
-        progress = [e for e in record["events"] if e["event_type"] == "progress_check"]
-        if progress and progress[0]["signals"]:
-            last = record["turn"]
-        elif not progress:  # loop break off: no progress events, recompute from the record's own facts
-            if record["score_after"] != record["score_before"] or record["new_room"] or record["objectives_completed"]:
-                last = record["turn"]
-        values.append(record["turn"] - last)
-    return values
+def progress_over(records: list[dict], signals: tuple[str, ...]) -> list[ProgressResult]:
+    """The real ProgressTracker replayed over recorded turns (works for loop-break-off runs too)."""
+    tracker = ProgressTracker(set(signals))
+    return [tracker.observe(TurnRecord(**data)) for data in records]
 
 
 # -- entry point ---------------------------------------------------------------------------------------------
@@ -265,7 +260,8 @@ def evaluate(
     with tempfile.TemporaryDirectory() as temporary:
         for name in names:
             reports.append(evaluate_scenario(build_scenario(name, rom), rom, config_path, episodes or Path(temporary)))
-    pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out))]
+    signals = tuple(GameConfiguration.from_toml(config_path).loop_break.progress_signals)
+    pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out, signals))]
     result: dict = {"game_file": str(rom), "scenarios": [{k: v for k, v in r.items() if k != "_records"} for r in reports]}
     if with_overhead:
         commands = JerichoSession(rom).walkthrough()

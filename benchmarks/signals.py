@@ -15,12 +15,10 @@ from itertools import combinations
 from pathlib import Path
 
 from agents.replay_agent import ReplayAgent
-from benchmarks.evaluate import run_episode
+from benchmarks.evaluate import progress_over, run_episode
 from benchmarks.scenarios import build_scenario, scenario_names
-from managers.loop_break.progress import ProgressTracker
 from session.config import GameConfiguration
 from session.jericho_session import resolve_story_file
-from session.records import TurnRecord
 
 SIGNALS = ("score", "objective", "new_room", "new_world_state")
 
@@ -32,10 +30,8 @@ def signal_sets() -> list[tuple[str, ...]]:
 
 
 def replay_progress(records: list[dict], signals: tuple[str, ...], limit: int) -> dict:
-    tracker = ProgressTracker(set(signals))
     longest, terminated, terminated_every_10 = 0, None, None
-    for data in records:
-        result = tracker.observe(TurnRecord(**data))
+    for result in progress_over(records, signals):
         longest = max(longest, result.turns_stuck)
         if terminated is None and result.turns_stuck >= limit:
             terminated = result.turn
