@@ -357,6 +357,7 @@ class ActionLoops:
         status = ActionLoopsStatus()
         banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
         final = sorted(self.collaboration.final.get(view.room_id, ())) if self._collaboration_on else []
+        off = banned + [c for c in final if c not in banned]
         result = self.signature_result
         if result.detected:
             status.lines.append(
@@ -369,8 +370,7 @@ class ActionLoops:
                 f"⚠️ You have run '{self.identical.last_command}' {self.identical.count} times in a row with no "
                 f"progress. In {left} more it will be forbidden. Untried here: {', '.join(alternatives) or 'none known'}."
             )
-        if banned or final:
-            off = banned + [c for c in final if c not in banned]
+        if off:
             permitted = [a for a in alternatives if normalize_command(a) not in off]
             status.lines.append(
                 f"⛔ Off the table: {', '.join(off)}. Permitted alternatives: {', '.join(permitted[:5]) or 'explore'}."
@@ -379,7 +379,7 @@ class ActionLoops:
             status.lines.append(FORMAT_GUIDANCE)
         if self.config.enable_failure_gate and self.gate.guidance:
             status.lines.append(f"👤 Human guidance: {self.gate.guidance}")
-        status.banned = tuple(banned + [c for c in final if c not in banned])
+        status.banned = tuple(off)
         return status
 
     def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int, events: list[dict]) -> Judgement:
