@@ -13,10 +13,13 @@ from typing import Any
 from loguru import logger
 
 from session.records import GameObject, GameView
-from session.zmachine import object_vocabulary
+from session.zmachine import ObjectTable, WorldSnapshot, object_vocabulary
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 SUPPORTED_VERSIONS = (1, 2, 3, 4, 5, 7, 8)
+ROOMS_CONTAINER_MIN_CHILDREN = 16
+"""A parentless object holding at least this many objects, above the player's room at the start, is the rooms
+container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
 
 
 class StoryFileError(Exception):
@@ -60,11 +63,16 @@ class JerichoSession:
         self.story_file = path
         self.game_name = (self.env.bindings or {}).get("name", path.stem)
         self.version = header[0]
+        self.objects = ObjectTable(path.read_bytes())
+        self.player = int(self.env.player_obj_num or 0)
+        self.rooms_container = 0
+        """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
         self._text, _ = self.env.reset()
+        self.rooms_container = self._find_rooms_container(self.world())
         return self.observe()
 
     def step(self, command: str) -> GameView:
@@ -76,24 +84,66 @@ class JerichoSession:
         self.env.close()
 
     # -- reading the machine -----------------------------------------------------------------------------
+    def world(self) -> WorldSnapshot:
+        """The object tree, attributes and globals as they are in memory now."""
+        return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
+
     def observe(self) -> GameView:
-        location = self.env.get_player_location()
-        player = self.env.player_obj_num
-        room_objects: tuple[GameObject, ...] = ()
-        if location is not None:
-            room_objects = tuple(self._descendants(location.child, depth=2, skip=player))
+        ram = self.env._get_ram()
+        world = self.objects.snapshot(ram, self.env._get_special_ram())
+        room = self.player_room(world)
+        inventory = tuple(self._named(ram, num) for num in world.contents(self.player)) if self.player else ()
+        room_objects = tuple(self._named(ram, num) for num in self._descendants(world, room, depth=2))
         return GameView(
-            room_id=location.num if location is not None else None,
-            room_name=location.name.strip() if location is not None else "(nowhere)",
+            room_id=room,
+            room_name=self.objects.short_name(ram, room).strip() if room is not None else "(nowhere)",
             score=self.env.get_score(),
             moves=self.env.get_moves(),
-            inventory=tuple(GameObject(o.num, o.name) for o in self.env.get_inventory()),
-            room_objects=room_objects,
+            inventory=tuple(obj for obj in inventory if obj.name),
+            room_objects=tuple(obj for obj in room_objects if obj.name),
             world_hash=self.world_hash(),
             text=self._text,
             game_over=self.env.game_over(),
             victory=self.env.victory(),
+            world=world,
         )
+
+    def player_room(self, world: WorldSnapshot) -> int | None:
+        """The room the player is in, even inside a vehicle or past Jericho's object cap; None when unknown.
+
+        Version 1-3 games keep it in global 0 (the status line shows that object's name, Standard 8.2.2); later
+        games are read from the object tree: the player's outermost container below the rooms container.
+        """
+        if self.version <= 3 and 0 < int(world.globals[0]) <= self.objects.count:
+            return int(world.globals[0])
+        return self.room_of(world, self.player)
+
+    def room_of(self, world: WorldSnapshot, num: int) -> int | None:
+        """The room (outermost container) an object is in; None for an object outside the tree."""
+        current = world.parent(num)
+        for _ in range(self.objects.count):
+            if current == 0:
+                return None
+            parent = world.parent(current)
+            if parent == 0 or parent == self.rooms_container:
+                return current
+            current = parent
+        return None
+
+    def _find_rooms_container(self, world: WorldSnapshot) -> int:
+        """The topmost ancestor of the player's starting room, when it holds many objects (see the constant)."""
+        start = int(world.globals[0]) if self.version <= 3 else world.parent(self.player)
+        top = start
+        for _ in range(self.objects.count):
+            if not world.parent(top):
+                break
+            top = world.parent(top)
+        if top and top != start and len(world.contents(top)) >= ROOMS_CONTAINER_MIN_CHILDREN:
+            return top
+        return 0
+
+    def _named(self, ram, num: int) -> GameObject:
+        return GameObject(num, self.objects.short_name(ram, num))
 
     def world_hash(self) -> str:
         """MD5 of the same data as Jericho's `get_world_state_hash()` (clean object tree + special RAM).
@@ -105,28 +155,25 @@ class JerichoSession:
         digest.update(bytes(self.env._get_special_ram().tobytes()))
         return digest.hexdigest()
 
-    def _descendants(self, first_child: int, depth: int, skip: int = -1) -> list[GameObject]:
-        """Objects below `first_child`'s parent, `depth` levels deep, leaving out `skip` and what it holds."""
-        found: list[GameObject] = []
-        num = first_child
-        while num > 0:
-            obj = self.env.get_object(num)
-            if obj is None:
-                break
-            if obj.num != skip:
-                if obj.name.strip():
-                    found.append(GameObject(obj.num, obj.name))
-                if depth > 1 and obj.child > 0:
-                    found.extend(self._descendants(obj.child, depth - 1, skip))
-            num = obj.sibling
+    def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
+        """Objects inside `container`, `depth` levels deep, leaving out the player and what it holds."""
+        found: list[int] = []
+        for num in world.contents(container) if container else ():
+            if num == self.player:
+                continue
+            found.append(num)
+            if depth > 1:
+                found.extend(self._descendants(world, num, depth - 1))
         return found
 
     def room_ids(self) -> set[int]:
         """Object numbers of the rooms: the objects sharing the parent of the player's room."""
-        location = self.env.get_player_location()
-        if location is None:
+        world = self.world()
+        room = self.player_room(world)
+        if room is None:
             return set()
-        return {o.num for o in self.env.get_world_objects() if o.num > 0 and o.parent == location.parent}
+        parent = world.parent(room)
+        return {num for num in range(1, self.objects.count + 1) if world.parent(num) == parent}
 
     def object_vocabulary(self) -> dict[int, frozenset[str]]:
         """Object number -> dictionary words naming it (synonyms included), read from the story file.

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from session.zmachine import WorldSnapshot
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,8 @@ class GameView:
     text: str
     game_over: bool = False
     victory: bool = False
+    world: WorldSnapshot | None = field(default=None, compare=False, repr=False)
+    """The object tree, attributes and globals behind this view (for novelty; never shown to an agent)."""
 
     def holds(self, noun: str) -> bool:
         return any(obj.noun == noun or noun in obj.name.split() for obj in self.inventory)

@@ -44,7 +44,7 @@ def test_warnings_mention_objectives_when_present(rom_path, tmp_path):
     run_episode(rom_path, make_config(tmp_path, loop_break=SCORE_AND_OBJECTIVES), agent)
     warning = agent.shown[21]
     assert "increase your score or complete an objective" in warning
-    assert "CURRENT OBJECTIVES:" in warning and "Explore north from West House" in warning
+    assert "CURRENT OBJECTIVES:" in warning and "Explore north from West of House" in warning
 
 
 def test_warnings_omit_objectives_when_absent(rom_path, tmp_path):
