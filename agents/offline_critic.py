@@ -24,6 +24,8 @@ class OfflineCritic:
             if direction in context.known_exits:
                 return Judgement(0.7, f"known exit to {context.known_exits[direction]}")
             return Judgement(0.75, f"untried exit {direction}")
+        if not text:
+            return Judgement(0.55, "an empty line: answers a 'press a key' pause")
         if text in _HARMFUL:
             return Judgement(0.05, f"'{text}' wastes the episode")
         if text.split()[0] in _ATTACKS:

@@ -97,4 +97,5 @@ def render_agent_prompt(context: AgentContext) -> str:
 
 
 def render_critic_prompt(context: AgentContext, command: str) -> str:
-    return "\n".join(_state_block(context) + [f"Proposed command: {command}", "Your JSON verdict:"])
+    shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
+    return "\n".join(_state_block(context) + [f"Proposed command: {shown}", "Your JSON verdict:"])

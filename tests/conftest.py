@@ -39,6 +39,21 @@ def rom_path() -> Path:
     return path
 
 
+def story_file(name: str) -> Path:
+    """A story file of the shared corpus (`../shared/games`, the folder of ZORK_ROM when it is set).
+
+    Missing: the test fails with a message saying where the corpus is expected (never skips)."""
+    folder = Path(os.environ["ZORK_ROM"]).parent if os.environ.get("ZORK_ROM") else _DEFAULT_ROM.parent
+    path = folder / name
+    if not path.is_file():
+        pytest.fail(
+            f"story file {name} not found in {folder}: these tests need the shared corpus of story files "
+            "(../shared/games beside the project, or the folder of ZORK_ROM)",
+            pytrace=False,
+        )
+    return path
+
+
 @pytest.fixture(scope="session")
 def walkthrough(rom_path) -> list[str]:
     session = JerichoSession(rom_path)
