@@ -90,7 +90,7 @@ def build_agent(kind: str, session: JerichoSession, client, config: GameConfigur
             return ReplayAgent.from_file(actions)
         except OSError as exc:
             raise ConfigError(f"cannot read --actions {actions}: {exc.strerror}") from None
-    nouns = frozenset(w.word for w in session.env.get_dictionary() if w.is_noun)
+    nouns = frozenset(w.word for w in session.dictionary() if w.is_noun)
     return OfflineAgent(nouns, session.dictionary_word_length)
 
 

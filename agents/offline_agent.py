@@ -28,6 +28,7 @@ _MOVABLE = frozenset("rug carpet leaves mat".split())
 _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
+_OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
 _DIRECTION_WORDS = {d: d for d in DIRECTIONS} | {
     "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
     "doorway": "in", "entry": "in",
@@ -71,12 +72,17 @@ class OfflineAgent:
                 if came is not None:
                     yield OPPOSITE[came]
         held = {obj.noun for obj in view.inventory}
+        if any(marker in text for marker in _OVERLOADED):
+            # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon.
+            spare = [o.noun for o in view.inventory if o.noun not in _LIGHTS and o.noun not in _WEAPONS]
+            yield from (f"drop {noun}" for noun in reversed(spare))
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
             if weapons:
                 yield f"kill {foe} with {weapons[0]}"
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
-        for obj in view.room_objects:
+        # A light first (grues), then weapons, then the rest in the game's order.
+        for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
             yield f"take {name}"
             if obj.noun in _OPENABLE:

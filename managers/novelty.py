@@ -1,24 +1,237 @@
-"""First visits and never-seen world states: computed once per turn, stored on the turn record."""
+"""What a turn changed that the episode never saw before: computed once per turn, stored on the turn record.
+
+Stuck loops revisit the same states; healthy play, even slow and clumsy, keeps reaching states it never reached.
+A whole-world hash never saturates (a thief or a clock anywhere makes every state new), so the world is split into
+small facts, each of which a loop exhausts quickly, and a fact only counts when the player's command caused it:
+the session replays the turn as one idle `look` on a shadow emulator (`JerichoSession.idle_world`), and what came
+out the same there is the game's own doing (a clock, an NPC walking in).
+
+Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py, README "Results"):
+- `new_score`: the score reached a value never seen this episode (taking and dropping a treasure in a loop does not).
+- `new_room`: the player's room was never visited.
+- `new_room_inventory`: the player never arrived in this room holding exactly this inventory.
+- `new_object_state`: an object reached a parent or attributes it never had, and an idle turn would not have, on a
+  turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
+  their own) is left out (`JerichoSession.jericho_noise`).
+- `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
+  not refuse. The parser's own globals are left out: those that differ between harmless probes
+  (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
+  dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
+  Jericho's curated state bytes for the game count as variables too (a submarine's position).
+- `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) was answered with a text never seen
+  that names the room, as the game does when it describes where the player now is inside one room id.
+- `new_world_state`: the seed's whole-world hash was never seen (for the opt-in `new_world_state` signal).
+
+`situation` hashes where the player stands (room, inventory, the room's objects and attributes, the curated state):
+a loop keeps returning to a few situations.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from session.commands import direction_of
+from session.outcomes import NO_EFFECT, PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
+from session.zmachine import WorldSnapshot
+
+NOVELTY_KINDS = (
+    "new_score", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
+    "new_world_state",
+)  # fmt: skip
+COUNTER_RUN = 3
+"""A global that moved by the same step this many times running is a counter (a timer, a move count)."""
+VARIABLE_CATEGORIES = frozenset({SUCCESS, NO_EFFECT})
+"""Outcome categories on which a new variable value counts: a refused or misunderstood command changed nothing, and
+a move that kept the room counts as `new_position` instead."""
+ECHO_CATEGORIES = frozenset({REFUSED, PARSER_FAILURE})
+"""A global the command changed on such a turn holds the parser's words, not the world."""
+_DIGITS = re.compile(r"\d+")
+_SPACES = re.compile(r"\s+")
+
+IdleWorld = Callable[[], "WorldSnapshot | None"]
 
 
-class StateNovelty:
-    """Remembers visited room ids and seen world-state hashes.
+@dataclass(frozen=True)
+class Novelty:
+    kinds: tuple[str, ...]
+    """The NOVELTY_KINDS that fired this turn."""
+    situation: str
 
-    Bounded by the distinct states an episode reaches (a looping agent adds none), not by its length.
-    """
 
-    def __init__(self, start: GameView):
+def response_key(text: str) -> int:
+    """The response as compared for novelty: lower case, numbers and spacing ignored."""
+    return hash(_SPACES.sub(" ", _DIGITS.sub("#", text.lower())).strip())
+
+
+def _unknown() -> None:
+    return None
+
+
+class WorldNovelty:
+    """Remembers every fact seen this episode. Bounded by the distinct facts the episode reaches (a loop adds none),
+    not by its length."""
+
+    def __init__(
+        self,
+        start: GameView,
+        noisy_globals: frozenset[int] = frozenset(),
+        rooms_container: int = 0,
+        dictionary_range: tuple[int, int] = (0, 0),
+        jericho_noise: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset()),
+        player: int = 0,
+    ):
+        self.noisy_globals = set(noisy_globals) | {0}  # global 0 is the room in version 1-3 games
+        self.rooms_container = rooms_container
+        self.dictionary_range = dictionary_range
         self.rooms: set[int | None] = {start.room_id}
+        self.scores: set[int] = {start.score}
         self.world_states: set[str] = {start.world_hash}
+        self.room_inventories: set[tuple] = {self._room_inventory(start)}
+        self.positions: set[tuple[int | None, int]] = set()
+        self.object_facts: set[tuple] = set()
+        self.variable_facts: set[tuple] = set()
+        self._steps: dict[int, tuple[int, int]] = {}
+        """Global -> (last step, how many times running) for the counter filter."""
+        self._scope: set[int] = set()
+        """Objects within reach on the previous turn (the parser's noun may name one of them)."""
+        noise_attributes, noise_objects = jericho_noise
+        self.ignored_objects = set(noise_objects) | {player}
+        """Jericho's noisy objects, and the player (whose place is the room)."""
+        world = start.world
+        self.attribute_mask = np.full(world.attributes.shape[1] if world is not None else 0, 0xFF, dtype=np.uint8)
+        for attribute in noise_attributes:
+            if attribute // 8 < len(self.attribute_mask):
+                self.attribute_mask[attribute // 8] &= ~np.uint8(0x80 >> attribute % 8)
+        if world is not None:
+            for index, parent in enumerate(world.parents.tolist()):
+                self.object_facts.add((index + 1, parent))
+                self.object_facts.add((index + 1, (world.attributes[index] & self.attribute_mask).tobytes()))
+            self.variable_facts.update(("g", g, v) for g, v in enumerate(world.globals.tolist()))
+            self.variable_facts.update(("s", i, v) for i, v in enumerate(world.special.tolist()))
 
-    def observe(self, view: GameView) -> tuple[bool, bool]:
-        """(new_room, new_world_state) for the view after a turn."""
-        new_room = view.room_id is not None and view.room_id not in self.rooms
-        new_state = view.world_hash not in self.world_states
-        self.rooms.add(view.room_id)
-        self.world_states.add(view.world_hash)
-        return new_room, new_state
+    def observe(
+        self, before: GameView, after: GameView, command: str, category: str, idle_world: IdleWorld = _unknown
+    ) -> Novelty:
+        """The turn's novelty. `idle_world()` gives the world after one idle turn from `before` (None: unknown,
+        then every change counts as the command's); it is called only when some fact is new."""
+        kinds: list[str] = []
+        if after.score not in self.scores:
+            kinds.append("new_score")
+        self.scores.add(after.score)
+        if after.room_id is not None and after.room_id not in self.rooms:
+            kinds.append("new_room")
+        self.rooms.add(after.room_id)
+        room_inventory = self._room_inventory(after)
+        if room_inventory not in self.room_inventories and after.room_id is not None:
+            kinds.append("new_room_inventory")
+        self.room_inventories.add(room_inventory)
+        cached: list[WorldSnapshot | None] = []
+
+        def idle() -> WorldSnapshot | None:
+            if not cached:
+                cached.append(idle_world())
+            return cached[0]
+
+        if self._objects(before, after, idle) and category not in ECHO_CATEGORIES:
+            kinds.append("new_object_state")
+        if self._variables(before, after, category, idle):
+            kinds.append("new_game_variable")
+        moved_within = direction_of(command) is not None and after.room_id == before.room_id
+        titled = bool(after.room_name) and after.room_name.lower() in after.text.lower()
+        if moved_within and titled and after.room_id is not None:
+            position = (after.room_id, response_key(after.text))
+            if position not in self.positions:
+                kinds.append("new_position")
+            self.positions.add(position)
+        if after.world_hash not in self.world_states:
+            kinds.append("new_world_state")
+        self.world_states.add(after.world_hash)
+        self._scope = {o.num for o in after.room_objects + after.inventory} | {after.room_id or 0}
+        return Novelty(tuple(kinds), self._situation(after))
+
+    # -- the facts -----------------------------------------------------------------------------------------
+    def _objects(self, before: GameView, after: GameView, idle: IdleWorld) -> bool:
+        """Whether the command left an object with a parent or attributes it never had."""
+        old, new = before.world, after.world
+        if old is None or new is None:
+            return False
+        novel = False
+        mask = self.attribute_mask
+        changed = (new.parents != old.parents) | ((new.attributes & mask) != (old.attributes & mask)).any(axis=1)
+        for index in np.nonzero(changed)[0].tolist():
+            if index + 1 in self.ignored_objects:
+                continue
+            facts = ((index + 1, int(new.parents[index])), (index + 1, (new.attributes[index] & mask).tobytes()))
+            fresh = any(fact not in self.object_facts for fact in facts)
+            self.object_facts.update(facts)
+            novel = novel or (fresh and self._differs_from_idle(idle(), index, new))
+        return novel
+
+    @staticmethod
+    def _differs_from_idle(idle: WorldSnapshot | None, index: int, new: WorldSnapshot) -> bool:
+        if idle is None:
+            return True
+        return bool(idle.parents[index] != new.parents[index] or (idle.attributes[index] != new.attributes[index]).any())
+
+
+    def _variables(self, before: GameView, after: GameView, category: str, idle: IdleWorld) -> bool:
+        """Whether the command gave a game variable a value it never had."""
+        old, new = before.world, after.world
+        if old is None or new is None:
+            return False
+        novel = False
+        for index in np.nonzero(new.globals != old.globals)[0].tolist():
+            value = int(new.globals[index])
+            self._count_steps(index, value - int(old.globals[index]))
+            fact = ("g", index, value)
+            fresh = fact not in self.variable_facts
+            self.variable_facts.add(fact)
+            if index in self.noisy_globals:
+                continue
+            world = idle() if fresh or category in ECHO_CATEGORIES else None
+            if world is not None and int(world.globals[index]) == value:
+                continue  # an idle turn does the same: a clock
+            if category in ECHO_CATEGORIES:
+                self.noisy_globals.add(index)  # changed by a command the game refused: the parser's
+                continue
+            if fresh and category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
+                novel = True
+        for index in np.nonzero(new.special != old.special)[0].tolist():
+            fact = ("s", index, int(new.special[index]))
+            novel = novel or fact not in self.variable_facts
+            self.variable_facts.add(fact)
+        return novel
+
+    def _count_steps(self, index: int, step: int) -> None:
+        last, run = self._steps.get(index, (0, 0))
+        run = run + 1 if step == last else 1
+        self._steps[index] = (step, run)
+        if run >= COUNTER_RUN:
+            self.noisy_globals.add(index)
+
+    def _parser_value(self, value: int, before: GameView) -> bool:
+        """A dictionary word, or an object within reach: what the parser keeps of the command's words."""
+        low, high = self.dictionary_range
+        if low <= value < high:
+            return True
+        return value in self._scope or value == before.room_id
+
+    def _room_inventory(self, view: GameView) -> tuple:
+        return view.room_id, tuple(sorted(obj.num for obj in view.inventory))
+
+    def _situation(self, view: GameView) -> str:
+        digest = hashlib.blake2b(repr(self._room_inventory(view)).encode(), digest_size=6)
+        world = view.world
+        if world is not None:
+            here = np.array([obj.num - 1 for obj in view.room_objects], dtype=np.int64)
+            digest.update(here.tobytes())
+            digest.update(world.parents[here].tobytes())
+            digest.update((world.attributes[here] & self.attribute_mask).tobytes())
+            digest.update(world.special.tobytes())
+        return digest.hexdigest()

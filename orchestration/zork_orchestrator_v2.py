@@ -20,7 +20,7 @@ from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder, render_agent_prompt
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
-from managers.novelty import StateNovelty
+from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
@@ -80,7 +80,7 @@ class ZorkOrchestratorV2:
         )
         self.precheck = ObjectPrecheck(session)
         self.view: GameView | None = None
-        self.novelty: StateNovelty | None = None
+        self.novelty: WorldNovelty | None = None
         self.recorder: EpisodeRecorder | None = None
         self.best_score = 0
         self.llm_unavailable: str | None = None
@@ -93,7 +93,10 @@ class ZorkOrchestratorV2:
         folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
         self.recorder = EpisodeRecorder(folder, self.config.orchestrator.console_log_level, self.quiet)
         self.view = self.session.reset()
-        self.novelty = StateNovelty(self.view)
+        self.novelty = WorldNovelty(
+            self.view, self.session.noisy_globals(), self.session.rooms_container, self.session.dictionary_range,
+            self.session.jericho_noise(), self.session.player,
+        )  # fmt: skip
         self.map.visit(self.view.room_id, self.view.room_name, 0)
         logger.bind(event_type="episode_start").info(
             f"Episode {self.game_state.episode_id}: {self.session.game_name}, agent {self.agent.kind}, "
@@ -182,7 +185,11 @@ class ZorkOrchestratorV2:
 
     def _record(self, turn, forced, command, view, after, candidates, chosen, fallback, events) -> TurnRecord:
         """The turn's record from the views before and after the command (LLM usage is filled in at the end)."""
-        new_room, new_world_state = self.novelty.observe(after)
+        category = classify_outcome(
+            command, after.text, after.room_id != view.room_id, after.score != view.score,
+            after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
+        )  # fmt: skip
+        novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
         if chosen is not None and not fallback:
             judgement = chosen.judgement
         else:  # `look` ran instead of a proposal: nothing was judged
@@ -219,12 +226,11 @@ class ZorkOrchestratorV2:
             wall_seconds=0.0,
             game_over=after.game_over,
             victory=after.victory,
-            new_room=new_room,
-            new_world_state=new_world_state,
-            result_category=classify_outcome(
-                command, after.text, after.room_id != view.room_id, after.score != view.score,
-                after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
-            ),  # fmt: skip
+            new_room="new_room" in novelty.kinds,
+            new_world_state="new_world_state" in novelty.kinds,
+            novelty=novelty.kinds,
+            situation=novelty.situation,
+            result_category=category,
             fallback=fallback,
             events=events,
         )

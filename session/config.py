@@ -13,7 +13,13 @@ from typing import Any, Literal
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-ProgressSignal = Literal["score", "objective", "new_room", "new_world_state"]
+ProgressSignal = Literal[
+    "score", "objective", "new_room", "new_world_state", "new_room_inventory", "new_object_state",
+    "new_game_variable", "new_position",
+]  # fmt: skip
+DEFAULT_PROGRESS_SIGNALS = [
+    "score", "objective", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
+]  # fmt: skip
 GateAction = Literal["terminate", "human", "warn"]
 
 
@@ -96,15 +102,17 @@ class LoopBreakConfig(_Section):
 
     enable_velocity_detection: bool = True
     """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
-    max_turns_stuck: int = Field(40, ge=1, le=100_000)
-    """Terminate (`stuck_no_progress`) this many turns after the last progress."""
+    max_turns_stuck: int = Field(48, ge=1, le=100_000)
+    """Terminate (`stuck_no_progress`) this many turns after the last progress, however varied the play."""
     stuck_check_interval: int = Field(1, ge=1, le=1000)
     """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
-    progress_signals: list[ProgressSignal] = Field(
-        default_factory=lambda: ["score", "objective", "new_room"], min_length=1
-    )
-    """What counts as progress: `score` (any change), `objective` (verified completion), `new_room` (first
-    visit), `new_world_state` (a Z-machine world-state hash never seen this episode)."""
+    progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)
+    """What counts as progress: `score` (a value never reached this episode), `objective` (verified completion),
+    `new_room` (first visit), `new_room_inventory` (first arrival in a room with this inventory),
+    `new_object_state` (the command gave an object a place or attributes it never had), `new_game_variable` (the
+    command gave a game variable a value it never had), `new_position` (a move inside one room id answered with a
+    text never seen), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See managers/novelty.
+    The seed's set is ["score", "objective", "new_room"]."""
     enable_objective_based_progress: bool = True
     """Count verified objective completions as progress (needs `objective` in progress_signals)."""
     objective_update_interval: int = Field(10, ge=1, le=1000)
@@ -115,8 +123,10 @@ class LoopBreakConfig(_Section):
     """Discovered objectives kept at once (oldest dropped first)."""
     enable_stuck_warnings: bool = True
     """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
-    stuck_warning_threshold: int = Field(20, ge=1, le=100_000)
-    """Turns without progress before the warning is shown (must be below max_turns_stuck)."""
+    stuck_warning_threshold: int = Field(40, ge=1, le=100_000)
+    """Turns without progress before the warning is shown (must be below max_turns_stuck). Its distance to
+    max_turns_stuck is the warning's lead: with repetition detection, the warning also shows that many turns before
+    the repetition rule could stop the episode."""
     enable_exploration_hints: bool = True
     """Add action-novelty hints and the room's unexplored exits to the warning."""
     action_novelty_window: int = Field(15, ge=1, le=1000)
@@ -147,6 +157,17 @@ class LoopBreakConfig(_Section):
     """Added to the critic score of a move that stays inside a looping region."""
     penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
     """Penalties apply only when at least this many turns have passed since the last progress."""
+    enable_repetition_detection: bool = True
+    """Stop sooner when play repeats itself: each of the last `repetition_window` turns did again what it had done
+    before from the same situation (same room, inventory and objects), and `repetition_min_turns` passed without
+    progress. Also detects wandering loops (more rooms than region_max_rooms) and penalises repeated moves."""
+    repetition_window: int = Field(12, ge=2, le=1000)
+    """Turns that must all repeat earlier transitions for the repetition rule."""
+    repetition_min_turns: int = Field(18, ge=1, le=100_000)
+    """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
+    repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
+    """Added to the critic score of a move the player already made from the same situation since the last
+    progress (applied from penalty_min_turns_stuck on): steers out of loops of any size."""
     destination_prediction: Literal["map", "lookahead"] = "map"
     """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
 
@@ -160,6 +181,10 @@ class LoopBreakConfig(_Section):
             raise ValueError(
                 f"stuck_warning_threshold ({self.stuck_warning_threshold}) must be < max_turns_stuck "
                 f"({self.max_turns_stuck})"
+            )
+        if self.repetition_min_turns > self.max_turns_stuck:
+            raise ValueError(
+                f"repetition_min_turns ({self.repetition_min_turns}) must be <= max_turns_stuck ({self.max_turns_stuck})"
             )
         return self
 
@@ -296,3 +321,45 @@ def _allowed_keys(loc: tuple) -> list[str]:
             break
         model = field.annotation
     return sorted(model.model_fields)
+
+
+# -- the README's configuration tables, generated from the models above (one source of truth) ----------------
+def markdown_tables() -> str:
+    """One Markdown table per `[tool.zorkgpt.*]` section: key, default, meaning (the docstring) and allowed range."""
+    blocks = []
+    for section, field in GameConfiguration.model_fields.items():
+        model = field.annotation
+        lines = [f"#### `[tool.zorkgpt.{section}]`", "", "| key | default | meaning |", "|---|---|---|"]
+        for key, info in model.model_fields.items():
+            default = info.default_factory() if info.default_factory is not None else info.default
+            meaning = " ".join((info.description or "").split()).replace("|", "\\|")
+            allowed = _allowed(info)
+            lines.append(f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks) + "\n"
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return f'"{value}"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return str(value)
+
+
+def _allowed(info: Any) -> str:
+    bounds = []
+    for item in info.metadata:
+        for attribute, symbol in (("ge", "≥"), ("gt", ">"), ("le", "≤"), ("lt", "<")):
+            value = getattr(item, attribute, None)
+            if value is not None:
+                bounds.append(f"{symbol} {value}")
+    return ", ".join(bounds)
+
+
+if __name__ == "__main__":
+    print(markdown_tables(), end="")

@@ -10,13 +10,20 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from loguru import logger
 
 from session.records import GameObject, GameView
-from session.zmachine import ObjectTable, WorldSnapshot, object_vocabulary
+from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 SUPPORTED_VERSIONS = (1, 2, 3, 4, 5, 7, 8)
+NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
+"""Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
+clock rather than the world (see `noisy_globals`)."""
+IDLE_COMMAND = "look"
+"""One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
+`look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
 ROOMS_CONTAINER_MIN_CHILDREN = 16
 """A parentless object holding at least this many objects, above the player's room at the start, is the rooms
 container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
@@ -68,6 +75,12 @@ class JerichoSession:
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
+        self._seed = seed
+        self._shadow: Any = None
+        self._before: Any = None
+        """Emulator state the last command ran from (for `idle_world`)."""
+        self._idle: WorldSnapshot | None = None
+        self._dictionary: list[Any] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
@@ -77,11 +90,14 @@ class JerichoSession:
 
     def step(self, command: str) -> GameView:
         """Run one command; the returned view carries the game's response as `text`."""
+        self._before, self._idle = self.env.get_state(), None
         self._text, _, _, _ = self.env.step(command)
         return self.observe()
 
     def close(self) -> None:
         self.env.close()
+        if self._shadow is not None:
+            self._shadow.close()
 
     # -- reading the machine -----------------------------------------------------------------------------
     def world(self) -> WorldSnapshot:
@@ -116,19 +132,78 @@ class JerichoSession:
         """
         if self.version <= 3 and 0 < int(world.globals[0]) <= self.objects.count:
             return int(world.globals[0])
-        return self.room_of(world, self.player)
+        return world.room_of(self.player, self.rooms_container)
 
-    def room_of(self, world: WorldSnapshot, num: int) -> int | None:
-        """The room (outermost container) an object is in; None for an object outside the tree."""
-        current = world.parent(num)
-        for _ in range(self.objects.count):
-            if current == 0:
-                return None
-            parent = world.parent(current)
-            if parent == 0 or parent == self.rooms_container:
-                return current
-            current = parent
-        return None
+    def idle_world(self) -> WorldSnapshot | None:
+        """The world as one idle turn (IDLE_COMMAND) would have left it, from the state the last command ran from:
+        what changed the same way is the game's own doing (a clock, an NPC), not the command's.
+
+        Played on a shadow emulator, a second FrotzEnv with its own copy of the C core, so the game itself is never
+        touched: Jericho's restore is not exact on every game (sherlock, and tryst205 at a "press a key" prompt,
+        play differently after a step run and undone on the same emulator). Computed once per turn, on demand.
+        """
+        if self._before is None:
+            return None
+        if self._idle is None:
+            shadow = self._shadow_env()
+            shadow.set_state(self._before)
+            shadow.step(IDLE_COMMAND)
+            self._idle = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
+        return self._idle
+
+    def noisy_globals(self) -> frozenset[int]:
+        """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
+
+        Every probe runs from the current state on the shadow emulator: what one `wait` changes is the clock, and
+        whatever differs between the probes' outcomes follows the command.
+        """
+        state, start = self.env.get_state(), self.world().globals
+        shadow = self._shadow_env()
+        outcomes = []
+        for probe in NOISE_PROBES:
+            shadow.set_state(state)
+            shadow.step(probe)
+            outcomes.append(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()).globals)
+        waited = outcomes[-1]
+        noisy = {int(g) for g in np.nonzero(waited != start)[0]}
+        for outcome in outcomes[:-1]:
+            noisy.update(int(g) for g in np.nonzero(outcome != waited)[0])
+        return frozenset(noisy)
+
+    def jericho_noise(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(attribute numbers, object numbers) that Jericho's per-game bindings treat as noise in world state: the
+        "touched" and "visited" attributes, NPCs that wander on their own (zork1's thief). Read by giving every
+        object every attribute on the shadow emulator and seeing what `get_world_objects(clean=True)` strips.
+        Jericho shows 32 attributes, so the mask covers attributes 0-31; unsupported games give nothing."""
+        shadow = self._shadow_env()
+        state = list(self.env.get_state())
+        ram = state[0].copy()
+        layout = self.objects.layout
+        count = min(layout.count, int(shadow.frotz_lib.get_num_world_objs()))
+        for index in range(count):
+            entry = layout.first_entry + index * layout.entry_size
+            ram[entry : entry + layout.attribute_bytes] = 0xFF
+        state[0] = ram
+        shadow.set_state(tuple(state))
+        attributes: set[int] = set()
+        objects: set[int] = set()
+        for num, obj in enumerate(shadow.get_world_objects(clean=True)[1 : count + 1], start=1):
+            stripped = {n for n, present in enumerate(obj.attr) if not present}
+            if len(stripped) == len(obj.attr):
+                objects.add(num)
+            else:
+                attributes |= stripped
+        return frozenset(attributes), frozenset(objects)
+
+    def _shadow_env(self) -> Any:
+        if self._shadow is None:
+            from jericho import FrotzEnv
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                self._shadow = FrotzEnv(str(self.story_file), seed=self._seed)
+            self._shadow.reset()
+        return self._shadow
 
     def _find_rooms_container(self, world: WorldSnapshot) -> int:
         """The topmost ancestor of the player's starting room, when it holds many objects (see the constant)."""
@@ -180,7 +255,7 @@ class JerichoSession:
 
         Falls back to the words of each object's short name when the story file's layout is not understood.
         """
-        words = [w.word for w in self.env.get_dictionary()]
+        words = [w.word for w in self.dictionary()]
         objects = [o for o in self.env.get_world_objects() if o.num > 0]
         try:
             vocabulary = object_vocabulary(self.story_file.read_bytes(), words, len(objects))
@@ -191,6 +266,18 @@ class JerichoSession:
             limit = self.dictionary_word_length
             vocabulary = {o.num: frozenset(w[:limit] for w in re.findall(r"[a-z]+", o.name.lower())) for o in objects}
         return vocabulary
+
+    def dictionary(self) -> list[Any]:
+        """Jericho's dictionary words, read once: a second `get_dictionary()` crashes the C core on some games."""
+        if self._dictionary is None:
+            self._dictionary = list(self.env.get_dictionary())
+        return self._dictionary
+
+    @property
+    def dictionary_range(self) -> tuple[int, int]:
+        """[first, end) addresses of the dictionary's entries: a global holding one holds a word the parser read."""
+        first, entry_length, count = dictionary_addresses(self.objects.story)
+        return first, first + entry_length * count
 
     @property
     def dictionary_word_length(self) -> int:

@@ -107,6 +107,10 @@ class TurnRecord:
     """The room after this turn was never visited before in this episode."""
     new_world_state: bool = False
     """The world-state hash after this turn was never seen before in this episode."""
+    novelty: tuple[str, ...] = ()
+    """What this turn reached that the episode never saw (managers.novelty.NOVELTY_KINDS)."""
+    situation: str = ""
+    """A short hash of where the player stands afterwards (room, inventory, the room's objects, curated state)."""
     result_category: str = "success"
     """session.outcomes category: success, parser_failure, refused, no_effect, blocked_exit or death."""
     fallback: str | None = None

@@ -139,6 +139,19 @@ class WorldSnapshot:
     def sibling(self, num: int) -> int:
         return int(self.siblings[num - 1]) if 0 < num <= len(self.siblings) else 0
 
+    def room_of(self, num: int, rooms_container: int) -> int | None:
+        """The room (outermost container below `rooms_container`, or parentless) holding object `num`; None for
+        an object outside the tree."""
+        current = self.parent(num)
+        for _ in range(len(self.parents)):
+            if current == 0:
+                return None
+            parent = self.parent(current)
+            if parent == 0 or parent == rooms_container:
+                return current
+            current = parent
+        return None
+
     def contents(self, num: int) -> list[int]:
         """The objects directly inside `num`, in the game's own (child, then sibling) order."""
         found: list[int] = []

@@ -6,6 +6,15 @@ from typing import Any
 
 from session.records import TurnRecord
 
+SEED_LOOP_BREAK = {
+    "max_turns_stuck": 40,
+    "stuck_warning_threshold": 20,
+    "progress_signals": ["score", "objective", "new_room"],
+    "enable_repetition_detection": False,
+}
+"""`[tool.zorkgpt.loop_break]` as seeds 000 and 001 specify it (before issue 9's corpus-measured defaults): the
+tests of seed behaviour run under it, so both the seed behaviour and its flags stay covered."""
+
 
 def turn_record(turn: int, **fields: Any) -> TurnRecord:
     """A TurnRecord for `turn`: a quiet "wait" in an unknown room that changes nothing; `fields` override any field.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from session.config import ConfigError, GameConfiguration
+from session.config import ConfigError, DEFAULT_PROGRESS_SIGNALS, GameConfiguration
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
@@ -24,7 +24,8 @@ def test_defaults_load_from_pyproject():
     assert config.orchestrator.max_consecutive_llm_failures == 3
     assert config.orchestrator.max_invalid_replies == 3
     assert config.llm.api_key_env == "OPENAI_API_KEY"
-    assert config.loop_break.progress_signals == ["score", "objective", "new_room"]
+    assert config.loop_break.progress_signals == DEFAULT_PROGRESS_SIGNALS
+    assert config.loop_break.enable_repetition_detection is True
     assert config.loop_break.camping_threshold <= config.loop_break.camping_window
     assert config.files.episode_dir == "game_files/episodes"
 
@@ -89,8 +90,10 @@ def test_unknown_override_key_is_rejected():
          r"tool\.zorkgpt\.loop_break\.oscillation_return_penalty: .*less than or equal to 0.*0\.3"),
         ("[tool.zorkgpt.loop_break]\ncamping_threshold = 50\n",
          r"camping_threshold \(50\) must be <= camping_window \(10\)"),
-        ("[tool.zorkgpt.loop_break]\nstuck_warning_threshold = 40\n",
-         r"stuck_warning_threshold \(40\) must be < max_turns_stuck \(40\)"),
+        ("[tool.zorkgpt.loop_break]\nstuck_warning_threshold = 48\n",
+         r"stuck_warning_threshold \(48\) must be < max_turns_stuck \(48\)"),
+        ("[tool.zorkgpt.loop_break]\nrepetition_min_turns = 60\n",
+         r"repetition_min_turns \(60\) must be <= max_turns_stuck \(48\)"),
         ("[tool.zorkgpt.gameplay]\ncritic_rejection_threshold = 1.5\n",
          r"tool\.zorkgpt\.gameplay\.critic_rejection_threshold: .*less than or equal to 1"),
         ("[tool.zorkgpt.gameplay]\nagent = 'gpt'\n", r"tool\.zorkgpt\.gameplay\.agent: .*'offline'"),

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from session.config import GameConfiguration
+from session.config import GameConfiguration, markdown_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 KEYS = [(section, key) for section, field in GameConfiguration.model_fields.items() for key in field.annotation.model_fields]
@@ -22,3 +22,8 @@ def test_key_documented(section, key):
 @pytest.mark.parametrize("section, key", [k for k in KEYS if k[0] in ("loop_break", "action_loops")])
 def test_loop_break_key_in_pyproject(section, key):
     assert f"\n{key} = " in (ROOT / "pyproject.toml").read_text()
+
+
+def test_readme_configuration_tables_are_generated_from_the_models():
+    """`uv run python -m session.config` prints the tables; the README holds them verbatim."""
+    assert markdown_tables() in (ROOT / "README.md").read_text()

@@ -11,6 +11,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
 from tests.conftest import make_config, run_episode
+from tests.factories import SEED_LOOP_BREAK
 
 ORIGINAL_EPISODE_TURNS = 341  # episode 2025-11-03T12:38:53 ran 341 turns
 
@@ -35,7 +36,7 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
     """Walkthrough to score 40, walk to the Dam, 235 turns in the Dam rooms: terminated exactly max_turns_stuck
     turns after the last progress, the room-loop detector for the variant fires, and loop break off runs it all."""
     built = scenarios[name]
-    config = make_config(tmp_path)
+    config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     loop_break = result.summary["loop_break"]
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -62,7 +63,7 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
 @pytest.mark.parametrize("name", ["take_drop", "puzzle_retry"])
 def test_in_room_loops_terminate(rom_path, tmp_path, scenarios, name):
     built = scenarios[name]
-    config = make_config(tmp_path)
+    config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     assert result.summary["termination_reason"] == "stuck_no_progress"
     assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40
@@ -93,7 +94,7 @@ def test_stuck_episode_terminates_early(rom_path, tmp_path):
     config = make_config(
         tmp_path,
         gameplay={"max_turns_per_episode": 200},
-        loop_break={"max_turns_stuck": 20, "stuck_warning_threshold": 10},
+        loop_break={**SEED_LOOP_BREAK, "max_turns_stuck": 20, "stuck_warning_threshold": 10},
     )
     result = run_episode(rom_path, config, ReplayAgent(["open door", "east", "take house"] * 100))
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -118,7 +119,7 @@ def test_camping_breaks_via_penalties(rom_path, tmp_path, scenarios):
     """Camping at the Dam: once detected, moves back into it are penalised and the agent goes elsewhere."""
     built = scenarios["dam_ab"]
     loop = ["look", "examine dam", "look", "N", "S"]
-    result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, loop))
+    result = run_episode(rom_path, make_config(tmp_path, loop_break=SEED_LOOP_BREAK), LooperAgent(built.prefix, loop))
     camping = [e for e in result.events("loop_penalty_applied") if "Camping penalty" in e["reason"]]
     assert camping, "returning to the camped room must be penalised"
     detected_at, camped = camping[0]["turn"], camping[0]["destination"]
@@ -148,7 +149,7 @@ def test_objective_gaming_cannot_reset_timer(rom_path, tmp_path, scenarios):
             )
 
     built = scenarios["dam_ab"]
-    config = make_config(tmp_path)
+    config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     objectives = ObjectiveManager(config.loop_break, "llm", ClaimEverything(), config.llm)
     result = run_episode(rom_path, config, ReplayAgent(built.commands), objectives=objectives)
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -191,7 +192,7 @@ def test_loop_detection_off_still_terminates(rom_path, tmp_path, scenarios):
 
 def test_stuck_check_interval_ten_reproduces_seed(rom_path, tmp_path, scenarios):
     built = scenarios["dam_ab"]
-    config = make_config(tmp_path, loop_break={"stuck_check_interval": 10})
+    config = make_config(tmp_path, loop_break={**SEED_LOOP_BREAK, "stuck_check_interval": 10})
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     turns = result.summary["turns"]
     assert turns % 10 == 0

@@ -9,6 +9,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
 from tests.conftest import RecordingReplay, make_config, run_episode
+from tests.factories import SEED_LOOP_BREAK
 
 
 @pytest.fixture(scope="module")
@@ -16,7 +17,7 @@ def dam_ab(rom_path):
     return build_scenario("dam_ab", rom_path)
 
 
-SCORE_AND_OBJECTIVES = {"progress_signals": ["score", "objective"]}
+SCORE_AND_OBJECTIVES = {**SEED_LOOP_BREAK, "progress_signals": ["score", "objective"]}
 
 
 def test_episode_continues_with_objective_completions(rom_path, tmp_path):
@@ -92,9 +93,10 @@ def test_objective_completion_after_score_increase(rom_path, tmp_path, walkthrou
 
 
 def test_phase_1a_1b_1c_integration(rom_path, tmp_path, dam_ab):
-    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper: penalties fire, warnings
-    appear once stuck, and termination comes exactly max_turns_stuck after the last progress."""
-    config = make_config(tmp_path)
+    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper, under the seed's settings:
+    penalties fire, warnings appear once stuck, and termination comes exactly max_turns_stuck after the last
+    progress."""
+    config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     result = run_episode(rom_path, config, LooperAgent(dam_ab.prefix, dam_ab.loop))
     assert result.events("loop_penalty_applied")
     warnings = result.events("loop_break_warning")

@@ -25,7 +25,7 @@ from managers.loop_break.room_loops import (
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import turn_record
+from tests.factories import SEED_LOOP_BREAK, turn_record
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -86,7 +86,7 @@ def dam_map() -> MapGraph:
 
 def make_loop_break(game_map: MapGraph | None = None, **config) -> LoopBreak:
     game_map = game_map if game_map is not None else dam_map()
-    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+    return LoopBreak(LoopBreakConfig(**{**SEED_LOOP_BREAK, **config}), game_map, DestinationPredictor("map", game_map))
 
 
 def stuck_turns(loop_break: LoopBreak, first: int, last: int, room: int = DAM, score: int = 40):

@@ -11,7 +11,7 @@ from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
-from tests.factories import turn_record
+from tests.factories import SEED_LOOP_BREAK, turn_record
 
 CELLAR, TROLL_ROOM = 60, 61
 SIGNALS = ("score", "objective", "new_room")
@@ -45,7 +45,7 @@ def cellar_map() -> MapGraph:
 
 def make_loop_break(**config) -> LoopBreak:
     game_map = cellar_map()
-    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+    return LoopBreak(LoopBreakConfig(**{**SEED_LOOP_BREAK, **config}), game_map, DestinationPredictor("map", game_map))
 
 
 def countdown(text: str) -> int:
@@ -62,13 +62,13 @@ def suggestion(text: str, prefix: str) -> list[str]:
 # -- build_stuck_warning -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("turns_stuck, remaining", [(20, 20), (39, 1), (40, 0), (55, 0)])
 def test_countdown_never_negative(turns_stuck, remaining):
-    text = build_stuck_warning(turns_stuck, 40, SIGNALS)
+    text = build_stuck_warning(turns_stuck, 40 - turns_stuck, SIGNALS)
     assert countdown(text) == remaining
     assert f"No progress for {turns_stuck} turns" in text
 
 
 def test_warning_with_objectives_mentions_and_lists_at_most_five():
-    text = build_stuck_warning(25, 40, SIGNALS, OBJECTIVES)
+    text = build_stuck_warning(25, 15, SIGNALS, OBJECTIVES)
     assert "complete an objective" in text
     assert "increase your score" in text
     assert "CURRENT OBJECTIVES:" in text
@@ -79,22 +79,22 @@ def test_warning_with_objectives_mentions_and_lists_at_most_five():
 
 
 def test_warning_without_objectives_does_not_mention_objectives():
-    text = build_stuck_warning(25, 40, SIGNALS, ())
+    text = build_stuck_warning(25, 15, SIGNALS, ())
     assert "objective" not in text.lower()
     assert "increase your score" in text and "reach a room you have never visited" in text
 
 
 def test_warning_phrase_follows_the_signals():
-    assert "You will DIE in 15 turns unless you increase your score." in build_stuck_warning(25, 40, ("score",))
-    score_or_objective = build_stuck_warning(25, 40, ("score", "objective"), ("Open the trap door",))
+    assert "You will DIE in 15 turns unless you increase your score." in build_stuck_warning(25, 15, ("score",))
+    score_or_objective = build_stuck_warning(25, 15, ("score", "objective"), ("Open the trap door",))
     assert "unless you increase your score or complete an objective." in score_or_objective
 
 
 def test_warning_lists_hints_and_unexplored_exits():
-    text = build_stuck_warning(25, 40, SIGNALS, (), ("examine lantern", "up"), ("south", "down"))
+    text = build_stuck_warning(25, 15, SIGNALS, (), ("examine lantern", "up"), ("south", "down"))
     assert suggestion(text, "Commands you have not tried recently") == ["examine lantern", "up"]
     assert suggestion(text, "Unexplored exits here") == ["south", "down"]
-    plain = build_stuck_warning(25, 40, SIGNALS)
+    plain = build_stuck_warning(25, 15, SIGNALS)
     assert "SUGGESTIONS" not in plain and "Unexplored exits" not in plain
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
 from managers.loop_break.destination import DestinationPredictor
-from managers.loop_break.penalties import Detections, apply_loop_penalties
+from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties
 from managers.loop_break.progress import ProgressResult, ProgressTracker
+from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
 from managers.loop_break.room_loops import (
     CampingDetector,
     CampingResult,
@@ -83,6 +84,9 @@ class LoopBreak:
         self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
         self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
         self.active: Detections = NO_DETECTIONS
+        self.repetition = RepetitionDetector(config.repetition_window)
+        self.repeating = RepetitionResult(0, 0)
+        """The repetition window after the last turn (empty while repetition detection is off)."""
 
     @property
     def enabled(self) -> bool:
@@ -119,22 +123,59 @@ class LoopBreak:
         self.recent_rooms.append(record.room_id_after)
         self.recent_commands.append(normalize_command(record.command))
         self._update_detections(progress.turns_stuck, events, record.turn)
+        self._update_repetition(record, progress, events)
         verdict.gate = self.action_loops.observe(record, progress, events)
         if verdict.gate is not None and verdict.gate.action == "terminate":
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
-        if (
-            record.turn % self.config.stuck_check_interval == 0
-            and progress.turns_stuck >= self.config.max_turns_stuck
-        ):
+        rule = self._stop_rule(record.turn, progress.turns_stuck)
+        if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
+            why = (
+                f"no progress for {progress.turns_stuck} turns"
+                if rule == "no_progress"
+                else f"no progress for {progress.turns_stuck} turns, each of the last {self.repeating.window} "
+                "repeating what it did before"
+            )
             emit(
-                events, "stuck_termination",
-                f"Terminating episode: no progress for {progress.turns_stuck} turns (score {record.score_after})",
+                events, "stuck_termination", f"Terminating episode: {why} (score {record.score_after})",
                 level="WARNING", turn=record.turn, turns_stuck=progress.turns_stuck, score=record.score_after,
-                last_progress_turn=progress.last_progress_turn,
+                last_progress_turn=progress.last_progress_turn, rule=rule,
             )  # fmt: skip
         return verdict
+
+    def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
+        """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress) or
+        `repetition` (repetition_min_turns without progress, the whole repetition window repeating)."""
+        if turn % self.config.stuck_check_interval:
+            return None
+        if turns_stuck >= self.config.max_turns_stuck:
+            return "no_progress"
+        if self.repeating.repeating and turns_stuck >= self.config.repetition_min_turns:
+            return "repetition"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int) -> int:
+        """Turns until a stop rule could fire at the earliest, if play goes on as it is."""
+        remaining = self.config.max_turns_stuck - turns_stuck
+        if self.config.enable_repetition_detection:
+            until_repeating = self.repetition.turns_until_repeating()
+            remaining = min(remaining, max(self.config.repetition_min_turns - turns_stuck, until_repeating))
+        return max(0, remaining)
+
+    def _update_repetition(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
+        if not self.config.enable_repetition_detection:
+            return
+        self.repetition.observe(record, progress.progress)
+        previous, self.repeating = self.repeating, self.repetition.result()
+        wandering = self.repeating.repeating and len(self.repeating.rooms) > self.config.region_max_rooms
+        if wandering and not (previous.repeating and len(previous.rooms) > self.config.region_max_rooms):
+            names = ", ".join(self.game_map.name_of(room) for room in self.repeating.rooms)
+            emit(
+                events, "loop_detected", f"Loop detected: wandering over {len(self.repeating.rooms)} rooms ({names})",
+                level="WARNING", turn=record.turn, kind="wandering", detail=names, rooms=list(self.repeating.rooms),
+                turns_stuck=progress.turns_stuck,
+            )  # fmt: skip
 
     def _update_detections(self, turns_stuck: int, events: list[dict], turn: int) -> None:
         previous = self.active
@@ -165,19 +206,18 @@ class LoopBreak:
             return LoopStatus(0)
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
         warning = ""
-        if self.config.enable_stuck_warnings and turns_stuck >= self.config.stuck_warning_threshold:
+        remaining = self.turns_to_stop(turns_stuck)
+        lead = self.config.max_turns_stuck - self.config.stuck_warning_threshold
+        if self.config.enable_stuck_warnings and turns_stuck > 0 and remaining <= lead:
             hints: tuple[str, ...] = ()
             unexplored: tuple[str, ...] = ()
             if self.config.enable_exploration_hints:
                 hints = self._novelty_hints(view)
                 unexplored = tuple(self.game_map.untried_directions(view.room_id))
-            warning = build_stuck_warning(
-                turns_stuck, self.config.max_turns_stuck, self.signals, objectives, hints, unexplored
-            )
+            warning = build_stuck_warning(turns_stuck, remaining, self.signals, objectives, hints, unexplored)
             emit(
                 events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
-                level="WARNING", turn=turn, turns_stuck=turns_stuck,
-                turns_remaining=max(0, self.config.max_turns_stuck - turns_stuck),
+                level="WARNING", turn=turn, turns_stuck=turns_stuck, turns_remaining=remaining,
                 last_progress_turn=self.progress.last_progress_turn,
             )  # fmt: skip
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
@@ -210,6 +250,9 @@ class LoopBreak:
         if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
             destination = self.predictor.predict(view.room_id, command, view.world_hash)
             adjusted = apply_loop_penalties(adjusted, destination, self.active, self.config, self.game_map.name_of)
+        if self._repeats_move_while_stuck(command, turn, view.room_id):
+            reason = "Repeat penalty (this move was already made from here since the last progress)"
+            adjusted = adjust_score(adjusted, [(self.config.repeated_move_penalty, reason)])
         if adjusted is not judgement:
             turned = judgement.score >= self.rejection_threshold > adjusted.score
             emit(
@@ -220,6 +263,17 @@ class LoopBreak:
             )  # fmt: skip
         return adjusted
 
+    def _repeats_move_while_stuck(self, command: str, turn: int, room_id: int | None) -> bool:
+        """A move already made from here since the last progress, while play keeps repeating itself and another
+        way out of here is still untried (a penalty must steer, never wall the agent in)."""
+        if not (self.config.enable_repetition_detection and self.config.enable_loop_detection):
+            return False
+        stuck = self.progress.turns_stuck(turn - 1) >= self.config.penalty_min_turns_stuck
+        if not (stuck and self.repeating.share >= 0.5 and self.repetition.repeats_move(command)):
+            return False
+        room = self.game_map.rooms.get(room_id) if room_id is not None else None
+        ways = set(self.game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
+        return any(not self.repetition.repeats_move(way) for way in ways)
 
     def note_rejection(self, turn: int, room_id: int | None, command: str, events: list[dict]) -> None:
         """A proposal was rejected (after adjustments): agent<->critic loop bookkeeping."""

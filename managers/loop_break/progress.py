@@ -6,6 +6,11 @@ from dataclasses import dataclass
 
 from session.records import TurnRecord
 
+NOVELTY_SIGNALS = (
+    "new_room", "new_world_state", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
+)  # fmt: skip
+"""Progress signals read off the turn record's novelty (managers.novelty); `score` and `objective` are read here."""
+
 
 @dataclass(frozen=True)
 class ProgressResult:
@@ -22,28 +27,36 @@ class ProgressResult:
 
 
 class ProgressTracker:
-    """Which signals count is configuration (`progress_signals`); each is read off the turn record."""
+    """Which signals count is configuration (`progress_signals`); each is read off the turn record.
+
+    `score` fires when the score reaches a value this episode never had (any direction, as in seed 000, but taking
+    and dropping a treasure in a loop is not progress twice).
+    """
 
     def __init__(self, signals: set[str]):
         self.signals = signals
         self.last_progress_turn = 0
         self.last_signals: tuple[str, ...] = ()
+        self.scores: set[int] = set()
 
     def observe(self, record: TurnRecord) -> ProgressResult:
+        self.scores.add(record.score_before)
+        new_score = record.score_changed and record.score_after not in self.scores
+        self.scores.add(record.score_after)
+        happened = {"score": new_score, "objective": bool(record.objectives_completed)}
+        happened["new_room"] = record.new_room or "new_room" in record.novelty
+        happened["new_world_state"] = record.new_world_state or "new_world_state" in record.novelty
         fired = tuple(
-            name
-            for name, happened in (
-                ("score", record.score_changed),
-                ("objective", bool(record.objectives_completed)),
-                ("new_room", record.new_room),
-                ("new_world_state", record.new_world_state),
-            )
-            if happened and name in self.signals
+            name for name in self.signals_in_order if happened.get(name, name in record.novelty)
         )
         if fired:
             self.last_progress_turn = record.turn
             self.last_signals = fired
         return ProgressResult(record.turn, fired, record.turn - self.last_progress_turn, self.last_progress_turn)
+
+    @property
+    def signals_in_order(self) -> tuple[str, ...]:
+        return tuple(s for s in ("score", "objective", *NOVELTY_SIGNALS) if s in self.signals)
 
     def turns_stuck(self, turn: int) -> int:
         return turn - self.last_progress_turn

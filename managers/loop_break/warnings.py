@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+_CHANGE = "change something in the world you have not changed before"
 _SIGNAL_PHRASES = {
     "score": "increase your score",
     "objective": "complete an objective",
     "new_room": "reach a room you have never visited",
-    "new_world_state": "change something in the world you have not changed before",
+    "new_world_state": _CHANGE,
+    "new_object_state": _CHANGE,
+    "new_game_variable": _CHANGE,
+    "new_room_inventory": "bring something to a place you have not brought it",
+    "new_position": "reach a room you have never visited",
 }
 
 
 def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool) -> str:
     """'increase your score or complete an objective ...' for the enabled signals."""
-    phrases = [
+    phrases = list(dict.fromkeys(
         _SIGNAL_PHRASES[s] for s in _SIGNAL_PHRASES if s in signals and (s != "objective" or objectives_exist)
-    ]
+    ))
     if len(phrases) <= 1:
         return phrases[0] if phrases else "make progress"
     return ", ".join(phrases[:-1]) + " or " + phrases[-1]
@@ -22,13 +27,13 @@ def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool
 
 def build_stuck_warning(
     turns_stuck: int,
-    max_turns_stuck: int,
+    turns_remaining: int,
     signals: list[str] | tuple[str, ...],
     objectives: tuple[str, ...] = (),
     novelty_hints: tuple[str, ...] = (),
     unexplored_exits: tuple[str, ...] = (),
 ) -> str:
-    turns_remaining = max(0, max_turns_stuck - turns_stuck)
+    turns_remaining = max(0, turns_remaining)
     lines = [
         f"⚠️ WARNING: No progress for {turns_stuck} turns!",
         f"You will DIE in {turns_remaining} turns unless you {progress_phrase(signals, bool(objectives))}.",

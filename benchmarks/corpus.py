@@ -1,0 +1,323 @@
+"""The loop break over a whole corpus of story files: optimal, noisy and stuck trajectories on every game.
+
+    uv run python -m benchmarks.corpus --games ../shared/games --out docs/results/corpus
+    uv run python -m benchmarks.corpus --games ../shared/games --only zork1,hhgg --kinds optimal,noisy
+
+Every trajectory (see benchmarks/trajectories.py) is played through the real orchestrator with the offline critic
+and the configuration given (`--config`, default pyproject.toml): forced (its commands always run; what the loop
+break would do is recorded) and, for stuck kinds, also by the steerable looper, which falls back to other exits
+when the loop break's penalties reject its move. Figures are read from the records the episodes wrote.
+
+Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
+with `--records DIR`, every episode's records for replaying other rules over them (benchmarks/rules.py).
+Trajectories are cached under `<out>/cache` by story file and generator version: building noisy walkthroughs is the
+slow part (each detour is checked against the rest of the walkthrough).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import multiprocessing
+import sys
+import tempfile
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from loguru import logger
+
+from agents.looper_agent import LooperAgent
+from agents.offline_critic import OfflineCritic
+from agents.replay_agent import ReplayAgent
+from benchmarks import trajectories
+from benchmarks.trajectories import PURE_REPETITION, STUCK_KINDS, Trajectory
+from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from session.config import ConfigError, GameConfiguration
+from session.jericho_session import JerichoSession, StoryFileError
+
+STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
+LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
+GENERATOR_VERSION = 4
+"""Bump when benchmarks/trajectories.py builds different commands, so cached trajectories are rebuilt."""
+TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
+"""Turns from a loop's start within which it must end (issue 9)."""
+
+
+# -- building (cached) -----------------------------------------------------------------------------------------
+def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cuts: list[float], cache: Path):
+    """Every trajectory of `kinds` for one story file (None entries dropped), from the cache when built before."""
+    key = hashlib.md5(story.read_bytes()).hexdigest()[:12]
+    plan: list[tuple[str, tuple]] = []
+    if "optimal" in kinds:
+        plan.append(("optimal", ()))
+    if "noisy" in kinds:
+        plan += [("noisy", (factor, seed)) for factor in factors for seed in seeds]
+    for kind in STUCK_KINDS:
+        if kind in kinds or "stuck" in kinds:
+            plan += [("stuck", (kind, cut)) for cut in cuts]
+    built = []
+    for builder, args in plan:
+        path = cache / f"{story.stem}-{key}-v{GENERATOR_VERSION}-{builder}-{'-'.join(map(str, args)) or 'x'}.json"
+        if path.is_file():
+            data = json.loads(path.read_text())
+            trajectory = Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
+        else:
+            trajectory = getattr(trajectories, builder)(story, *args)
+            cache.mkdir(parents=True, exist_ok=True)
+            payload = {**asdict(trajectory), "loop_rooms": sorted(trajectory.loop_rooms)} if trajectory else None
+            path.write_text(json.dumps(payload))
+        if trajectory is not None:
+            built.append(trajectory)
+    return built
+
+
+# -- running ---------------------------------------------------------------------------------------------------
+def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: str) -> tuple[dict, list[dict]]:
+    """One episode of a trajectory: `forced` replays it, `looper` replays its prefix and then steers its loop."""
+    if mode == "looper":
+        agent = LooperAgent(trajectory.commands[: trajectory.prefix_turns], trajectory.commands[trajectory.prefix_turns :])
+    else:
+        agent = ReplayAgent(trajectory.commands, kind="replay")
+    session = JerichoSession(story, seed=config.gameplay.seed)
+    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+    summary_path = orchestrator.play_episode()
+    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    session.close()
+    return json.loads(summary_path.read_text()), records
+
+
+def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict], threshold: float) -> dict:
+    """What one run shows, read from its records."""
+    end = records[-1]["turn"] if records else 0
+    reason = summary["termination_reason"]
+    warned = sorted({r["turn"] for r in records for e in r["events"] if e["event_type"] == "loop_break_warning"})
+    turned = [
+        r["turn"] for r in records
+        if r["forced"] and r["would_reject"] and r["critic_base_score"] >= threshold
+    ]  # fmt: skip
+    row = {
+        "game": trajectory.game, "kind": trajectory.kind, "variant": trajectory.variant, "mode": mode,
+        "turns": len(records), "script_turns": len(trajectory.commands), "termination_reason": reason,
+        "termination_turn": end, "final_score": summary["final_score"], "max_score": summary["max_score"],
+        "warning_turns": len(warned), "turned_to_reject": len(turned),
+        "detections": sorted({e["kind"] for r in records for e in r["events"] if e["event_type"] == "loop_detected"}),
+        "gates": sum(e["event_type"] == "loop_gate" for r in records for e in r["events"]),
+        "penalties": sum(e["event_type"] == "loop_penalty_applied" for r in records for e in r["events"]),
+    }  # fmt: skip
+    if trajectory.kind in ("optimal", "noisy"):
+        healthy = [r for r in records if r["turn"] <= trajectory.healthy_until]
+        row.update({
+            "healthy_until": trajectory.healthy_until, "clean_score": trajectory.clean_score,
+            "script_score": trajectory.script_score,
+            "false_stop": reason in LOOP_ENDINGS and end <= trajectory.healthy_until,
+            "healthy_turns": len(healthy),
+            "healthy_warning_turns": sum(1 for t in warned if t <= trajectory.healthy_until),
+            "healthy_turned_to_reject": sum(1 for t in turned if t <= trajectory.healthy_until),
+        })  # fmt: skip
+    else:
+        start = trajectory.loop_start
+        limit = _target(trajectory.kind)
+        stopped = reason in LOOP_ENDINGS
+        row.update({
+            "loop_start": start, "target": limit, "ended_after": end - start + 1 if stopped else None,
+            "within_target": stopped and end - start + 1 <= limit, "stopped_in_prefix": stopped and end < start,
+        })  # fmt: skip
+        if mode == "looper":
+            outside = [r["turn"] for r in records if r["turn"] >= start and r["room_id_after"] not in trajectory.loop_rooms
+                       and r["room_id_after"] is not None]  # fmt: skip
+            row["left_loop_turn"] = outside[0] if outside else None
+    return row
+
+
+def _target(kind: str) -> int:
+    if kind in PURE_REPETITION:
+        return TARGETS["pure_repetition"]
+    return TARGETS["semi_novel"] if kind == "semi_novel" else TARGETS["stuck"]
+
+
+def run_game(job: dict) -> list[dict]:
+    """All trajectories of one story file, each run forced (and steered, for stuck kinds)."""
+    logger.remove()
+    story, out = Path(job["story"]), Path(job["out"])
+    config_overrides = job["overrides"]
+    rows: list[dict] = []
+    built = build(story, set(job["kinds"]), job["factors"], job["seeds"], job["cuts"], out / "cache")
+    with tempfile.TemporaryDirectory() as temporary:
+        episodes = Path(job["records"] or temporary) / story.stem
+        for index, trajectory in enumerate(built):
+            modes = ["forced"] if trajectory.kind in ("optimal", "noisy") else ["forced", "looper"]
+            for mode in modes:
+                folder = episodes / f"{index:03d}-{trajectory.kind}-{mode}"
+                overrides = {
+                    "files": {"episode_dir": str(folder)},
+                    "gameplay": {"max_turns_per_episode": len(trajectory.commands)},
+                }
+                for section, values in config_overrides.items():
+                    overrides.setdefault(section, {}).update(values)
+                config = GameConfiguration.from_toml(job["config"], overrides)
+                summary, records = play(story, trajectory, config, mode)
+                row = figures(trajectory, mode, summary, records, config.gameplay.critic_rejection_threshold)
+                row["records"] = str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None
+                rows.append(row)
+    return rows
+
+
+def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[dict]:
+    jobs = [
+        {"story": str(story), "out": str(args.out), "kinds": args.kinds, "factors": args.factors, "seeds": args.seeds,
+         "cuts": args.cuts, "config": args.config, "records": str(args.records) if args.records else None,
+         "overrides": overrides}
+        for story in stories
+    ]  # fmt: skip
+    rows: list[dict] = []
+    if args.jobs > 1:
+        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
+            for game_rows in pool.imap_unordered(run_game, jobs):
+                rows += game_rows
+                _progress(game_rows)
+    else:
+        for job in jobs:
+            game_rows = run_game(job)
+            rows += game_rows
+            _progress(game_rows)
+    return sorted(rows, key=lambda r: (r["game"], r["kind"], r["variant"], r["mode"]))
+
+
+def _progress(rows: list[dict]) -> None:
+    if rows:
+        print(f"  {rows[0]['game']}: {len(rows)} runs", file=sys.stderr, flush=True)
+
+
+# -- tables ----------------------------------------------------------------------------------------------------
+def summarize(rows: list[dict]) -> dict:
+    """The issue's targets, over every run."""
+    healthy = [r for r in rows if r["kind"] in ("optimal", "noisy")]
+    optimal = [r for r in rows if r["kind"] == "optimal"]
+    stuck_forced = [r for r in rows if r["kind"] in STUCK_KINDS and r["mode"] == "forced"]
+    wandering_looper = [r for r in rows if r["kind"] == "wandering" and r["mode"] == "looper"]
+    optimal_turns = sum(r["healthy_turns"] for r in optimal)
+    ended = [r["ended_after"] for r in stuck_forced if r["ended_after"] is not None]
+    return {
+        "games": len({r["game"] for r in rows}),
+        "runs": len(rows),
+        "healthy_runs": len(healthy),
+        "healthy_false_stops": [f"{r['game']}/{r['kind']}/{r['variant']}" for r in healthy if r["false_stop"]],
+        "optimal_score_mismatches": [r["game"] for r in optimal if r["final_score"] != r["clean_score"]],
+        "optimal_turns": optimal_turns,
+        "optimal_warning_share": round(sum(r["healthy_warning_turns"] for r in optimal) / max(1, optimal_turns), 4),
+        "optimal_turned_share": round(sum(r["healthy_turned_to_reject"] for r in optimal) / max(1, optimal_turns), 4),
+        "noisy_warning_share": _share(healthy, "noisy", "healthy_warning_turns"),
+        "stuck_runs": len(stuck_forced),
+        "stuck_within_target": sum(1 for r in stuck_forced if r["within_target"]),
+        "stuck_never_ended": [f"{r['game']}/{r['kind']}/{r['variant']}" for r in stuck_forced if r["ended_after"] is None],
+        "stuck_late": [f"{r['game']}/{r['kind']}/{r['variant']}: {r['ended_after']}" for r in stuck_forced
+                       if r["ended_after"] is not None and not r["within_target"]],
+        "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
+        "wandering_detected": sum(1 for r in rows if r["kind"] == "wandering" and r["mode"] == "forced"
+                                  and "wandering" in r["detections"]),
+        "wandering_runs": len(wandering_looper),
+        "wandering_left": sum(1 for r in wandering_looper if r.get("left_loop_turn") is not None),
+    }  # fmt: skip
+
+
+def _share(rows: list[dict], kind: str, key: str) -> float:
+    chosen = [r for r in rows if r["kind"] == kind]
+    return round(sum(r[key] for r in chosen) / max(1, sum(r["healthy_turns"] for r in chosen)), 4)
+
+
+def markdown(rows: list[dict], summary: dict) -> str:
+    lines = ["## Summary", ""]
+    lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
+    lines += ["", "## Healthy play (forced): stops before the last healthy turn must be none", "",
+              "| game | kind | variant | turns (healthy) | end | score / clean | warning turns | turned to reject |",
+              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        if r["kind"] in ("optimal", "noisy"):
+            end = f"{r['termination_reason']} @ {r['termination_turn']}" + (" **FALSE STOP**" if r["false_stop"] else "")
+            lines.append(
+                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['turns']} ({r['healthy_until']}) | {end} | "
+                f"{r['final_score']} / {r['clean_score']} | {r['healthy_warning_turns']} | {r['healthy_turned_to_reject']} |"
+            )
+    lines += ["", "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper", "",
+              "| game | kind | variant | loop starts | forced: ended after (target) | detections | looper: end | "
+              "looper left the loop at |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    looper = {(r["game"], r["kind"], r["variant"]): r for r in rows if r["mode"] == "looper"}
+    for r in rows:
+        if r["kind"] in STUCK_KINDS and r["mode"] == "forced":
+            steered = looper.get((r["game"], r["kind"], r["variant"]), {})
+            ended = r["ended_after"] if r["ended_after"] is not None else "never"
+            mark = "" if r["within_target"] else " **LATE**"
+            left = steered.get("left_loop_turn")
+            lines.append(
+                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | {ended} ({r['target']}){mark} | "
+                f"{', '.join(r['detections']) or '-'} | {steered.get('termination_reason', '-')} @ "
+                f"{steered.get('termination_turn', '-')} | {left if left is not None else '-'} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--games", required=True, help="folder of story files")
+    parser.add_argument("--only", help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
+    parser.add_argument("--kinds", default="optimal,noisy,stuck", help="optimal, noisy, stuck, or stuck kinds")
+    parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
+    parser.add_argument("--seeds", default="1", help="noisy: seeds")
+    parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
+    parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override a config key, e.g. --set loop_break.enable_velocity_detection=false")
+    parser.add_argument("--out", default="benchmarks/results/corpus")
+    parser.add_argument("--records", help="keep every episode's records in this folder")
+    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    args = parser.parse_args(argv)
+    args.kinds = args.kinds.split(",")
+    args.factors = [int(f) for f in args.factors.split(",")]
+    args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.cuts = [float(c) for c in args.cuts.split(",")]
+    args.out = Path(args.out)
+    folder = Path(args.games)
+    try:
+        overrides = _overrides(args.set)
+        GameConfiguration.from_toml(args.config, overrides)
+        if not folder.is_dir():
+            raise StoryFileError(f"--games {folder}: not a folder of story files")
+        stories = sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+        if args.only:
+            wanted = set(args.only.split(","))
+            stories = [p for p in stories if p.stem in wanted]
+        if not stories:
+            raise StoryFileError(f"no story files (.z1-.z8) in {folder}" + (f" named {args.only}" if args.only else ""))
+    except (ConfigError, StoryFileError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    rows = run(stories, args, overrides)
+    summary = summarize(rows)
+    summary["wall_seconds"] = round(time.perf_counter() - started, 1)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "corpus.json").write_text(json.dumps({"summary": summary, "runs": rows}, indent=1) + "\n")
+    (args.out / "corpus.md").write_text(markdown(rows, summary))
+    print(json.dumps(summary, indent=1))
+    print(f"wrote {args.out / 'corpus.json'} and {args.out / 'corpus.md'}")
+    return 0
+
+
+def _overrides(pairs: list[str]) -> dict:
+    overrides: dict[str, dict] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        section, _, name = key.partition(".")
+        if not section or not name or not _:
+            raise ConfigError(f"--set {pair}: expected SECTION.KEY=VALUE")
+        try:
+            overrides.setdefault(section, {})[name] = json.loads(value)
+        except json.JSONDecodeError:
+            overrides.setdefault(section, {})[name] = value  # a bare word, e.g. gate_action=terminate
+    return overrides
+
+
+if __name__ == "__main__":
+    sys.exit(main())

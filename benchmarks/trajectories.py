@@ -1,0 +1,494 @@
+"""Trajectories for the corpus benchmark, built on any story file by trying commands on exact snapshots.
+
+- `optimal`: Jericho's walkthrough, blank "press a key" steps included.
+- `noisy`: the walkthrough with harmless detours (look, inventory, examine, a wrong verb, a step to a neighbouring
+  room and back), up to `factor` of them per step on average, seeded. Each detour is tried on a snapshot first and
+  kept only when the room, score and inventory are as before and the rest of the walkthrough, played from there,
+  still scores as the clean walkthrough does at every step. The whole script is then replayed in plain Jericho:
+  `healthy_until` is its last turn when it reaches the clean final score, else the turn before its first walkthrough
+  step that ended differently.
+- stuck kinds, each a healthy walkthrough prefix (cut at a fraction of the walkthrough) followed by a loop:
+  `ab` (two rooms), `line` (a corridor of 3-5 rooms, end to end), `random_walk` (seeded, among at most 4 rooms),
+  `camping` (the same in-room actions), `puzzle_retry` (a failing command and its variations), `inventory_juggling`
+  (drop and take again), `wandering` (out and back over 5-10 rooms the prefix visited), and `semi_novel` (a new
+  verb, noun or parser error every turn in the same two rooms, none changing the world).
+
+Nothing here is game-specific: exits are found by trying every direction, objects come from the Z-machine.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from session.commands import DIRECTIONS, OPPOSITE
+from session.jericho_session import JerichoSession
+from session.records import GameView
+
+HEALTHY_KINDS = ("optimal", "noisy")
+STUCK_KINDS = (
+    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel",
+)  # fmt: skip
+PURE_REPETITION = frozenset({"ab", "camping"})
+"""Stuck kinds that repeat the very same commands: the issue asks them to end within 25 turns, not 40."""
+DEFAULT_CUTS = (0.25, 0.5, 0.75)
+LOOP_LENGTH = 150
+LOOKAHEAD_STEPS = 30
+"""How far ahead a single detour is checked (cheap); each block of CHECK_EVERY_STEPS steps is then checked against
+the whole rest of the walkthrough."""
+CHECK_EVERY_STEPS = 40
+_WRONG_VERBS = ("dance", "sing", "yodel", "think", "xyzzq", "wave hands")
+_WRONG_OBJECT_VERBS = ("touch", "smell", "shake", "frobnicate", "kick")
+_SEMI_NOVEL_VERBS = (
+    "examine", "look at", "smell", "listen to", "touch", "search", "look under", "look behind", "knock on", "read",
+    "taste", "rub", "hug", "count", "describe", "admire", "ponder", "consider", "greet", "study",
+)  # fmt: skip
+_SEMI_NOVEL_WORDS = (
+    "wall", "floor", "ceiling", "sky", "ground", "air", "dust", "shadow", "light", "door", "window", "corner", "noise",
+    "smell", "me", "myself", "hands", "feet", "clothes", "sound", "path", "grass", "stone", "rock", "tree", "water",
+    "zorgle", "blimfoo", "quaxxle", "snerd", "plonk", "wibbet",
+)  # fmt: skip
+_SEMI_NOVEL_PHRASES = ("xyzzq", "hmm", "what now", "help me", "think hard", "blorple the snerd", "be patient")
+
+
+@dataclass
+class Trajectory:
+    game: str
+    kind: str
+    variant: str
+    commands: list[str]
+    prefix_turns: int = 0
+    """Stuck kinds: healthy turns before the loop starts (the loop starts at turn prefix_turns + 1)."""
+    healthy_until: int = 0
+    """Healthy kinds: the last turn of healthy play (no stop before it may be a loop break)."""
+    clean_score: int | None = None
+    """Healthy kinds: plain Jericho's final score of the clean walkthrough."""
+    script_score: int | None = None
+    """Healthy kinds: plain Jericho's final score of this script."""
+    loop_rooms: set[int] = field(default_factory=set)
+
+    @property
+    def name(self) -> str:
+        return f"{self.game}/{self.kind}/{self.variant}"
+
+    @property
+    def loop_start(self) -> int:
+        return self.prefix_turns + 1
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a step leaves that decides whether a trajectory is still on track."""
+
+    room: int | None
+    score: int
+    inventory: tuple[int, ...]
+    over: bool
+
+    @classmethod
+    def of(cls, view: GameView) -> Outcome:
+        return cls(view.room_id, view.score, tuple(sorted(o.num for o in view.inventory)), view.game_over or view.victory)
+
+
+class Explorer:
+    """A Jericho session that can try commands on a snapshot (restored exactly, RNG included)."""
+
+    def __init__(self, story: Path, seed: int | None = None):
+        self.session = JerichoSession(story, seed=seed)
+        self.view = self.session.reset()
+        self.game = self.session.game_name
+
+    def play(self, command: str) -> GameView:
+        self.view = self.session.step(command)
+        return self.view
+
+    def attempt(self, commands: list[str]) -> list[GameView]:
+        """The views each command leaves, played from here on a snapshot; the state is restored after."""
+        snapshot = self.session.snapshot()
+        view = self.view
+        try:
+            return [self.session.step(command) for command in commands]
+        finally:
+            self.session.restore(snapshot)
+            self.view = view
+
+    def exits(self) -> dict[str, int]:
+        """Direction -> room for every direction that leads, alive, to another room from here."""
+        found: dict[str, int] = {}
+        here = self.view.room_id
+        for direction in DIRECTIONS:
+            after = self.attempt([direction])[0]
+            if after.room_id not in (None, here) and not after.game_over and after.score == self.view.score:
+                found[direction] = after.room_id
+        return found
+
+    def way_back(self, direction: str, origin: int) -> str | None:
+        """From the room `direction` leads to, a direction that returns to `origin` (the opposite first)."""
+        for back in [OPPOSITE[direction]] + [d for d in DIRECTIONS if d != OPPOSITE[direction]]:
+            views = self.attempt([direction, back])
+            if views[1].room_id == origin and not views[1].game_over and views[1].score == self.view.score:
+                return back
+        return None
+
+
+# -- healthy ---------------------------------------------------------------------------------------------------
+def walkthrough(story: Path) -> list[str]:
+    return JerichoSession(story).walkthrough()
+
+
+def optimal(story: Path) -> Trajectory | None:
+    commands = walkthrough(story)
+    if not commands:
+        return None
+    outcomes = clean_outcomes(story, commands)
+    score = outcomes[-1].score if outcomes else 0
+    game = JerichoSession(story).game_name
+    return Trajectory(game, "optimal", "walkthrough", commands, healthy_until=len(commands), clean_score=score,
+                      script_score=score)  # fmt: skip
+
+
+def clean_outcomes(story: Path, commands: list[str]) -> list[Outcome]:
+    """The outcome of every walkthrough step in plain Jericho."""
+    explorer = Explorer(story)
+    return [Outcome.of(explorer.play(command)) for command in commands]
+
+
+def noisy(story: Path, factor: int, seed: int) -> Trajectory | None:
+    """The walkthrough with detours, built block by block: a block's detours are kept only when the whole rest of
+    the walkthrough, played from the end of the block, still scores exactly as the clean one; otherwise the block is
+    built again with half as many detours (none at last, which always holds)."""
+    commands = walkthrough(story)
+    if not commands:
+        return None
+    clean = clean_outcomes(story, commands)
+    explorer = Explorer(story)
+    script: list[str] = []
+    step_turns: list[int] = []
+    for start in range(0, len(commands), CHECK_EVERY_STEPS):
+        end = min(start + CHECK_EVERY_STEPS, len(commands))
+        snapshot, view = explorer.session.snapshot(), explorer.view
+        for attempt, density in enumerate((1.0, 0.5, 0.25, 0.0)):
+            explorer.session.restore(snapshot)
+            explorer.view = view
+            rng = random.Random(f"{story.name}:{factor}:{seed}:{start}:{attempt}")
+            block, turns, on_track = _noisy_block(explorer, commands, clean, start, end, factor * density, rng)
+            if density == 0.0 or (on_track and _still_wins(explorer, [], commands[end:], clean[end:], None)):
+                break
+        step_turns += [len(script) + turn for turn in turns]
+        script += block
+        if explorer.view.game_over or explorer.view.victory:
+            break
+    healthy_until, final = _verify(story, script, commands, step_turns, clean)
+    return Trajectory(
+        explorer.game, "noisy", f"factor {factor}, seed {seed}", script, healthy_until=healthy_until,
+        clean_score=clean[-1].score, script_score=final,
+    )  # fmt: skip
+
+
+def _noisy_block(explorer, commands, clean, start, end, factor, rng) -> tuple[list[str], list[int], bool]:
+    """Walkthrough steps start..end-1 with detours: (commands, the turn within the block of each step, whether every
+    step scored as in the clean walkthrough)."""
+    block: list[str] = []
+    turns: list[int] = []
+    on_track = True
+    for index in range(start, end):
+        count = rng.randint(0, round(2 * factor)) if factor else 0
+        for _ in range(count):
+            detour = _harmless_detour(explorer, commands[index:], clean[index:], rng)
+            for step in detour:
+                explorer.play(step)
+            block += detour
+        view = explorer.play(commands[index])
+        block.append(commands[index])
+        turns.append(len(block))
+        ended = view.game_over or view.victory
+        on_track = on_track and view.score == clean[index].score and ended == clean[index].over
+        if ended:
+            break
+    return block, turns, on_track
+
+
+def _still_wins(
+    explorer: Explorer, detour: list[str], rest: list[str], clean: list[Outcome], horizon: int | None = LOOKAHEAD_STEPS
+) -> bool:
+    """Whether, after `detour`, the next `horizon` walkthrough steps (all when None) still score exactly as in the
+    clean walkthrough, ending where it ends. Played on a snapshot with the bare emulator (fast), then restored:
+    detours shift time and the random numbers a later fight or thief draws, so the next step alone cannot tell."""
+    env = explorer.session.env
+    snapshot = explorer.session.snapshot()
+    limit = len(rest) if horizon is None else horizon
+    try:
+        for command in detour:
+            env.step(command)
+            if env.game_over():
+                return False
+        for command, expected in zip(rest[:limit], clean[:limit]):
+            env.step(command)
+            if env.get_score() != expected.score or (expected.over and not (env.victory() or env.game_over())):
+                return False
+        return not env.game_over() or (len(rest) <= limit and bool(clean) and clean[-1].over)
+    finally:
+        explorer.session.restore(snapshot)
+
+
+def _harmless_detour(explorer: Explorer, rest: list[str], clean: list[Outcome], rng: random.Random) -> list[str]:
+    """A detour that leaves room, score and inventory as they were and the walkthrough still winning."""
+    view = explorer.view
+    nouns = [obj.noun for obj in view.room_objects + view.inventory if obj.noun.isalpha()]
+    before = Outcome.of(view)
+    for _ in range(4):
+        kind = rng.choice(("look", "inventory", "examine", "wrong_verb", "neighbour"))
+        if kind == "look":
+            detour = ["look"]
+        elif kind == "inventory":
+            detour = ["inventory"]
+        elif kind == "examine" and nouns:
+            detour = [f"examine {rng.choice(nouns)}"]
+        elif kind == "wrong_verb":
+            if nouns and rng.random() < 0.5:
+                detour = [f"{rng.choice(_WRONG_OBJECT_VERBS)} {rng.choice(nouns)}"]
+            else:
+                detour = [rng.choice(_WRONG_VERBS)]
+        elif kind == "neighbour" and view.room_id is not None:
+            exits = explorer.exits()
+            if not exits:
+                continue
+            direction = rng.choice(sorted(exits))
+            back = explorer.way_back(direction, view.room_id)
+            if back is None:
+                continue
+            detour = [direction, back]
+        else:
+            continue
+        if Outcome.of(explorer.attempt(detour)[-1]) == before and _still_wins(explorer, detour, rest, clean):
+            return detour
+    return []
+
+
+def _verify(story, script, commands, step_turns, clean) -> tuple[int, int]:
+    """(healthy_until, final score) of a noisy script replayed in plain Jericho."""
+    explorer = Explorer(story)
+    outcomes = [Outcome.of(explorer.play(command)) for command in script]
+    final = outcomes[-1].score if outcomes else 0
+    if len(step_turns) == len(commands) and final == clean[-1].score:
+        return len(script), final
+    for index, turn in enumerate(step_turns):
+        if outcomes[turn - 1] != clean[index]:
+            previous = step_turns[index - 1] if index else 0
+            return previous, final
+    return len(script), final
+
+
+# -- stuck -----------------------------------------------------------------------------------------------------
+def stuck(story: Path, kind: str, cut: float, seed: int = 0, length: int = LOOP_LENGTH) -> Trajectory | None:
+    """A walkthrough prefix (cut at `cut` of its steps, moved on to the next step that leaves the player free to
+    move) and a loop of `kind`; None when this game gives no such loop there."""
+    commands = walkthrough(story)
+    explorer = Explorer(story)
+    prefix: list[str] = []
+    visited = {explorer.view.room_id}
+    target = int(len(commands) * cut)
+    for index, command in enumerate(commands):
+        if index >= target and explorer.view.room_id is not None and explorer.exits():
+            break
+        explorer.play(command)
+        prefix.append(command)
+        visited.add(explorer.view.room_id)
+        if explorer.view.game_over or explorer.view.victory:
+            return None
+    builder = _BUILDERS[kind]
+    rng = random.Random(f"{story.name}:{kind}:{cut}:{seed}")
+    loop = builder(explorer, rng, length, visited - {None})
+    if not loop:
+        return None
+    rooms = _rooms_along(explorer, loop)
+    return Trajectory(explorer.game, kind, f"cut {cut:.2f}", prefix + loop, prefix_turns=len(prefix),
+                      loop_rooms=rooms)  # fmt: skip
+
+
+def _rooms_along(explorer: Explorer, loop: list[str]) -> set[int]:
+    rooms = {explorer.view.room_id}
+    for view in explorer.attempt(loop):
+        rooms.add(view.room_id)
+    return rooms - {None}
+
+
+def _repeat(body: list[str], length: int) -> list[str]:
+    return [body[i % len(body)] for i in range(length)] if body else []
+
+
+def _ab(explorer: Explorer, rng: random.Random, length: int, visited: set[int]) -> list[str]:
+    here = explorer.view.room_id
+    for direction in sorted(explorer.exits(), key=lambda d: rng.random()):
+        back = explorer.way_back(direction, here)
+        if back is not None:
+            return _repeat([direction, back], length)
+    return []
+
+
+def _paths(explorer: Explorer, depth: int, allowed: set[int] | None, rng: random.Random) -> Iterator[list[str]]:
+    """Simple paths of `depth` moves from here (rooms all distinct, each step reversible), found depth-first."""
+    def extend(path: list[str], rooms: list[int]) -> Iterator[list[str]]:
+        if len(path) == depth:
+            yield path
+            return
+        snapshot, view = explorer.session.snapshot(), explorer.view
+        for step in path:
+            explorer.play(step)
+        exits = explorer.exits()
+        options = sorted(exits, key=lambda d: rng.random())
+        backs = {d: explorer.way_back(d, explorer.view.room_id) for d in options}
+        explorer.session.restore(snapshot)
+        explorer.view = view
+        for direction in options:
+            room = exits[direction]
+            if room in rooms or backs[direction] is None or (allowed is not None and room not in allowed):
+                continue
+            yield from extend(path + [direction], rooms + [room])
+
+    yield from extend([], [explorer.view.room_id])
+
+
+def _out_and_back(explorer: Explorer, path: list[str]) -> list[str]:
+    """The path, then the way back along it (each step's return direction, found on a snapshot)."""
+    snapshot, view = explorer.session.snapshot(), explorer.view
+    backs = []
+    try:
+        for step in path:
+            origin = explorer.view.room_id
+            backs.append(explorer.way_back(step, origin))
+            explorer.play(step)
+    finally:
+        explorer.session.restore(snapshot)
+        explorer.view = view
+    return path + [b for b in reversed(backs) if b] if all(backs) else []
+
+
+def _line(explorer, rng, length, visited) -> list[str]:
+    for moves in (rng.choice((2, 3, 4)), 2):
+        for path in _paths(explorer, moves, None, rng):
+            body = _out_and_back(explorer, path)
+            if body:
+                return _repeat(body, length)
+    return []
+
+
+def _wandering(explorer, rng, length, visited) -> list[str]:
+    for moves in (rng.choice((6, 7, 8, 9)), 5, 4):
+        for path in _paths(explorer, moves, visited, rng):
+            body = _out_and_back(explorer, path)
+            if body:
+                return _repeat(body, length)
+            break
+    return []
+
+
+def _random_walk(explorer, rng, length, visited) -> list[str]:
+    region = {explorer.view.room_id}
+    frontier = [explorer.view.room_id]
+    for path in _paths(explorer, 3, None, rng):
+        region |= set(_rooms_along(explorer, path))
+        if len(region) >= 4:
+            break
+    if len(region) < 3:
+        return []
+    snapshot, view = explorer.session.snapshot(), explorer.view
+    moves: list[str] = []
+    try:
+        for _ in range(length):
+            exits = {d: r for d, r in explorer.exits().items() if r in region}
+            if not exits:
+                break
+            direction = rng.choice(sorted(exits))
+            moves.append(direction)
+            explorer.play(direction)
+    finally:
+        explorer.session.restore(snapshot)
+        explorer.view = view
+    del frontier
+    return moves if len(moves) == length else []
+
+
+def _nouns(view: GameView) -> list[str]:
+    return sorted({obj.noun for obj in view.room_objects + view.inventory if obj.noun.isalpha()})
+
+
+def _unchanging(explorer: Explorer, commands: list[str]) -> list[str]:
+    """The commands that, tried one at a time from here, change nothing that one idle turn (`look`) would not:
+    the same room, score, inventory, objects and attributes."""
+    idle = explorer.attempt(["look"])[0]
+    kept = []
+    for command in commands:
+        after = explorer.attempt([command])[0]
+        if Outcome.of(after) == Outcome.of(idle) and _same_objects(after, idle):
+            kept.append(command)
+    return kept
+
+
+def _same_objects(a: GameView, b: GameView) -> bool:
+    if a.world is None or b.world is None:
+        return True
+    return bool((a.world.parents == b.world.parents).all() and (a.world.attributes == b.world.attributes).all())
+
+
+def _camping(explorer, rng, length, visited) -> list[str]:
+    nouns = _nouns(explorer.view)
+    body = _unchanging(explorer, ["look"] + [f"examine {n}" for n in nouns[:2]] + ["inventory"])
+    return _repeat(body, length) if len(body) >= 2 else []
+
+
+def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
+    nouns = _nouns(explorer.view)
+    for noun in sorted(nouns, key=lambda n: rng.random()):
+        tries = [f"open {noun}", f"push {noun}", f"pull {noun}", f"turn {noun}", f"open the {noun}", f"move {noun}",
+                 f"unlock {noun}", f"break {noun}"]  # fmt: skip
+        body = _unchanging(explorer, tries)
+        if len(body) >= 3:
+            return _repeat(body[:5], length)
+    return []
+
+
+def _inventory_juggling(explorer, rng, length, visited) -> list[str]:
+    held = [obj.noun for obj in explorer.view.inventory if obj.noun.isalpha()][:2]
+    body: list[str] = []
+    for noun in held:
+        views = explorer.attempt(body + [f"drop {noun}", f"take {noun}"])
+        if views[-1].room_id == explorer.view.room_id and Outcome.of(views[-1]) == Outcome.of(explorer.view):
+            body += [f"drop {noun}", f"take {noun}"]
+    return _repeat(body, length) if body else []
+
+
+def _semi_novel(explorer, rng, length, visited) -> list[str]:
+    """A new command every turn, in this room and a neighbour the prefix visited, none changing the world."""
+    here = explorer.view.room_id
+    exits = {d: r for d, r in explorer.exits().items() if r in visited}
+    step = next(((d, b) for d in sorted(exits) if (b := explorer.way_back(d, here))), None)
+    nouns = _nouns(explorer.view)
+    pool = [f"{verb} {noun}" for verb in _SEMI_NOVEL_VERBS for noun in nouns + list(_SEMI_NOVEL_WORDS)]
+    rng.shuffle(pool)
+    pool = list(_SEMI_NOVEL_PHRASES) + pool
+    commands: list[str] = []
+    snapshot, view = explorer.session.snapshot(), explorer.view
+    try:
+        while len(commands) < length and pool:
+            if step and len(commands) % 12 == 11:
+                commands += list(step)
+                for move in step:
+                    explorer.play(move)
+                continue
+            candidate = pool.pop()
+            if _unchanging(explorer, [candidate]):
+                commands.append(candidate)
+                explorer.play(candidate)
+    finally:
+        explorer.session.restore(snapshot)
+        explorer.view = view
+    return commands[:length] if len(commands) >= length else []
+
+
+_BUILDERS = {
+    "ab": _ab, "line": _line, "random_walk": _random_walk, "camping": _camping, "puzzle_retry": _puzzle_retry,
+    "inventory_juggling": _inventory_juggling, "wandering": _wandering, "semi_novel": _semi_novel,
+}  # fmt: skip

@@ -1,0 +1,77 @@
+"""Repetition: is the agent doing again what it already did from the same situation?
+
+A turn repeats when its transition, (the situation it started from, the normalised command), happened before in
+this episode. A loop repeats every transition once it has gone round once; healthy play, even with detours, keeps
+trying new things or trying them from new places, so a whole window of repeats is rare in it (measured on noisy
+walkthroughs: benchmarks/corpus.py). Situations come from managers.novelty (room, inventory, the room's objects).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from session.commands import direction_of, normalize_command
+from session.records import TurnRecord
+
+
+@dataclass(frozen=True)
+class RepetitionResult:
+    repeats: int
+    """Repeated transitions among the last `window` turns."""
+    window: int
+    rooms: tuple[int, ...] = ()
+    """Rooms the player was in over those turns (sorted)."""
+
+    @property
+    def repeating(self) -> bool:
+        """Every one of the last `window` turns repeated a transition."""
+        return self.window > 0 and self.repeats >= self.window
+
+    @property
+    def share(self) -> float:
+        return self.repeats / self.window if self.window else 0.0
+
+
+class RepetitionDetector:
+    kind = "repetition"
+
+    def __init__(self, window: int):
+        self.window = window
+        self.transitions: set[tuple[str, str]] = set()
+        self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
+        self.situation = ""
+        self.stretch_moves: set[tuple[str, str]] = set()
+        """Moves (situation, direction) made since the last progress: repeating one steers nowhere new."""
+
+    def observe(self, record: TurnRecord, progress: bool) -> None:
+        command = normalize_command(record.command)
+        transition = (self.situation, command)
+        self.recent.append((transition in self.transitions, record.room_id_after))
+        self.transitions.add(transition)
+        if progress:
+            self.stretch_moves.clear()
+        direction = direction_of(command)
+        if direction is not None:
+            self.stretch_moves.add((self.situation, direction))
+        self.situation = record.situation
+
+    def result(self) -> RepetitionResult:
+        if len(self.recent) < self.window:
+            return RepetitionResult(0, 0)
+        rooms = tuple(sorted({room for _, room in self.recent if room is not None}))
+        return RepetitionResult(sum(repeated for repeated, _ in self.recent), self.window, rooms)
+
+    def turns_until_repeating(self) -> int:
+        """Turns of repeats still needed before the whole window repeats (0: it does now)."""
+        flags = [repeated for repeated, _ in self.recent]
+        missing = self.window - len(flags)
+        for age, repeated in enumerate(reversed(flags)):
+            if not repeated:
+                return self.window - age
+        return missing
+
+    def repeats_move(self, command: str) -> bool:
+        """The command is a move this situation already made since the last progress."""
+        direction = direction_of(command)
+        return direction is not None and (self.situation, direction) in self.stretch_moves
