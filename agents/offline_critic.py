@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from agents.base import AgentContext
-from session.commands import command_words, direction_of, normalize_command
+from session.commands import command_words, direction_of, is_observation, normalize_command
 from session.records import Judgement
 
 # Meta commands that waste a turn or undo the episode.
 _HARMFUL = frozenset({"quit", "restart", "restore", "save", "q"})
 _ATTACKS = frozenset({"kill", "attack", "fight", "hit", "stab", "slay"})
-_INFO_ONLY = frozenset({"look", "l", "inventory", "i", "score", "diagnose", "verbose", "brief", "superbrief"})
 
 
 class OfflineCritic:
@@ -32,7 +31,7 @@ class OfflineCritic:
             return Judgement(0.7, "fights are random: another blow can land where the last missed")
         if text in context.refused_here:
             return Judgement(0.2, "this changed nothing the last time it ran here")
-        if text in _INFO_ONLY:
+        if is_observation(text) and len(text.split()) == 1:
             return Judgement(0.55, "information only")
         visible = {obj.noun for obj in context.view.room_objects + context.view.inventory}
         if visible.intersection(command_words(text)):

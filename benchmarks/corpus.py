@@ -10,8 +10,8 @@ when the loop break's penalties reject its move. Figures are read from the recor
 
 Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
 with `--records DIR`, every episode's records for replaying other rules over them (benchmarks/rules.py).
-Trajectories are cached under `<out>/cache` by story file and generator version: building noisy walkthroughs is the
-slow part (each detour is checked against the rest of the walkthrough).
+Trajectories are cached (`--cache`, default benchmarks/results/cache) by story file and generator version: building
+noisy walkthroughs is the slow part (each detour is checked against the rest of the walkthrough).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ from session.jericho_session import JerichoSession, StoryFileError
 
 STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
-GENERATOR_VERSION = 4
-"""Bump when benchmarks/trajectories.py builds different commands, so cached trajectories are rebuilt."""
+GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
+"""Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
+trajectories are then rebuilt."""
 TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
 """Turns from a loop's start within which it must end (issue 9)."""
 
@@ -59,7 +60,8 @@ def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cu
             plan += [("stuck", (kind, cut)) for cut in cuts]
     built = []
     for builder, args in plan:
-        path = cache / f"{story.stem}-{key}-v{GENERATOR_VERSION}-{builder}-{'-'.join(map(str, args)) or 'x'}.json"
+        version = GENERATOR_VERSIONS[builder]
+        path = cache / f"{story.stem}-{key}-{builder}-v{version}-{'-'.join(map(str, args)) or 'x'}.json"
         if path.is_file():
             data = json.loads(path.read_text())
             trajectory = Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
@@ -143,7 +145,7 @@ def run_game(job: dict) -> list[dict]:
     story, out = Path(job["story"]), Path(job["out"])
     config_overrides = job["overrides"]
     rows: list[dict] = []
-    built = build(story, set(job["kinds"]), job["factors"], job["seeds"], job["cuts"], out / "cache")
+    built = build(story, set(job["kinds"]), job["factors"], job["seeds"], job["cuts"], Path(job["cache"]))
     with tempfile.TemporaryDirectory() as temporary:
         episodes = Path(job["records"] or temporary) / story.stem
         for index, trajectory in enumerate(built):
@@ -168,6 +170,7 @@ def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[
     jobs = [
         {"story": str(story), "out": str(args.out), "kinds": args.kinds, "factors": args.factors, "seeds": args.seeds,
          "cuts": args.cuts, "config": args.config, "records": str(args.records) if args.records else None,
+         "cache": str(args.cache),
          "overrides": overrides}
         for story in stories
     ]  # fmt: skip
@@ -270,6 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override a config key, e.g. --set loop_break.enable_velocity_detection=false")
     parser.add_argument("--out", default="benchmarks/results/corpus")
+    parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
     parser.add_argument("--records", help="keep every episode's records in this folder")
     parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
     args = parser.parse_args(argv)

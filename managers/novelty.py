@@ -14,7 +14,8 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
   their own) is left out (`JerichoSession.jericho_noise`).
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
-  not refuse. The parser's own globals are left out: those that differ between harmless probes
+  not refuse and answered with something it never said (the command's own words left out). The parser's own
+  globals are left out: those that differ between harmless probes
   (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
   dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
   Jericho's curated state bytes for the game count as variables too (a submarine's position).
@@ -22,8 +23,8 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   that names the room, as the game does when it describes where the player now is inside one room id.
 - `new_world_state`: the seed's whole-world hash was never seen (for the opt-in `new_world_state` signal).
 
-`situation` hashes where the player stands (room, inventory, the room's objects and attributes, the curated state):
-a loop keeps returning to a few situations.
+`situation` hashes where the player stands (room, inventory, the room's objects and attributes, the curated state),
+leaving out objects seen moving on their own: a loop keeps returning to a few situations, whoever walks by.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ ECHO_CATEGORIES = frozenset({REFUSED, PARSER_FAILURE})
 """A global the command changed on such a turn holds the parser's words, not the world."""
 _DIGITS = re.compile(r"\d+")
 _SPACES = re.compile(r"\s+")
+_WORDS = re.compile(r"[a-z]+")
 
 IdleWorld = Callable[[], "WorldSnapshot | None"]
 
@@ -67,6 +69,13 @@ class Novelty:
 def response_key(text: str) -> int:
     """The response as compared for novelty: lower case, numbers and spacing ignored."""
     return hash(_SPACES.sub(" ", _DIGITS.sub("#", text.lower())).strip())
+
+
+def answer_key(text: str, command: str) -> int:
+    """The response without the command's own words: "You see nothing special about the ceiling" and "... the
+    floor" are one canned answer, while a conversation or a book keeps telling something new."""
+    echoed = set(_WORDS.findall(command.lower()))
+    return hash(" ".join(word for word in _WORDS.findall(_DIGITS.sub(" ", text.lower())) if word not in echoed))
 
 
 def _unknown() -> None:
@@ -94,6 +103,7 @@ class WorldNovelty:
         self.world_states: set[str] = {start.world_hash}
         self.room_inventories: set[tuple] = {self._room_inventory(start)}
         self.positions: set[tuple[int | None, int]] = set()
+        self.answers: set[int] = {answer_key(start.text, "")}
         self.object_facts: set[tuple] = set()
         self.variable_facts: set[tuple] = set()
         self._steps: dict[int, tuple[int, int]] = {}
@@ -103,6 +113,8 @@ class WorldNovelty:
         noise_attributes, noise_objects = jericho_noise
         self.ignored_objects = set(noise_objects) | {player}
         """Jericho's noisy objects, and the player (whose place is the room)."""
+        self.autonomous: set[int] = set()
+        """Objects seen changing exactly as an idle turn changed them (NPCs, clocks): left out of the situation."""
         world = start.world
         self.attribute_mask = np.full(world.attributes.shape[1] if world is not None else 0, 0xFF, dtype=np.uint8)
         for attribute in noise_attributes:
@@ -140,7 +152,11 @@ class WorldNovelty:
 
         if self._objects(before, after, idle) and category not in ECHO_CATEGORIES:
             kinds.append("new_object_state")
-        if self._variables(before, after, category, idle):
+        answer = answer_key(after.text, command)
+        new_answer = answer not in self.answers
+        self.answers.add(answer)
+        new_global = self._globals(before, after, category, idle)
+        if (new_global and new_answer) or self._curated(before, after):
             kinds.append("new_game_variable")
         moved_within = direction_of(command) is not None and after.room_id == before.room_id
         titled = bool(after.room_name) and after.room_name.lower() in after.text.lower()
@@ -170,7 +186,11 @@ class WorldNovelty:
             facts = ((index + 1, int(new.parents[index])), (index + 1, (new.attributes[index] & mask).tobytes()))
             fresh = any(fact not in self.object_facts for fact in facts)
             self.object_facts.update(facts)
-            novel = novel or (fresh and self._differs_from_idle(idle(), index, new))
+            if fresh:
+                if self._differs_from_idle(idle(), index, new):
+                    novel = True
+                elif idle() is not None:
+                    self.autonomous.add(index + 1)
         return novel
 
     @staticmethod
@@ -180,8 +200,8 @@ class WorldNovelty:
         return bool(idle.parents[index] != new.parents[index] or (idle.attributes[index] != new.attributes[index]).any())
 
 
-    def _variables(self, before: GameView, after: GameView, category: str, idle: IdleWorld) -> bool:
-        """Whether the command gave a game variable a value it never had."""
+    def _globals(self, before: GameView, after: GameView, category: str, idle: IdleWorld) -> bool:
+        """Whether the command gave a global variable a value it never had."""
         old, new = before.world, after.world
         if old is None or new is None:
             return False
@@ -202,6 +222,15 @@ class WorldNovelty:
                 continue
             if fresh and category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
                 novel = True
+        return novel
+
+    def _curated(self, before: GameView, after: GameView) -> bool:
+        """Whether one of Jericho's curated state bytes took a value it never had (whoever caused it: a vehicle
+        under way is getting somewhere)."""
+        old, new = before.world, after.world
+        if old is None or new is None:
+            return False
+        novel = False
         for index in np.nonzero(new.special != old.special)[0].tolist():
             fact = ("s", index, int(new.special[index]))
             novel = novel or fact not in self.variable_facts
@@ -229,7 +258,7 @@ class WorldNovelty:
         digest = hashlib.blake2b(repr(self._room_inventory(view)).encode(), digest_size=6)
         world = view.world
         if world is not None:
-            here = np.array([obj.num - 1 for obj in view.room_objects], dtype=np.int64)
+            here = np.array([o.num - 1 for o in view.room_objects if o.num not in self.autonomous], dtype=np.int64)
             digest.update(here.tobytes())
             digest.update(world.parents[here].tobytes())
             digest.update((world.attributes[here] & self.attribute_mask).tobytes())

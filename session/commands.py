@@ -29,6 +29,10 @@ OPPOSITE: dict[str, str] = {
 }  # fmt: skip
 _CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
+OBSERVATION_VERBS = frozenset(
+    "look l examine x read listen smell search inventory i wait z score diagnose time verbose brief superbrief".split()
+)
+"""Verbs that only look, listen or let time pass: repeating them is harmless, never a failure (issue 9)."""
 _SPACES = re.compile(r"\s+")
 
 
@@ -50,3 +54,9 @@ def direction_of(command: str) -> str | None:
 def command_words(command: str) -> list[str]:
     """The words of a command, lower-case, punctuation dropped."""
     return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())
+
+
+def is_observation(command: str) -> bool:
+    """The command only observes (`look`, `examine carpet`, `listen`, `inventory`, `wait`...)."""
+    words = command_words(command)
+    return bool(words) and words[0] in OBSERVATION_VERBS

@@ -161,7 +161,7 @@ class LoopBreakConfig(_Section):
     """Stop sooner when play repeats itself: each of the last `repetition_window` turns did again what it had done
     before from the same situation (same room, inventory and objects), and `repetition_min_turns` passed without
     progress. Also detects wandering loops (more rooms than region_max_rooms) and penalises repeated moves."""
-    repetition_window: int = Field(12, ge=2, le=1000)
+    repetition_window: int = Field(10, ge=2, le=1000)
     """Turns that must all repeat earlier transitions for the repetition rule."""
     repetition_min_turns: int = Field(18, ge=1, le=100_000)
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""

@@ -6,7 +6,7 @@ This module is the one place that holds the response phrases; they were checked 
 
 from __future__ import annotations
 
-from session.commands import direction_of
+from session.commands import direction_of, is_observation
 
 SUCCESS = "success"
 PARSER_FAILURE = "parser_failure"
@@ -27,6 +27,7 @@ PARSER_PHRASES = (
     "what do you want to",
     "i don't understand",
     "which do you mean",
+    "do you mean",  # "Which vial do you mean, the indigo vial or ...?": the parser asks, the world waits
     "you can't use multiple",
     "there seems to be a noun missing",
     "i couldn't find enough",
@@ -89,3 +90,9 @@ def classify_outcome(
     if any(phrase in text for phrase in REFUSAL_PHRASES):
         return REFUSED
     return SUCCESS if world_changed else NO_EFFECT
+
+
+def is_failure(command: str, category: str) -> bool:
+    """A problematic outcome of a command that tried to do something: looking, listening or waiting again is
+    harmless, whatever the game answers."""
+    return category in PROBLEMATIC and not is_observation(command)

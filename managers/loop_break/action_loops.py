@@ -20,7 +20,7 @@ from managers.loop_break.progress import ProgressResult
 from session.commands import command_words, direction_of, normalize_command
 from session.config import ActionLoopsConfig
 from session.events import emit
-from session.outcomes import PROBLEMATIC
+from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
 
 _ARTICLES = frozenset({"the", "a", "an", "some", "at", "to"})
@@ -93,7 +93,7 @@ class SignatureLoopDetector:
         self.history.append((record.turn, action_signature(record.command, record.result_category), record.command))
 
     def detect(self) -> SignatureLoopResult:
-        counts = Counter(sig for _, sig, _ in self.history if sig.category in PROBLEMATIC and sig.verb)
+        counts = Counter(sig for _, sig, command in self.history if is_failure(command, sig.category) and sig.verb)
         if not counts:
             return SignatureLoopResult(False)
         signature, count = counts.most_common(1)[0]
@@ -262,7 +262,7 @@ class FailureGate:
             self.loop_count = 0
             self.guidance = ""
             return None
-        if record.result_category not in PROBLEMATIC:
+        if not is_failure(record.command, record.result_category):
             return None
         response = " ".join(record.response.lower().split())
         signature = (record.room_id_before, normalize_command(record.command), response)

@@ -1,0 +1,115 @@
+"""Replay recorded corpus episodes through the real LoopBreak under other settings, without playing them again.
+
+    uv run python -m benchmarks.corpus --games ../shared/games --records R --out O \
+        --set loop_break.enable_velocity_detection=false           # play every trajectory to its end, once
+    uv run python -m benchmarks.replay_rules --corpus O --set loop_break.max_turns_stuck=40 [--set ...]
+
+Forced episodes run the same commands whatever the loop break says, so feeding their records to a fresh LoopBreak
+(the real ProgressTracker, detectors and stop rules) gives exactly the turn at which those settings would stop them,
+and the turns a stuck warning would show. This is how the defaults were chosen (README "Results"). Steered (looper)
+runs depend on penalties and are not replayed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from benchmarks.corpus import LOOP_ENDINGS, _overrides, _target
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.map_graph import MapGraph
+from session.config import ConfigError, GameConfiguration
+from session.records import GameView, TurnRecord
+
+HEALTHY = ("optimal", "noisy")
+
+
+def replay(records: list[dict], config: GameConfiguration) -> tuple[int | None, int]:
+    """(the turn the loop break stops the episode, or None; turns that would show a stuck warning)."""
+    game_map = MapGraph()
+    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5, config.action_loops)
+    warned = 0
+    for data in records:
+        record = TurnRecord(**data)
+        view = GameView(record.room_id_before, record.room_name_before, record.score_before, 0, (), (), "", "")
+        if loop_break.status(record.turn, view, (), []).warning:
+            warned += 1
+        record.events = []
+        game_map.observe(record)
+        verdict = loop_break.observe(record)
+        if verdict.terminate and verdict.reason in LOOP_ENDINGS:
+            return record.turn, warned
+    return None, warned
+
+
+def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
+    false_stops, within, late, never, ended = [], 0, [], [], []
+    healthy_turns = warned_turns = optimal_turns = optimal_warned = 0
+    for row in rows:
+        if row["mode"] != "forced" or not row.get("records"):
+            continue
+        records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()]
+        name = f"{row['game']}/{row['kind']}/{row['variant']}"
+        if row["kind"] in HEALTHY:
+            healthy = [r for r in records if r["turn"] <= row["healthy_until"]]
+            stop, warned = replay(healthy, config)
+            healthy_turns += len(healthy)
+            warned_turns += warned
+            if row["kind"] == "optimal":
+                optimal_turns += len(healthy)
+                optimal_warned += warned
+            if stop is not None:
+                false_stops.append(f"{name} @ {stop}")
+            continue
+        stop, _ = replay(records, config)
+        if stop is None and records and (records[-1]["game_over"] or records[-1]["victory"]):
+            stop = records[-1]["turn"]  # the game ended it (a death by hunger, time, a fall) before any stop rule
+        after = None if stop is None else stop - row["loop_start"] + 1
+        if after is None:
+            never.append(name)
+        elif 0 < after <= _target(row["kind"]):
+            within += 1
+            ended.append(after)
+        else:
+            late.append(f"{name}: {after}")
+            ended.append(after)
+    stuck = within + len(late) + len(never)
+    return {
+        "healthy_false_stops": false_stops,
+        "optimal_warning_share": round(optimal_warned / max(1, optimal_turns), 4),
+        "healthy_warning_share": round(warned_turns / max(1, healthy_turns), 4),
+        "stuck_runs": stuck,
+        "stuck_within_target": within,
+        "stuck_late": late,
+        "stuck_never_ended": never,
+        "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", required=True, help="the --out folder of a benchmarks.corpus run with --records")
+    parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    parser.add_argument("--brief", action="store_true", help="counts only, no lists")
+    args = parser.parse_args(argv)
+    from loguru import logger
+
+    logger.remove()
+    try:
+        config = GameConfiguration.from_toml(args.config, _overrides(args.set))
+        rows = json.loads((Path(args.corpus) / "corpus.json").read_text())["runs"]
+    except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    result = evaluate(rows, config)
+    if args.brief:
+        result = {k: len(v) if isinstance(v, list) else v for k, v in result.items()}
+    print(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

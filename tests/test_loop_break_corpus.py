@@ -1,0 +1,144 @@
+"""Issue 9 on real story files of the shared corpus: each failure cause the issue measured, driven through
+`_run_game_loop` with scripted agents under the default configuration."""
+
+from __future__ import annotations
+
+import pytest
+
+from agents.looper_agent import LooperAgent
+from agents.replay_agent import ReplayAgent
+from benchmarks import trajectories
+from session.jericho_session import JerichoSession
+from tests.conftest import make_config, run_episode, story_file
+
+LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
+
+
+def play_walkthrough(tmp_path, name: str, steps: int | None = None):
+    story = story_file(name)
+    commands = JerichoSession(story).walkthrough()[:steps]
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)})
+    return run_episode(story, config, ReplayAgent(commands, kind="walkthrough"))
+
+
+def kinds_between(result, first: int, last: int) -> set[str]:
+    return {kind for r in result.records if first <= r["turn"] <= last for kind in r["novelty"]}
+
+
+# -- healthy play the zork1-tuned rule used to cut short ---------------------------------------------------------
+def test_one_room_id_for_a_whole_voyage_seastalker(tmp_path):
+    """Seastalker's submarine is one room for 50 turns of travel (turns 44-94): its position, a state byte Jericho
+    curates, keeps the voyage progressing, and the walkthrough wins."""
+    result = play_walkthrough(tmp_path, "seastalker.z3")
+    assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 100
+    voyage = [r for r in result.records if 44 <= r["turn"] <= 94]
+    assert {r["room_id_after"] for r in voyage} == {voyage[0]["room_id_after"]}  # one room id all along
+    assert sum("new_game_variable" in r["novelty"] for r in voyage) >= 10
+
+
+def test_sliding_block_puzzle_in_one_room_zork3(tmp_path):
+    """Zork III's Royal Puzzle: 60 turns in one room id with no score and no new room (turns 170-231). A move that
+    the game answers with a new view of the puzzle is a new position."""
+    result = play_walkthrough(tmp_path, "zork3.z5")
+    assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 7
+    puzzle = [r for r in result.records if 170 <= r["turn"] <= 231]
+    assert len({r["room_id_after"] for r in puzzle}) == 1
+    assert sum("new_position" in r["novelty"] for r in puzzle) >= 15
+    assert not result.events("loop_break_warning")
+
+
+def test_rooms_past_jerichos_object_cap_spirit(tmp_path):
+    """Spirit's rooms from object 177 on are past Jericho's object cap: Jericho says the player is nowhere for
+    hundreds of turns. Read from memory, every room is known and named, and the long walkthrough is not stopped."""
+    result = play_walkthrough(tmp_path, "spirit.z5", steps=600)
+    assert all(r["room_id_after"] is not None for r in result.records)
+    assert any(r["room_id_after"] > 176 and r["room_name_after"].strip() for r in result.records)
+    assert result.summary["termination_reason"] == "max_turns"
+    assert result.summary["rooms_visited"] > 100
+
+
+def test_long_puzzle_stretches_hhgg(tmp_path):
+    """The Hitchhiker's Guide walkthrough spends 44 turns without score or new room; it was stopped at turn 178.
+    Player-caused changes to objects and game variables carry it to its 400 points."""
+    result = play_walkthrough(tmp_path, "hhgg.z3")
+    assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 400
+    assert result.summary["loop_break"]["warnings_shown"] == 0
+
+
+def test_noisy_walkthrough_is_never_cut_short(tmp_path):
+    """zork1's walkthrough with detours (look, inventory, examine, wrong verbs, a step aside and back), about two
+    per step, each checked to keep the walkthrough winning: healthy clumsy play, never stopped, 350 points."""
+    story = story_file("zork1.z5")
+    noisy = trajectories.noisy(story, factor=3, seed=1)
+    assert noisy.healthy_until == len(noisy.commands) and noisy.script_score == 350
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(noisy.commands)})
+    result = run_episode(story, config, ReplayAgent(noisy.commands))
+    assert len(noisy.commands) > 1000
+    assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 350
+    assert not result.events("stuck_termination") and not result.events("loop_gate")
+
+
+# -- stuck play ends sooner -----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def wandering(tmp_path_factory):
+    """zork1 at the middle of its walkthrough, then out and back over 5-10 rooms the walkthrough visited."""
+    built = trajectories.stuck(story_file("zork1.z5"), "wandering", 0.5)
+    assert built is not None and len(built.loop_rooms) > 4
+    return built
+
+
+def test_wandering_loop_is_detected_and_stopped_within_40_turns(tmp_path, wandering):
+    story = story_file("zork1.z5")
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(wandering.commands)})
+    result = run_episode(story, config, ReplayAgent(wandering.commands))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] - wandering.loop_start + 1 <= 40
+    [detected] = [e for e in result.events("loop_detected") if e["kind"] == "wandering"]
+    assert len(detected["rooms"]) > config.loop_break.region_max_rooms
+
+
+def test_steerable_looper_leaves_a_wandering_loop(tmp_path, wandering):
+    """The repeated-move penalty rejects a move already made from the same place since the last progress: a
+    stubborn agent falls back to another way and leaves the loop's rooms."""
+    story = story_file("zork1.z5")
+    prefix, loop = wandering.commands[: wandering.prefix_turns], wandering.commands[wandering.prefix_turns :]
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(wandering.commands)})
+    result = run_episode(story, config, LooperAgent(prefix, loop))
+    penalties = [e for e in result.events("loop_penalty_applied") if "Repeat penalty" in e["reason"]]
+    assert penalties
+    outside = [r["turn"] for r in result.records if r["turn"] >= wandering.loop_start
+               and r["room_id_after"] not in wandering.loop_rooms and r["room_id_after"] is not None]  # fmt: skip
+    assert outside and outside[0] <= penalties[0]["turn"] + 3
+
+
+@pytest.mark.parametrize("kind", ["ab", "camping"])
+def test_pure_repetition_ends_within_25_turns(tmp_path, kind):
+    story = story_file("zork1.z5")
+    built = trajectories.stuck(story, kind, 0.25)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] - built.loop_start + 1 <= 25
+    [termination] = result.events("stuck_termination")
+    assert termination["rule"] == "repetition"
+
+
+def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):
+    """New verbs, nouns and parser errors every turn in the same rooms, none changing the world."""
+    story = story_file("zork1.z5")
+    built = trajectories.stuck(story, "semi_novel", 0.5)
+    assert len(set(built.commands[built.prefix_turns :])) > 100  # hardly a command twice
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] - built.loop_start + 1 <= 60
+
+
+def test_repeated_observation_is_no_failure_for_the_gate(tmp_path):
+    """`look`, `listen` and `examine carpet` again and again are harmless: even with gate_action = terminate,
+    the failure gate never counts them (the repetition rule still ends such a loop)."""
+    story = story_file("zork1.z5")
+    config = make_config(tmp_path, action_loops={"gate_action": "terminate"}, gameplay={"max_turns_per_episode": 60})
+    result = run_episode(story, config, ReplayAgent(["look", "listen", "examine mailbox"] * 20))
+    assert not result.events("failure_loop") and not result.events("loop_gate")
+    assert result.summary["termination_reason"] == "stuck_no_progress"

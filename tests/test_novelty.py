@@ -1,0 +1,190 @@
+"""Issue 9 units: the memory reader, novelty facts with the idle counterfactual, repetition, and progress."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from managers.loop_break.progress import ProgressTracker
+from managers.loop_break.repetition import RepetitionDetector
+from managers.novelty import WorldNovelty, answer_key
+from session.jericho_session import JerichoSession
+from session.records import GameObject, GameView
+from session.zmachine import WorldSnapshot, decode_zstring
+from tests.conftest import story_file
+from tests.factories import turn_record
+
+
+# -- reading dynamic memory -------------------------------------------------------------------------------------
+def test_object_names_decode_abbreviations(rom_path):
+    """Jericho drops abbreviations from names ("West House", "set teeth"); the reader decodes them."""
+    session = JerichoSession(rom_path)
+    view = session.reset()
+    assert view.room_name == "West of House"
+    names = {session.objects.short_name(session.env._get_ram(), n) for n in range(1, session.objects.count + 1)}
+    assert "set of teeth" in names and "small mailbox" in names
+
+
+def test_object_count_is_the_tables_own(rom_path):
+    """Spirit holds 817 objects; Jericho reads 176 of them."""
+    spirit = JerichoSession(story_file("spirit.z5"))
+    assert spirit.objects.count == 817 > int(spirit.env.frotz_lib.get_num_world_objs())
+
+
+def test_room_inside_a_vehicle_is_the_room(rom_path, walkthrough):
+    """In the magic boat, Jericho's location is the boat; the room is where the boat is."""
+    session = JerichoSession(rom_path)
+    session.reset()
+    boat_step = next(i for i, c in enumerate(walkthrough) if c.lower().startswith("enter boat"))
+    for command in walkthrough[: boat_step + 1]:
+        view = session.step(command)
+    player_parent = view.world.parent(session.player)
+    assert session.objects.short_name(session.env._get_ram(), player_parent) == "magic boat"
+    assert view.room_id != player_parent and view.room_name
+
+
+def test_decode_zstring_plain_letters():
+    # "hi" in version 3: z-chars h=13, i=14, then padding 5; end bit set.
+    word = (1 << 15) | (13 << 10) | (14 << 5) | 5
+    memory = bytearray(0x40) + word.to_bytes(2, "big")
+    assert decode_zstring(bytes(memory), 0x40, 3) == "hi"
+
+
+# -- novelty ----------------------------------------------------------------------------------------------------
+def world(parents, attributes=None, globals_=None, special=()) -> WorldSnapshot:
+    parents = np.array(parents, dtype=np.int32)
+    count = len(parents)
+    return WorldSnapshot(
+        parents=parents,
+        siblings=np.zeros(count, dtype=np.int32),
+        children=np.zeros(count, dtype=np.int32),
+        attributes=np.array(attributes if attributes is not None else [[0, 0, 0, 0]] * count, dtype=np.uint8),
+        globals=np.array(globals_ if globals_ is not None else [0] * 8, dtype=np.int32),
+        special=np.array(special, dtype=np.uint8),
+    )
+
+
+def view(snapshot: WorldSnapshot, room: int = 50, text: str = "", inventory=()) -> GameView:
+    return GameView(room, f"Room {room}", 0, 0, tuple(inventory), (), "h", text, world=snapshot)
+
+
+def test_a_change_an_idle_turn_makes_too_is_not_the_players():
+    """Object 3 (an NPC) walks from room 1 to room 2 whatever the player does: no novelty. Object 4 moved by the
+    command: novelty."""
+    start = view(world([0, 0, 1, 1]))
+    novelty = WorldNovelty(start)
+    after = view(world([0, 0, 2, 1]), text="The thief wanders off.")
+    idle = world([0, 0, 2, 1])
+    assert "new_object_state" not in novelty.observe(start, after, "wait", "success", lambda: idle).kinds
+    taken = view(world([0, 0, 2, 5]), text="Taken.")
+    assert "new_object_state" in novelty.observe(after, taken, "take it", "success", lambda: idle).kinds
+
+
+def test_a_refused_command_leaves_no_object_novelty():
+    start = view(world([0, 0, 1], attributes=[[0, 0, 0, 0], [0, 0, 0, 0], [0, 0, 0, 0]]))
+    touched = view(world([0, 0, 1], attributes=[[0, 0, 0, 0], [0, 0, 0, 0], [16, 0, 0, 0]]), text="It is anchored.")
+    assert WorldNovelty(start).observe(start, touched, "take mailbox", "refused").kinds == ()
+
+
+def test_global_novelty_filters_the_parser():
+    """A global set to a dictionary word's address, to an object within reach, or changed on a refused command
+    is the parser's; a flag the command sets with a new answer is the world's."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start, dictionary_range=(1000, 2000))
+    noun = view(world([0, 0, 1], globals_=[0, 1500, 0, 0, 0, 0, 0, 0]), text="You see nothing special.")
+    assert novelty.observe(start, noun, "examine rock", "no_effect").kinds == ()
+    refused = view(world([0, 0, 1], globals_=[0, 1500, 7, 0, 0, 0, 0, 0]), text="You can't.")
+    novelty.observe(noun, refused, "frob rock", "refused")
+    assert 2 in novelty.noisy_globals
+    flag = view(world([0, 0, 1], globals_=[0, 1500, 7, 99, 0, 0, 0, 0]), text="A door opens far away.")
+    assert "new_game_variable" in novelty.observe(refused, flag, "push button", "success").kinds
+
+
+def test_global_novelty_needs_a_new_answer():
+    """A new value alongside a canned answer ("nothing special about the <noun>") is the parser's echo."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+    floor = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 93, 0, 0]), text="You see nothing special about the floor.")
+    novelty.observe(start, floor, "examine floor", "no_effect")
+    wall = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 94, 0, 0]), text="You see nothing special about the wall.")
+    assert answer_key(wall.text, "examine wall") == answer_key(floor.text, "examine floor")
+    assert "new_game_variable" not in novelty.observe(floor, wall, "examine wall", "no_effect").kinds
+
+
+def test_counters_stop_counting():
+    start = view(world([0, 0, 1]), text="0")
+    novelty = WorldNovelty(start)
+    previous = start
+    fired = []
+    for step in range(1, 6):
+        now = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 100 + step, 0, 0, 0]), text=f"turn {step} " + "x" * step)
+        fired.append("new_game_variable" in novelty.observe(previous, now, f"go {step}", "success").kinds)
+        previous = now
+    assert fired[:2] == [True, True] and fired[3:] == [False, False]  # the third equal step marks a counter
+
+
+def test_curated_state_bytes_count_whoever_changes_them():
+    start = view(world([0, 0, 1], special=[5]), text="Okay, the sub is moving east.")
+    moved = view(world([0, 0, 1], special=[6]), text="Okay, the sub is moving east.")
+    assert "new_game_variable" in WorldNovelty(start).observe(start, moved, "east", "blocked_exit").kinds
+
+
+def test_new_position_needs_the_room_named_in_a_new_answer():
+    start = view(world([0, 0, 1]), room=7, text="Room 7\nWalls all around.")
+    novelty = WorldNovelty(start)
+    moved = view(world([0, 0, 1]), room=7, text="Room 7\nA wall to the north, an opening east.")
+    assert "new_position" in novelty.observe(start, moved, "east", "blocked_exit").kinds
+    blocked = view(world([0, 0, 1]), room=7, text="You can't go that way.")
+    assert "new_position" not in novelty.observe(moved, blocked, "west", "blocked_exit").kinds
+
+
+def test_situation_ignores_clocks_and_changes_with_the_room_and_inventory():
+    start = view(world([0, 0, 1]))
+    novelty = WorldNovelty(start)
+    a = novelty.observe(start, view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 9])), "wait", "no_effect")
+    b = novelty.observe(start, view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 10])), "wait", "no_effect")
+    assert a.situation == b.situation
+    held = view(world([0, 0, 1]), inventory=(GameObject(3, "lamp"),))
+    assert novelty.observe(start, held, "take lamp", "success").situation != a.situation
+    assert novelty.observe(start, replace(held, room_id=2), "north", "success").situation != a.situation
+
+
+# -- repetition and progress ------------------------------------------------------------------------------------
+def test_repetition_window_fills_with_repeated_transitions():
+    detector = RepetitionDetector(window=4)
+    commands = ["north", "south"] * 5
+    situations = ["A", "B"] * 5
+    results = []
+    for turn, (command, situation) in enumerate(zip(commands, situations), start=1):
+        detector.observe(turn_record(turn, command=command, situation=situation), progress=False)
+        results.append(detector.result())
+    assert not results[3].repeating  # the first round trip is new
+    assert results[-1].repeating and results[-1].share == 1.0
+    assert detector.situation == "B"
+    assert detector.repeats_move("north") is True and detector.repeats_move("south") is False
+
+
+def test_score_progress_needs_a_score_never_reached():
+    """Taking and dropping a treasure moves the score back and forth: only the first rise is progress."""
+    tracker = ProgressTracker({"score"})
+    scores = [(0, 10), (10, 0), (0, 10), (10, 0)]
+    fired = [tracker.observe(turn_record(t, score_before=b, score_after=a)).progress for t, (b, a) in enumerate(scores, 1)]
+    assert fired == [True, False, False, False]
+
+
+def test_probing_never_touches_the_game():
+    """Jericho's restore is not exact on sherlock: a probe run and undone on the live emulator changes its course.
+    noisy_globals and idle_world run on the shadow emulator, so the walkthrough plays as in plain Jericho."""
+    story = story_file("sherlock.z5")
+    plain = JerichoSession(story)
+    plain.reset()
+    probed = JerichoSession(story)
+    probed.reset()
+    probed.noisy_globals()
+    probed.jericho_noise()
+    for command in plain.walkthrough()[:60]:
+        expected = plain.step(command)
+        got = probed.step(command)
+        probed.idle_world()
+        assert (got.text, got.score, got.room_id) == (expected.text, expected.score, expected.room_id)
