@@ -121,10 +121,12 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
     else:
         start = trajectory.loop_start
         limit = _target(trajectory.kind)
-        stopped = reason in LOOP_ENDINGS
+        # A death by hunger, time or a fall ends some loops before any stop rule: the game ended them.
+        stopped = reason in LOOP_ENDINGS or (reason == "game_over" and end >= start)
         row.update({
             "loop_start": start, "target": limit, "ended_after": end - start + 1 if stopped else None,
-            "within_target": stopped and end - start + 1 <= limit, "stopped_in_prefix": stopped and end < start,
+            "ended_by": reason if stopped else None, "within_target": stopped and 0 < end - start + 1 <= limit,
+            "stopped_in_prefix": reason in LOOP_ENDINGS and end < start,
         })  # fmt: skip
         if mode == "looper":
             outside = [r["turn"] for r in records if r["turn"] >= start and r["room_id_after"] not in trajectory.loop_rooms

@@ -79,10 +79,13 @@ class MapGraph:
         room = self.rooms.get(room_id) if room_id is not None else None
         return room.name if room else f"Location_{room_id}"
 
-    def path_to_frontier(self, start: int | None, wanted: set[str] | None = None) -> list[str]:
+    def path_to_frontier(
+        self, start: int | None, wanted: set[str] | None = None, avoid: frozenset[int] = frozenset()
+    ) -> list[str]:
         """Shortest list of known exits from `start` to the nearest room that still has untried directions.
 
-        `wanted` restricts which untried directions count (e.g. only the cardinal ones). Empty when none is known.
+        `wanted` restricts which untried directions count (e.g. only the cardinal ones); rooms in `avoid` may be
+        walked through but are no destination. Empty when none is known.
         """
         if start is None or start not in self.rooms:
             return []
@@ -91,7 +94,7 @@ class MapGraph:
         while queue:
             room_id, path = queue.popleft()
             untried = self.untried_directions(room_id)
-            if path and any(wanted is None or d in wanted for d in untried):
+            if path and room_id not in avoid and any(wanted is None or d in wanted for d in untried):
                 return path
             for direction, target in self.rooms[room_id].exits.items():
                 if target not in seen and target in self.rooms:

@@ -44,7 +44,7 @@ def test_sliding_block_puzzle_in_one_room_zork3(tmp_path):
     puzzle = [r for r in result.records if 170 <= r["turn"] <= 231]
     assert len({r["room_id_after"] for r in puzzle}) == 1
     assert sum("new_position" in r["novelty"] for r in puzzle) >= 15
-    assert not result.events("loop_break_warning")
+    assert not [w for w in result.events("loop_break_warning") if 170 <= w["turn"] <= 231]
 
 
 def test_rooms_past_jerichos_object_cap_spirit(tmp_path):
@@ -62,7 +62,7 @@ def test_long_puzzle_stretches_hhgg(tmp_path):
     Player-caused changes to objects and game variables carry it to its 400 points."""
     result = play_walkthrough(tmp_path, "hhgg.z3")
     assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 400
-    assert result.summary["loop_break"]["warnings_shown"] == 0
+    assert result.summary["loop_break"]["warnings_shown"] <= 0.01 * result.summary["turns"]  # issue 9: <= 1 %
 
 
 def test_noisy_walkthrough_is_never_cut_short(tmp_path):

@@ -10,7 +10,7 @@ from managers.loop_break.room_loops import CampingResult, OscillationResult, Reg
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import turn_record
+from tests.factories import SEED_LOOP_BREAK, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
 
@@ -121,7 +121,7 @@ def test_base_score_survives_a_second_adjustment():
 def test_camping_penalty_through_loop_break():
     game_map = house_map()
     loop_break = LoopBreak(
-        LoopBreakConfig(enable_location_penalty=False), game_map, DestinationPredictor("map", game_map)
+        LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False}), game_map, DestinationPredictor("map", game_map)
     )
     # Kitchen six times in ten turns, with excursions to different rooms (no A-B-A-B, window too short for a region).
     rooms = [1, 2, 1, 3, 1, 4, 1, 5, 1, 1]
@@ -142,7 +142,7 @@ def test_camping_penalty_through_loop_break():
 
 def test_adjust_without_active_detections_is_a_no_op():
     game_map = house_map()
-    loop_break = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
+    loop_break = LoopBreak(LoopBreakConfig(**SEED_LOOP_BREAK), game_map, DestinationPredictor("map", game_map))
     judgement = Judgement(0.9, "ok")
     assert loop_break.adjust("west", judgement, view_at(1), [], turn=1) is judgement  # nothing observed yet
     loop_break.observe(make_record(1, 1))

@@ -9,7 +9,7 @@ from managers.loop_break.room_loops import CampingDetector, OscillationDetector,
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import turn_record
+from tests.factories import SEED_LOOP_BREAK, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Cellar", 4: "Troll Room", 5: "East-West Passage", 6: "Round Room"}
 CORRIDOR = [1, 2, 3, 4, 3, 2]  # Kitchen <-> Living Room <-> Cellar <-> Troll Room and back
@@ -118,7 +118,7 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
         game_map.visit(room_id, name, 0)
     game_map.rooms[2].exits.update({"west": 1, "down": 3})
     game_map.rooms[3].exits.update({"up": 2, "east": 4, "south": 6})
-    config = LoopBreakConfig(enable_location_penalty=False)
+    config = LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False})
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     rooms = corridor_walk(20)
     previous = rooms[0]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
 from managers.loop_break.destination import DestinationPredictor
-from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties
+from managers.loop_break.penalties import Detections, adjust_score, room_loop_deltas
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
 from managers.loop_break.room_loops import (
@@ -24,7 +24,7 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import normalize_command
+from session.commands import direction_of, normalize_command
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
@@ -247,12 +247,20 @@ class LoopBreak:
         if adjusted.source in BLOCKING_SOURCES:
             return adjusted
         destination = None
+        deltas: list[tuple[float, str]] = []
         if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
             destination = self.predictor.predict(view.room_id, command, view.world_hash)
-            adjusted = apply_loop_penalties(adjusted, destination, self.active, self.config, self.game_map.name_of)
-        if self._repeats_move_while_stuck(command, turn, view.room_id):
-            reason = "Repeat penalty (this move was already made from here since the last progress)"
-            adjusted = adjust_score(adjusted, [(self.config.repeated_move_penalty, reason)])
+            deltas += room_loop_deltas(destination, self.active, self.config, self.game_map.name_of)
+        if self._looping(turn):
+            loop_rooms = frozenset(self.repeating.rooms)
+            way_out = self.game_map.path_to_frontier(view.room_id, avoid=loop_rooms)[:1]
+            if way_out and direction_of(command) == way_out[0]:
+                reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"
+                deltas.append((self.config.way_out_bonus, reason))
+            elif self._repeats_move(command, view.room_id):
+                reason = "Repeat penalty (this move was already made from here since the last progress)"
+                deltas.append((self.config.repeated_move_penalty, reason))
+        adjusted = adjust_score(adjusted, deltas)  # summed, then clamped once: the order never matters
         if adjusted is not judgement:
             turned = judgement.score >= self.rejection_threshold > adjusted.score
             emit(
@@ -263,13 +271,17 @@ class LoopBreak:
             )  # fmt: skip
         return adjusted
 
-    def _repeats_move_while_stuck(self, command: str, turn: int, room_id: int | None) -> bool:
-        """A move already made from here since the last progress, while play keeps repeating itself and another
-        way out of here is still untried (a penalty must steer, never wall the agent in)."""
+    def _looping(self, turn: int) -> bool:
+        """Stuck for penalty_min_turns_stuck turns, and at least half of the recent turns repeat earlier ones."""
         if not (self.config.enable_repetition_detection and self.config.enable_loop_detection):
             return False
         stuck = self.progress.turns_stuck(turn - 1) >= self.config.penalty_min_turns_stuck
-        if not (stuck and self.repeating.share >= 0.5 and self.repetition.repeats_move(command)):
+        return stuck and self.repeating.share >= 0.5
+
+    def _repeats_move(self, command: str, room_id: int | None) -> bool:
+        """A move already made from here since the last progress, when another way out of here is still untried
+        (a penalty must steer, never wall the agent in)."""
+        if not self.repetition.repeats_move(command):
             return False
         room = self.game_map.rooms.get(room_id) if room_id is not None else None
         ways = set(self.game_map.untried_directions(room_id)) | (set(room.exits) if room else set())

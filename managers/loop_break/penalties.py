@@ -32,9 +32,16 @@ def apply_loop_penalties(
 
     No destination (not a move, or unknown) means no adjustment.
     """
-    if destination is None:
-        return judgement
+    return adjust_score(judgement, room_loop_deltas(destination, detections, config, name_of))
+
+
+def room_loop_deltas(
+    destination: int | None, detections: Detections, config: LoopBreakConfig, name_of
+) -> list[tuple[float, str]]:
+    """(delta, reason) for every room-loop adjustment that applies to a move into `destination`."""
     deltas: list[tuple[float, str]] = []
+    if destination is None:
+        return deltas
     oscillation = detections.oscillation
     if oscillation.detected:
         if destination in oscillation.pattern_ids:
@@ -50,7 +57,7 @@ def apply_loop_penalties(
         deltas.append((config.region_loop_penalty, f"Region-loop penalty (stays in {', '.join(region.room_names)})"))
     if config.enable_location_penalty and destination in detections.recent_rooms:
         deltas.append((config.location_revisit_penalty, f"Revisit penalty ({name_of(destination)} visited recently)"))
-    return adjust_score(judgement, deltas)
+    return deltas
 
 
 def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judgement:
