@@ -235,7 +235,8 @@ def _share(rows: list[dict], kind: str, key: str) -> float:
 def markdown(rows: list[dict], summary: dict) -> str:
     lines = ["## Summary", ""]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
-    lines += ["", "## Healthy play (forced): stops before the last healthy turn must be none", "",
+    lines += ["", "## Per game", "", per_game_table(rows), "## Per stuck kind (forced)", "", per_kind_table(rows)]
+    lines += ["## Healthy play (forced): stops before the last healthy turn must be none", "",
               "| game | kind | variant | turns (healthy) | end | score / clean | warning turns | turned to reject |",
               "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for r in rows:
@@ -254,12 +255,49 @@ def markdown(rows: list[dict], summary: dict) -> str:
             steered = looper.get((r["game"], r["kind"], r["variant"]), {})
             ended = r["ended_after"] if r["ended_after"] is not None else "never"
             mark = "" if r["within_target"] else " **LATE**"
+            by = " (game over)" if r.get("ended_by") == "game_over" else ""
             left = steered.get("left_loop_turn")
             lines.append(
-                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | {ended} ({r['target']}){mark} | "
+                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | {ended}{by} ({r['target']}){mark} | "
                 f"{', '.join(r['detections']) or '-'} | {steered.get('termination_reason', '-')} @ "
                 f"{steered.get('termination_turn', '-')} | {left if left is not None else '-'} |"
             )
+    return "\n".join(lines) + "\n"
+
+
+def per_game_table(rows: list[dict]) -> str:
+    """One line per game: optimal and noisy outcomes, stuck scenarios within target, wandering looper."""
+    lines = ["| game | optimal: end, score | noisy 1 / 2 / 3: false stops | stuck within target | "
+             "median turns to end | wandering: looper left |", "|---|---|---|---|---|---|"]  # fmt: skip
+    for game in sorted({r["game"] for r in rows}):
+        mine = [r for r in rows if r["game"] == game]
+        optimal = next((r for r in mine if r["kind"] == "optimal"), None)
+        noisy = {r["variant"].split(",")[0][-1]: r for r in mine if r["kind"] == "noisy"}
+        stuck = [r for r in mine if r["kind"] in STUCK_KINDS and r["mode"] == "forced"]
+        ended = sorted(r["ended_after"] for r in stuck if r["ended_after"] is not None)
+        steered = [r for r in mine if r["kind"] == "wandering" and r["mode"] == "looper"]
+        first = f"{optimal['termination_reason']}, {optimal['final_score']}/{optimal['clean_score']}" if optimal else "-"
+        noise = " / ".join(("STOP" if noisy[f]["false_stop"] else "0") if f in noisy else "-" for f in "123")
+        left = sum(r.get("left_loop_turn") is not None for r in steered)
+        lines.append(
+            f"| {game} | {first} | {noise} | {sum(r['within_target'] for r in stuck)}/{len(stuck)} | "
+            f"{ended[len(ended) // 2] if ended else '-'} | {f'{left}/{len(steered)}' if steered else '-'} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def per_kind_table(rows: list[dict]) -> str:
+    lines = ["| kind | target | runs | within target | median turns to end | slowest |", "|---|---|---|---|---|---|"]
+    for kind in STUCK_KINDS:
+        mine = [r for r in rows if r["kind"] == kind and r["mode"] == "forced"]
+        if not mine:
+            continue
+        ended = sorted(r["ended_after"] for r in mine if r["ended_after"] is not None)
+        slowest = "never" if len(ended) < len(mine) else ended[-1]
+        lines.append(
+            f"| {kind} | {_target(kind)} | {len(mine)} | {sum(r['within_target'] for r in mine)} | "
+            f"{ended[len(ended) // 2] if ended else '-'} | {slowest} |"
+        )
     return "\n".join(lines) + "\n"
 
 

@@ -92,7 +92,11 @@ def classify_outcome(
     return SUCCESS if world_changed else NO_EFFECT
 
 
+FAILURES = PROBLEMATIC - {NO_EFFECT}
+"""Outcomes that say the command failed. `no_effect` only says nothing visible changed: learning a spell a second
+time or waiting for a train reads the same, and such steps are in the optimal walkthroughs."""
+
+
 def is_failure(command: str, category: str) -> bool:
-    """A problematic outcome of a command that tried to do something: looking, listening or waiting again is
-    harmless, whatever the game answers."""
-    return category in PROBLEMATIC and not is_observation(command)
+    """A failed attempt to do something: looking, listening or waiting again is harmless, whatever the answer."""
+    return category in FAILURES and not is_observation(command)

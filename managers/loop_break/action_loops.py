@@ -248,6 +248,8 @@ class FailureGate:
         self.gate_after = gate_after
         self.action = action
         self.history: deque[tuple[int | None, str, str]] = deque(maxlen=memory)
+        self.repeats: Counter = Counter()
+        """Failure signature -> times it repeated since the last progress (only signatures still in history)."""
         self.loop_count = 0
         self.last_loop: tuple[str, str] = ("", "")
         self.guidance = ""
@@ -260,6 +262,7 @@ class FailureGate:
                     turn=record.turn, reason="progress", previous_count=self.loop_count,
                 )  # fmt: skip
             self.loop_count = 0
+            self.repeats.clear()
             self.guidance = ""
             return None
         if not is_failure(record.command, record.result_category):
@@ -270,7 +273,11 @@ class FailureGate:
         self.history.append(signature)
         if not repeated:
             return None
-        self.loop_count += 1
+        # One failure repeated again and again is a loop; different harmless slips now and then are not.
+        self.repeats[signature] += 1
+        for stale in [s for s in self.repeats if s not in self.history]:
+            del self.repeats[stale]
+        self.loop_count = self.repeats[signature]
         self.last_loop = (signature[1], record.response.strip()[:200])
         emit(
             events, "failure_loop", f"Identical failure again ({self.loop_count}): '{signature[1]}'",
@@ -295,6 +302,7 @@ class FailureGate:
             turn=turn, reason="human", previous_count=self.loop_count, guidance=guidance[:300],
         )  # fmt: skip
         self.loop_count = 0
+        self.repeats.clear()
         self.guidance = guidance.strip()
 
 
