@@ -46,14 +46,23 @@ class OfflineAgent:
         self.word_length = word_length
         self.read: set[str] = set()
         """Items already read this episode (reading the same leaflet in every room teaches nothing)."""
+        self.retake = ""
+        """A `take` refused because the load was too heavy: tried again once something was dropped."""
+        self.left_behind: set[str] = set()
+        """Nouns dropped to make room: not picked up again."""
 
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
             key = normalize_command(command)
             if key in context.rejected or key in context.banned:
                 continue
-            if key in context.tried_here and command not in DIRECTIONS and not key.startswith("kill "):
+            retry = key == self.retake and key.startswith("take ")
+            if key in context.tried_here and command not in DIRECTIONS and not key.startswith("kill ") and not retry:
                 continue
+            if retry:
+                self.retake = ""
+            if key.startswith("drop ") and self.retake:
+                self.left_behind.add(key[len("drop ") :])
             if key.startswith("read "):
                 self.read.add(key[len("read ") :])
             return command
@@ -73,9 +82,14 @@ class OfflineAgent:
                     yield OPPOSITE[came]
         held = {obj.noun for obj in view.inventory}
         if any(marker in text for marker in _OVERLOADED):
-            # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon.
+            # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon,
+            # then take again what did not fit.
+            last = normalize_command(context.recent[-1][0]) if context.recent else ""
+            self.retake = last if last.startswith("take ") else self.retake
             spare = [o.noun for o in view.inventory if o.noun not in _LIGHTS and o.noun not in _WEAPONS]
             yield from (f"drop {noun}" for noun in reversed(spare))
+        if self.retake:
+            yield self.retake
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
             if weapons:
@@ -84,7 +98,8 @@ class OfflineAgent:
         # A light first (grues), then weapons, then the rest in the game's order.
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
-            yield f"take {name}"
+            if obj.noun not in self.left_behind:
+                yield f"take {name}"
             if obj.noun in _OPENABLE:
                 yield f"open {name}"
             if obj.noun in _MOVABLE:

@@ -12,7 +12,8 @@ class ActionMemory:
     """Per room: commands run, and those whose last run changed nothing (same world state, room and score).
 
     When a command other than a take or drop changes the world in a room (the rug moves), what was refused
-    there may work now (the trap door opens): those commands count as untried again. Bounded by the distinct (room, command) pairs.
+    there may work now (the trap door opens): those commands count as untried again. After something is put down,
+    a refused take may fit now. Bounded by the distinct (room, command) pairs.
     """
 
     def __init__(self) -> None:
@@ -30,6 +31,8 @@ class ActionMemory:
             self._refused[room].add(key)
             return
         self._refused[room].discard(key)
+        if set(record.inventory_after) < set(record.inventory_before):  # something put down: room to carry more
+            self._refused[room] = {c for c in self._refused[room] if not c.startswith(("take ", "get "))}
         changed_room = record.world_hash_after != record.world_hash_before and not record.moved
         if changed_room and record.inventory_after == record.inventory_before:  # not a mere take or drop
             self._tried[room] -= self._refused[room]
