@@ -36,6 +36,7 @@ class EpisodeRecorder:
         self.detections: Counter = Counter()
         self.first_detection: dict[str, int] = {}
         self.turned_to_reject = 0
+        self.stop_rule: str | None = None
         self.rejections = 0
         self.objectives_completed = 0
 
@@ -60,6 +61,8 @@ class EpisodeRecorder:
                 self.first_detection.setdefault(event["kind"], record.turn)
             if kind == "loop_penalty_applied" and event.get("turned_to_reject"):
                 self.turned_to_reject += 1
+            if kind == "stuck_termination":
+                self.stop_rule = event.get("rule")
 
     def close(self, summary: dict[str, Any]) -> Path:
         self._events.close()
@@ -79,6 +82,7 @@ class EpisodeRecorder:
             "commands_rejected_by_penalties": self.turned_to_reject,
             "would_reject": self.would_reject,
             "forced_turns": self.forced_turns,
+            "stop_rule": self.stop_rule,
         }
         self.summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         for sink in self._sinks:
