@@ -151,6 +151,13 @@ class JerichoSession:
             self._idle = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
         return self._idle
 
+    def room_after(self, command: str) -> int | None:
+        """The room `command` would lead to from here, played on the shadow emulator: the game is never touched."""
+        shadow = self._shadow_env()
+        shadow.set_state(self.env.get_state())
+        shadow.step(command)
+        return self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+
     def noisy_globals(self) -> frozenset[int]:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
 

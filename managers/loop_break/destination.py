@@ -1,4 +1,5 @@
-"""Where will a command take the player? From the learned map, or exactly by lookahead on a snapshot."""
+"""Where will a command take the player? From the learned map, or exactly by lookahead on the session's shadow
+emulator (the game itself is never stepped: Jericho's restore is not exact on every game)."""
 
 from __future__ import annotations
 
@@ -32,11 +33,7 @@ class DestinationPredictor:
         if world_hash and key in self._cache:
             return self._cache[key]
         assert self.session is not None
-        snapshot = self.session.snapshot()
-        try:
-            destination = self.session.step(command).room_id
-        finally:
-            self.session.restore(snapshot)
+        destination = self.session.room_after(command)
         if world_hash:
             if len(self._cache) > 256:  # bounded: only the current turn's proposals matter
                 self._cache.clear()
