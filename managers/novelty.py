@@ -90,13 +90,11 @@ class WorldNovelty:
         self,
         start: GameView,
         noisy_globals: frozenset[int] = frozenset(),
-        rooms_container: int = 0,
         dictionary_range: tuple[int, int] = (0, 0),
         jericho_noise: tuple[frozenset[int], frozenset[int]] = (frozenset(), frozenset()),
         player: int = 0,
     ):
         self.noisy_globals = set(noisy_globals) | {0}  # global 0 is the room in version 1-3 games
-        self.rooms_container = rooms_container
         self.dictionary_range = dictionary_range
         self.rooms: set[int | None] = {start.room_id}
         self.scores: set[int] = {start.score}
@@ -131,7 +129,7 @@ class WorldNovelty:
         self, before: GameView, after: GameView, command: str, category: str, idle_world: IdleWorld = _unknown
     ) -> Novelty:
         """The turn's novelty. `idle_world()` gives the world after one idle turn from `before` (None: unknown,
-        then every change counts as the command's); it is called only when some fact is new."""
+        then every change counts as the command's); it is called only when some fact is new, and must cache."""
         kinds: list[str] = []
         if after.score not in self.scores:
             kinds.append("new_score")
@@ -143,19 +141,12 @@ class WorldNovelty:
         if room_inventory not in self.room_inventories and after.room_id is not None:
             kinds.append("new_room_inventory")
         self.room_inventories.add(room_inventory)
-        cached: list[WorldSnapshot | None] = []
-
-        def idle() -> WorldSnapshot | None:
-            if not cached:
-                cached.append(idle_world())
-            return cached[0]
-
-        if self._objects(before, after, idle) and category not in ECHO_CATEGORIES:
+        if self._objects(before, after, idle_world) and category not in ECHO_CATEGORIES:
             kinds.append("new_object_state")
         answer = answer_key(after.text, command)
         new_answer = answer not in self.answers
         self.answers.add(answer)
-        new_global = self._globals(before, after, category, idle)
+        new_global = self._globals(before, after, category, idle_world)
         if (new_global and new_answer) or self._curated(before, after):
             kinds.append("new_game_variable")
         moved_within = direction_of(command) is not None and after.room_id == before.room_id

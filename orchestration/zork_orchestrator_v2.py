@@ -94,8 +94,8 @@ class ZorkOrchestratorV2:
         self.recorder = EpisodeRecorder(folder, self.config.orchestrator.console_log_level, self.quiet)
         self.view = self.session.reset()
         self.novelty = WorldNovelty(
-            self.view, self.session.noisy_globals(), self.session.rooms_container, self.session.dictionary_range,
-            self.session.jericho_noise(), self.session.player,
+            self.view, self.session.noisy_globals(), self.session.dictionary_range, self.session.jericho_noise(),
+            self.session.player,
         )  # fmt: skip
         self.map.visit(self.view.room_id, self.view.room_name, 0)
         logger.bind(event_type="episode_start").info(

@@ -168,14 +168,17 @@ class LoopBreak:
             return
         self.repetition.observe(record, progress.progress)
         previous, self.repeating = self.repeating, self.repetition.result()
-        wandering = self.repeating.repeating and len(self.repeating.rooms) > self.config.region_max_rooms
-        if wandering and not (previous.repeating and len(previous.rooms) > self.config.region_max_rooms):
+        if self._wandering(self.repeating) and not self._wandering(previous):
             names = ", ".join(self.game_map.name_of(room) for room in self.repeating.rooms)
             emit(
                 events, "loop_detected", f"Loop detected: wandering over {len(self.repeating.rooms)} rooms ({names})",
                 level="WARNING", turn=record.turn, kind="wandering", detail=names, rooms=list(self.repeating.rooms),
                 turns_stuck=progress.turns_stuck,
             )  # fmt: skip
+
+    def _wandering(self, result: RepetitionResult) -> bool:
+        """Going round more rooms than a region loop holds, every recent turn a repeat."""
+        return result.repeating and len(result.rooms) > self.config.region_max_rooms
 
     def _update_detections(self, turns_stuck: int, events: list[dict], turn: int) -> None:
         previous = self.active
