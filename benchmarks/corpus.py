@@ -342,7 +342,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarize(rows)
     summary["wall_seconds"] = round(time.perf_counter() - started, 1)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "corpus.json").write_text(json.dumps({"summary": summary, "runs": rows}, indent=1) + "\n")
+    runs = ",\n".join(json.dumps(row, separators=(",", ":")) for row in rows)  # one run per line: diffs stay readable
+    (args.out / "corpus.json").write_text(f'{{"summary": {json.dumps(summary)},\n"runs": [\n{runs}\n]}}\n')
     (args.out / "corpus.md").write_text(markdown(rows, summary))
     print(json.dumps(summary, indent=1))
     print(f"wrote {args.out / 'corpus.json'} and {args.out / 'corpus.md'}")
