@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import get_args
 
+from session.config import ProgressSignal
 from session.records import TurnRecord
 
-NOVELTY_SIGNALS = (
-    "new_room", "new_world_state", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
-)  # fmt: skip
-"""Progress signals read off the turn record's novelty (managers.novelty); `score` and `objective` are read here."""
+SIGNALS = get_args(ProgressSignal)
+"""Every progress signal, in the order they are reported. `score` and `objective` are read here, the others off the
+turn record's novelty (managers.novelty)."""
 
 
 @dataclass(frozen=True)
@@ -47,16 +48,12 @@ class ProgressTracker:
         happened["new_room"] = record.new_room or "new_room" in record.novelty
         happened["new_world_state"] = record.new_world_state or "new_world_state" in record.novelty
         fired = tuple(
-            name for name in self.signals_in_order if happened.get(name, name in record.novelty)
+            name for name in SIGNALS if name in self.signals and happened.get(name, name in record.novelty)
         )
         if fired:
             self.last_progress_turn = record.turn
             self.last_signals = fired
         return ProgressResult(record.turn, fired, record.turn - self.last_progress_turn, self.last_progress_turn)
-
-    @property
-    def signals_in_order(self) -> tuple[str, ...]:
-        return tuple(s for s in ("score", "objective", *NOVELTY_SIGNALS) if s in self.signals)
 
     def turns_stuck(self, turn: int) -> int:
         return turn - self.last_progress_turn
