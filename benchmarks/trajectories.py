@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -104,15 +105,26 @@ class Explorer:
         self.view = self.session.step(command)
         return self.view
 
+    def save(self) -> tuple:
+        return self.session.snapshot(), self.view
+
+    def load(self, saved: tuple) -> None:
+        self.session.restore(saved[0])
+        self.view = saved[1]
+
+    @contextmanager
+    def trial(self) -> Iterator[None]:
+        """Play freely inside: the state (RNG included) and the view come back after."""
+        saved = self.save()
+        try:
+            yield
+        finally:
+            self.load(saved)
+
     def attempt(self, commands: list[str]) -> list[GameView]:
         """The views each command leaves, played from here on a snapshot; the state is restored after."""
-        snapshot = self.session.snapshot()
-        view = self.view
-        try:
+        with self.trial():
             return [self.session.step(command) for command in commands]
-        finally:
-            self.session.restore(snapshot)
-            self.view = view
 
     def exits(self) -> dict[str, int]:
         """Direction -> room for every direction that leads, alive, to another room from here."""
@@ -168,10 +180,9 @@ def noisy(story: Path, factor: int, seed: int) -> Trajectory | None:
     step_turns: list[int] = []
     for start in range(0, len(commands), CHECK_EVERY_STEPS):
         end = min(start + CHECK_EVERY_STEPS, len(commands))
-        snapshot, view = explorer.session.snapshot(), explorer.view
+        saved = explorer.save()
         for attempt, density in enumerate((1.0, 0.5, 0.25, 0.0)):
-            explorer.session.restore(snapshot)
-            explorer.view = view
+            explorer.load(saved)
             rng = random.Random(f"{story.name}:{factor}:{seed}:{start}:{attempt}")
             block, turns, on_track = _noisy_block(explorer, commands, clean, start, end, factor * density, rng)
             if density == 0.0 or (on_track and _still_wins(explorer, [], commands[end:], clean[end:], None)):
@@ -334,14 +345,12 @@ def _paths(explorer: Explorer, depth: int, allowed: set[int] | None, rng: random
         if len(path) == depth:
             yield path
             return
-        snapshot, view = explorer.session.snapshot(), explorer.view
-        for step in path:
-            explorer.play(step)
-        exits = explorer.exits()
-        options = sorted(exits, key=lambda d: rng.random())
-        backs = {d: explorer.way_back(d, explorer.view.room_id) for d in options}
-        explorer.session.restore(snapshot)
-        explorer.view = view
+        with explorer.trial():
+            for step in path:
+                explorer.play(step)
+            exits = explorer.exits()
+            options = sorted(exits, key=lambda d: rng.random())
+            backs = {d: explorer.way_back(d, explorer.view.room_id) for d in options}
         for direction in options:
             room = exits[direction]
             if room in rooms or backs[direction] is None or (allowed is not None and room not in allowed):
@@ -353,16 +362,11 @@ def _paths(explorer: Explorer, depth: int, allowed: set[int] | None, rng: random
 
 def _out_and_back(explorer: Explorer, path: list[str]) -> list[str]:
     """The path, then the way back along it (each step's return direction, found on a snapshot)."""
-    snapshot, view = explorer.session.snapshot(), explorer.view
     backs = []
-    try:
+    with explorer.trial():
         for step in path:
-            origin = explorer.view.room_id
-            backs.append(explorer.way_back(step, origin))
+            backs.append(explorer.way_back(step, explorer.view.room_id))
             explorer.play(step)
-    finally:
-        explorer.session.restore(snapshot)
-        explorer.view = view
     return path + [b for b in reversed(backs) if b] if all(backs) else []
 
 
@@ -387,16 +391,14 @@ def _wandering(explorer, rng, length, visited) -> list[str]:
 
 def _random_walk(explorer, rng, length, visited) -> list[str]:
     region = {explorer.view.room_id}
-    frontier = [explorer.view.room_id]
     for path in _paths(explorer, 3, None, rng):
         region |= set(_rooms_along(explorer, path))
         if len(region) >= 4:
             break
     if len(region) < 3:
         return []
-    snapshot, view = explorer.session.snapshot(), explorer.view
     moves: list[str] = []
-    try:
+    with explorer.trial():
         for _ in range(length):
             exits = {d: r for d, r in explorer.exits().items() if r in region}
             if not exits:
@@ -404,10 +406,6 @@ def _random_walk(explorer, rng, length, visited) -> list[str]:
             direction = rng.choice(sorted(exits))
             moves.append(direction)
             explorer.play(direction)
-    finally:
-        explorer.session.restore(snapshot)
-        explorer.view = view
-    del frontier
     return moves if len(moves) == length else []
 
 
@@ -470,8 +468,7 @@ def _semi_novel(explorer, rng, length, visited) -> list[str]:
     rng.shuffle(pool)
     pool = list(_SEMI_NOVEL_PHRASES) + pool
     commands: list[str] = []
-    snapshot, view = explorer.session.snapshot(), explorer.view
-    try:
+    with explorer.trial():
         while len(commands) < length and pool:
             if step and len(commands) % 12 == 11:
                 commands += list(step)
@@ -482,9 +479,6 @@ def _semi_novel(explorer, rng, length, visited) -> list[str]:
             if _unchanging(explorer, [candidate]):
                 commands.append(candidate)
                 explorer.play(candidate)
-    finally:
-        explorer.session.restore(snapshot)
-        explorer.view = view
     return commands[:length] if len(commands) >= length else []
 
 
