@@ -171,3 +171,34 @@ def test_status_hints_absent_when_disabled():
     assert status.warning
     assert "Commands you have not tried recently" not in status.warning
     assert "Unexplored exits here" not in status.warning
+
+
+# -- issue 9: warnings follow the stop rules, not a quiet score ------------------------------------------------
+def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears():
+    """Default settings: 30 turns without progress, each a new command, show no warning; the warning comes within
+    max_turns_stuck - stuck_warning_threshold turns of the no-progress stop."""
+    config = LoopBreakConfig()
+    game_map = cellar_map()
+    loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
+    warned = []
+    for turn in range(1, config.max_turns_stuck + 1):
+        if loop_break.status(turn, cellar_view(), (), []).warning:
+            warned.append(turn - 1)  # turns stuck when warned
+        loop_break.observe(make_record(turn, f"examine thing {turn}"))
+    lead = config.max_turns_stuck - config.stuck_warning_threshold
+    assert warned and min(warned) == config.max_turns_stuck - lead
+
+
+def test_repetitive_play_is_warned_before_the_repetition_stop():
+    config = LoopBreakConfig()
+    game_map = cellar_map()
+    loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
+    first_warning = None
+    for turn in range(1, config.repetition_min_turns + 1):
+        status = loop_break.status(turn, cellar_view(), (), [])
+        if status.warning and first_warning is None:
+            first_warning = turn
+            assert countdown(status.warning) <= config.max_turns_stuck - config.stuck_warning_threshold
+        verdict = loop_break.observe(make_record(turn, ("look", "listen")[turn % 2]))
+    assert first_warning is not None and first_warning < config.repetition_min_turns
+    assert verdict.terminate and verdict.reason == "stuck_no_progress"
