@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TextIO
@@ -24,7 +24,9 @@ from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
+from session.commands import why_not_run
 from session.config import GameConfiguration
+from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
 from session.records import BLOCKING_SOURCES, Candidate, GameView, Judgement, TurnRecord
@@ -164,8 +166,14 @@ class ZorkOrchestratorV2:
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
         command = FALLBACK_COMMAND if fallback else chosen.command
-        after = self.session.step(command)
+        refusal = why_not_run(command)
+        if refusal is None:
+            after = self.session.step(command)
+        else:  # a forced script's interpreter command: the game does not move
+            after = replace(view, text=f"[not run: {refusal}]")
+            fallback = "not_run"
         record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
+        record.ran = refusal is None
         record.parse_failures = parse_failures
         self.map.observe(record)
         self.memory.observe(record)
@@ -190,7 +198,7 @@ class ZorkOrchestratorV2:
             after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
         )  # fmt: skip
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
-        if chosen is not None and not fallback:
+        if chosen is not None and fallback in (None, "not_run"):
             judgement = chosen.judgement
         else:  # `look` ran instead of a proposal: nothing was judged
             judgement = Judgement(1.0, f"fallback ({fallback})", source="fallback")
@@ -248,13 +256,20 @@ class ZorkOrchestratorV2:
             except InvalidReply as exc:
                 fallback = f"unparseable_reply:{exc.kind}"
                 break
-            judgement = self.precheck.check(command) or self._evaluate(command, context)
-            judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
+            refusal = why_not_run(command)
+            if refusal is not None:  # never judged, never run, never a loop: the agent is told why
+                judgement = Judgement(0.0, refusal, source="not_run")
+                emit(events, "command_refused", f"Refused {command[:40]!r}: {refusal}", level="WARNING",
+                     turn=turn, command=command[:200], reason=refusal)  # fmt: skip
+            else:
+                judgement = self.precheck.check(command) or self._evaluate(command, context)
+                judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
             accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
             candidates.append(Candidate(command, judgement, accepted))
             if accepted or forced:
                 break
-            self.loop_break.note_rejection(turn, context.view.room_id, command, events)
+            if refusal is None:
+                self.loop_break.note_rejection(turn, context.view.room_id, command, events)
             context = context.with_feedback(command, judgement.reason)
         if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
             fallback = "every_candidate_blocked"

@@ -29,6 +29,13 @@ OPPOSITE: dict[str, str] = {
 }  # fmt: skip
 _CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
+MAX_COMMAND_LENGTH = 120
+"""Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes
+on non-ASCII text."""
+INTERPRETER_VERBS = frozenset("save restore load restart quit q script unscript noscript transcript undo".split())
+"""Commands the interpreter or the game's library answer outside the story: they write or load files in the current
+directory (`save` leaves zork1.qzl behind, and `restore` then loads it into the next episode), restart or end the
+game, or undo a turn. The harness never runs them."""
 OBSERVATION_VERBS = frozenset(
     "look l examine x read listen smell search inventory i wait z score diagnose time verbose brief superbrief".split()
 )
@@ -60,3 +67,15 @@ def is_observation(command: str) -> bool:
     """The command only observes (`look`, `examine carpet`, `listen`, `inventory`, `wait`...)."""
     words = command_words(command)
     return bool(words) and words[0] in OBSERVATION_VERBS
+
+
+def why_not_run(command: str) -> str | None:
+    """Why a command must never reach the emulator (None: it may run). The one check every path goes through."""
+    words = command_words(command)
+    if words and words[0] in INTERPRETER_VERBS:
+        return f"'{words[0]}' is an interpreter command (files, restart, quit or undo): the harness never runs it"
+    if len(command) > MAX_COMMAND_LENGTH:
+        return f"longer than {MAX_COMMAND_LENGTH} characters"
+    if any(not (char.isprintable() and char.isascii()) for char in command):
+        return "holds a character that is not printable ASCII"
+    return None

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 from loguru import logger
 
+from session.commands import why_not_run
 from session.records import GameObject, GameView
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
@@ -31,6 +32,29 @@ container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, 
 
 class StoryFileError(Exception):
     """The story file is missing or is not a Z-machine game Jericho can run."""
+
+
+class CommandRefused(Exception):
+    """A command that must never reach the emulator (session.commands.why_not_run) was about to."""
+
+
+def check_story_bytes(path: Path) -> bytes:
+    """A clear StoryFileError for what would make the C core exit the whole process: not a Z-machine file, or one
+    shorter than its header says (Standard 11.1: the file length at 0x1A, in units of 2, 4 or 8 bytes)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StoryFileError(f"cannot read story file {path}: {exc.strerror}") from None
+    if len(data) < 64 or data[0] not in SUPPORTED_VERSIONS:
+        raise StoryFileError(f"{path} is not a Z-machine story file Jericho can run (.z3/.z4/.z5/.z8).")
+    scale = 2 if data[0] <= 3 else 4 if data[0] <= 5 else 8
+    declared = int.from_bytes(data[0x1A:0x1C], "big") * scale
+    static_base = int.from_bytes(data[0x0E:0x10], "big")
+    if len(data) < declared or len(data) < static_base:
+        raise StoryFileError(
+            f"{path} is truncated: its header says {max(declared, static_base)} bytes, the file has {len(data)}"
+        )
+    return data
 
 
 def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
@@ -54,9 +78,7 @@ class JerichoSession:
         path = Path(story_file)
         if not path.is_file():
             raise StoryFileError(f"story file not found: {path}. Put zork1.z5 (md5 {ZORK1_MD5}) there.")
-        header = path.read_bytes()[:1]
-        if not header or header[0] not in SUPPORTED_VERSIONS:
-            raise StoryFileError(f"{path} is not a Z-machine story file Jericho can run (.z3/.z4/.z5/.z8).")
+        story = check_story_bytes(path)
         from jericho import FrotzEnv  # imported here so that config errors never pay for loading the C core
 
         with warnings.catch_warnings(record=True) as caught:
@@ -69,8 +91,8 @@ class JerichoSession:
             )
         self.story_file = path
         self.game_name = (self.env.bindings or {}).get("name", path.stem)
-        self.version = header[0]
-        self.objects = ObjectTable(path.read_bytes())
+        self.version = story[0]
+        self.objects = ObjectTable(story)
         self.player = int(self.env.player_obj_num or 0)
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
@@ -90,6 +112,9 @@ class JerichoSession:
 
     def step(self, command: str) -> GameView:
         """Run one command; the returned view carries the game's response as `text`."""
+        reason = why_not_run(command)
+        if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
+            raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
         self._text, _, _, _ = self.env.step(command)
         return self.observe()
@@ -153,6 +178,8 @@ class JerichoSession:
 
     def room_after(self, command: str) -> int | None:
         """The room `command` would lead to from here, played on the shadow emulator: the game is never touched."""
+        if why_not_run(command) is not None:
+            return None  # `save` on the shadow would still write a file
         shadow = self._shadow_env()
         shadow.set_state(self.env.get_state())
         shadow.step(command)

@@ -44,7 +44,7 @@ class GameView:
         return any(obj.noun == noun or noun in obj.name.split() for obj in self.inventory)
 
 
-BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection"})
+BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 
 
@@ -115,6 +115,9 @@ class TurnRecord:
     """session.outcomes category: success, parser_failure, refused, no_effect, blocked_exit or death."""
     fallback: str | None = None
     """Why the command was not the agent's own (e.g. `look` after unparseable replies)."""
+    ran: bool = True
+    """False when the command was refused before the emulator (an interpreter command such as `save`): the game did
+    not move, and no loop detector counts the turn."""
     parse_failures: list[dict[str, Any]] = field(default_factory=list)
     """LLM replies that failed validation this turn (kind, reply)."""
     objectives_completed: list[dict[str, Any]] = field(default_factory=list)

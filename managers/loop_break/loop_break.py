@@ -98,7 +98,7 @@ class LoopBreak:
         before = self.progress.last_progress_turn
         progress = self.progress.observe(record)
         verdict = Verdict(progress)
-        if not self.enabled:
+        if not self.enabled or not record.ran:  # a refused interpreter command is no agent loop
             return verdict
         events = verdict.events
         emit(
