@@ -1,15 +1,27 @@
-"""The one place that talks to an OpenAI-compatible server: timeouts, retries, failures, token accounting."""
+"""The one place that talks to an OpenAI-compatible server: timeouts, retries, failures, token accounting.
+
+Everything the server sends is untrusted. Whatever goes wrong with a call (transport, HTTP status, a body that is
+not a chat completion with text in it) leaves this module as LLMCallFailed or LLMUnavailable, never as a raw
+exception. A reply leaves it as text that is bounded (MAX_REPLY_CHARS), encodable as UTF-8 and free of the API
+key; an error message leaves it also free of terminal control characters.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import NoReturn
 
 import openai
 from loguru import logger
 
 from agents.base import LLMCallFailed, LLMUnavailable
+from agents.reply import MAX_REPLY_CHARS
 from session.config import LLMConfig
+from session.safe_text import encodable, printable, redact
+
+MAX_DETAIL_CHARS = 300
+"""Server text kept in a failure's message and log line."""
 
 
 @dataclass
@@ -19,13 +31,25 @@ class Usage:
     calls: Counter = field(default_factory=Counter)
     tokens: Counter = field(default_factory=Counter)
     failures: Counter = field(default_factory=Counter)
-    """Failed calls by category (timeout, rate_limit, server_error, connection, other): external, not agent loops."""
+    """Failed calls by category: external trouble, not agent loops. Transport and status: timeout, connection,
+    rate_limit, server_error, http_<status>; a 200 whose body is unusable: invalid_body, no_choices, no_message,
+    empty_response, non_text_content; anything else the openai client raises: other."""
 
     def snapshot(self) -> tuple[dict[str, int], dict[str, int]]:
         return dict(self.calls), dict(self.tokens)
 
 
+class MalformedResponse(Exception):
+    """The server answered, but not with a chat completion whose message is text; `category` says what is wrong."""
+
+    def __init__(self, category: str, detail: str):
+        super().__init__(detail)
+        self.category = category
+
+
 def failure_category(exc: Exception) -> str:
+    if isinstance(exc, MalformedResponse):
+        return exc.category
     if isinstance(exc, openai.APITimeoutError):
         return "timeout"
     if isinstance(exc, openai.APIConnectionError):
@@ -34,11 +58,41 @@ def failure_category(exc: Exception) -> str:
         return "rate_limit"
     if isinstance(exc, openai.APIStatusError):
         return "server_error" if exc.status_code >= 500 else f"http_{exc.status_code}"
+    if isinstance(exc, ValueError):  # JSONDecodeError, UnicodeDecodeError, a pydantic ValidationError
+        return "invalid_body"
     return "other"
 
 
+def reply_text(response: object) -> str:
+    """The message text of a chat completion; MalformedResponse naming what is missing or wrong.
+
+    Null content and blank content ("" or only whitespace) are the same failure, `empty_response`, an LLM call
+    failure rather than an unparseable reply. Both mean the server produced no text (a content filter, a reasoning
+    model that spent its whole token budget thinking, an overloaded proxy), which showing the model its "reply"
+    with format guidance cannot fix. As a call failure it counts toward `max_consecutive_llm_failures`, so a model
+    that keeps answering nothing ends the episode as `llm_unavailable` instead of playing `look` turn after turn.
+    """
+    if response is None or isinstance(response, (str, bytes, int, float, list, dict)):
+        raise MalformedResponse("invalid_body", f"the body is a {type(response).__name__}, not a chat completion")
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise MalformedResponse("no_choices", "the response has no choices")
+    message = getattr(choices[0], "message", None)
+    if message is None:
+        raise MalformedResponse("no_message", "the first choice has no message")
+    content = getattr(message, "content", None)
+    if content is None or (isinstance(content, str) and not content.strip()):
+        raise MalformedResponse("empty_response", "the server returned no message content")
+    if not isinstance(content, str):
+        raise MalformedResponse("non_text_content", f"the message content is a {type(content).__name__}, not text")
+    return content
+
+
 class LLMClient:
-    """Wraps `openai.OpenAI`. Retries and timeouts are the client's own (`max_retries`, `timeout`)."""
+    """Wraps `openai.OpenAI`. Retries and timeouts are the client's own (`max_retries`, `timeout`).
+
+    Failures in a row are counted per role: one role's successes must not hide another role that is down (an
+    agent answering every call would otherwise keep a dead critic from ever reaching the limit)."""
 
     def __init__(self, config: LLMConfig, api_key: str, max_consecutive_failures: int, client=None):
         self.config = config
@@ -48,36 +102,54 @@ class LLMClient:
             timeout=config.timeout_seconds,
             max_retries=config.max_retries,
         )
+        self.secrets = (api_key,)
+        """Never to appear in a reply, an exception message or a log line of this client."""
         self.max_consecutive_failures = max_consecutive_failures
-        self.consecutive_failures = 0
+        self.failures_in_a_row: Counter = Counter()
+        """Role -> calls of that role that failed since its last success."""
         self.usage = Usage()
 
     def chat(self, role: str, model: str, messages: list[dict], temperature: float, max_tokens: int) -> str:
-        """The reply text. Raises LLMCallFailed, or LLMUnavailable once failures in a row reach the limit."""
+        """The reply text. Raises LLMCallFailed, or LLMUnavailable once one role's failures in a row reach the
+        limit."""
         self.usage.calls[role] += 1
         try:
             response = self.client.chat.completions.create(
                 model=model, messages=messages, temperature=temperature, max_tokens=max_tokens
             )
-            text = response.choices[0].message.content if response.choices else None
-        except (openai.OpenAIError, IndexError, AttributeError, TypeError) as exc:
+            self._count_tokens(role, response)
+            text = reply_text(response)
+        except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
             self._fail(role, failure_category(exc), str(exc))
-        if text is None:
-            self._fail(role, "empty_response", "the server returned no message content")
-        self.consecutive_failures = 0
-        usage = getattr(response, "usage", None)
-        if usage is not None and usage.total_tokens:
-            self.usage.tokens[role] += int(usage.total_tokens)
-        return text
+        self.failures_in_a_row[role] = 0
+        return self._safe_reply(text)
 
-    def _fail(self, role: str, category: str, detail: str):
-        self.consecutive_failures += 1
+    def _safe_reply(self, text: str) -> str:
+        """`text` without the API key, cut to MAX_REPLY_CHARS, lone surrogates replaced.
+
+        Redaction runs on the whole text first, so the cut can never leave a usable part of the key behind."""
+        return encodable(redact(text, self.secrets)[:MAX_REPLY_CHARS])
+
+    def _count_tokens(self, role: str, response: object) -> None:
+        """Tokens the server says it spent, even when the reply turns out unusable; nonsense counts are ignored."""
+        total = getattr(getattr(response, "usage", None), "total_tokens", None)
+        if isinstance(total, int) and not isinstance(total, bool) and total > 0:
+            self.usage.tokens[role] += total
+
+    def _fail(self, role: str, category: str, detail: str) -> NoReturn:
+        """Count the failure for `role` and raise: LLMUnavailable at the limit, else LLMCallFailed.
+
+        The server's text is made printable before redaction (so a control character inside the key cannot hide
+        it from `redact`) and cut after it (so the cut cannot leave part of the key). The openai exception is not
+        chained: its message holds the server's raw text, which a printed traceback would show."""
+        detail = redact(printable(detail[:MAX_REPLY_CHARS]), self.secrets)[:MAX_DETAIL_CHARS]
+        self.failures_in_a_row[role] += 1
+        in_a_row = self.failures_in_a_row[role]
         self.usage.failures[category] += 1
         logger.bind(event_type="llm_call_failed", role=role, category=category).warning(
-            f"LLM {role} call failed ({category}), {self.consecutive_failures} in a row: {detail[:200]}"
+            f"LLM {role} call failed ({category}), {in_a_row} in a row: {detail}"
         )
-        if self.consecutive_failures >= self.max_consecutive_failures:
-            raise LLMUnavailable(
-                f"{self.consecutive_failures} LLM calls failed in a row (last: {role}, {category}: {detail[:200]})"
-            )
-        raise LLMCallFailed(role, category, detail)
+        if in_a_row >= self.max_consecutive_failures:
+            message = f"the {role} role failed {in_a_row} LLM calls in a row (last: {category}: {detail})"
+            raise LLMUnavailable(message) from None
+        raise LLMCallFailed(role, category, detail) from None

@@ -8,8 +8,6 @@ or taking and dropping the same item cannot reset the stuck timer.
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +15,12 @@ from loguru import logger
 
 from agents.base import LLMCallFailed
 from agents.llm_client import LLMClient
+from agents.reply import json_object
 from managers.map_graph import MapGraph
 from session.commands import direction_of
 from session.config import LLMConfig, LoopBreakConfig
 from session.records import GameView, TurnRecord
 
-_JSON_OBJECT = re.compile(r"\{.*\}", re.DOTALL)
 MIN_EVIDENCE_CHARS = 8
 
 DISCOVERY_PROMPT = (
@@ -111,11 +109,7 @@ class ObjectiveManager:
         except LLMCallFailed as exc:
             logger.warning(f"objective call skipped: {exc}")
             return {}
-        match = _JSON_OBJECT.search(reply or "")
-        try:
-            return json.loads(match.group(0)) if match else {}
-        except json.JSONDecodeError:
-            return {}
+        return json_object(reply) or {}
 
     # -- completion --------------------------------------------------------------------------------------
     def observe(self, record: TurnRecord) -> list[dict[str, Any]]:
@@ -138,6 +132,21 @@ class ObjectiveManager:
             completed += self._llm_completions(record)
         return [self._complete(objective, record) for objective in completed]
 
+    def restore(self, record: TurnRecord) -> None:
+        """Resume: bring the objectives to their state after a recorded turn, without asking any LLM.
+
+        Game-state objectives are verified again from the record (discovery was replayed before it); an LLM's
+        completions are taken from the record as written, and its open objectives come back at the next
+        discovery interval."""
+        if self.mode != "llm":
+            self.observe(record)
+            return
+        for entry in record.objectives_completed:
+            key = _key("llm", None, str(entry.get("objective", "")))
+            self._discovered.pop(key, None)
+            self._completed_keys.add(key)
+            self.completed_objectives.append(entry)
+
     def _llm_completions(self, record: TurnRecord) -> list[Objective]:
         listed = "\n".join(f"- {o.text}" for o in self._discovered.values() if o.kind == "llm")
         user = f"Objectives:\n{listed}\n\nCommand: {record.command}\nGame response:\n{record.response}"
@@ -146,16 +155,19 @@ class ObjectiveManager:
         response = " ".join(record.response.lower().split())
         verified = []
         for claim in claims if isinstance(claims, list) else []:
-            if not isinstance(claim, dict):
+            claimed, quoted = _claim_texts(claim)
+            if claimed is None:
                 continue
-            objective = self._discovered.get(_key("llm", None, str(claim.get("objective", ""))))
-            evidence = " ".join(str(claim.get("evidence", "")).lower().split())
+            objective = self._discovered.get(_key("llm", None, claimed))
+            evidence = " ".join(quoted.lower().split())
             if objective in verified:
                 continue  # the same objective claimed twice completes once
             if objective and len(evidence) >= MIN_EVIDENCE_CHARS and evidence in response:
                 verified.append(objective)
             else:
-                logger.bind(event_type="objective_claim_rejected").info(f"unverified objective claim: {claim}")
+                logger.bind(event_type="objective_claim_rejected").info(
+                    f"unverified objective claim: {claimed[:160]!r} (evidence {quoted[:160]!r})"
+                )
         return verified
 
     def _complete(self, objective: Objective, record: TurnRecord) -> dict[str, Any]:
@@ -187,6 +199,16 @@ class ObjectiveManager:
             if turn - max(objective.discovered_turn, last_progress_turn) >= limit:
                 self._discovered.pop(key)
                 self._stale_keys.add(key)
+
+
+def _claim_texts(claim: Any) -> tuple[str | None, str]:
+    """(objective, evidence) of one completion claim; (None, "") unless the claim is an object of strings.
+
+    Any other JSON value is refused rather than rendered: a nested list could be deep enough to break `str()`."""
+    if not isinstance(claim, dict):
+        return None, ""
+    claimed, quoted = claim.get("objective", ""), claim.get("evidence", "")
+    return (claimed, quoted) if isinstance(claimed, str) and isinstance(quoted, str) else (None, "")
 
 
 def _key(kind: str, target: Any, text: str) -> str:

@@ -259,8 +259,8 @@ def test_critic_rejection_threshold_is_configurable(rom_path, tmp_path, fake_llm
 def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_llm):
     fake_llm.script(
         "agent",
-        # turn 1: three unparseable replies -> `look`
-        "", "north\nsouth", "### Action: north",
+        # turn 1: three unparseable replies -> `look` (an empty content is a call failure, see test_llm_faults)
+        "**", "north\nsouth", "### Action: north",
         # turn 2: two unparseable, then a wrapped command
         "north. take lamp", "I think we should go north to explore.", "**open mailbox**",
         # turns 3 and 4: wrapped commands accepted clean
@@ -281,7 +281,7 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     # a retry shows the model its bad reply and the format guidance
     retry = fake_llm.of_role("agent")[1]["messages"]
     assert [m["role"] for m in retry] == ["system", "user", "assistant", "user"]
-    assert retry[2]["content"] == ""
+    assert retry[2]["content"] == "**"
     assert retry[3]["content"].startswith(FORMAT_GUIDANCE.split("{")[0])
     assert len(fake_llm.of_role("agent")) == 8
     summary = result.summary
