@@ -2,12 +2,20 @@
 
     uv run python main.py                      # offline agent + critic (no API key needed)
     uv run python main.py --agent walkthrough  # Jericho's walkthrough, forced through the full orchestrator
+    uv run python main.py --resume game_files/episodes/<episode_id>   # go on with an interrupted episode
+
+Exit codes: 0 the episode ended (victory, game over, max turns, a loop break); 2 bad input (flags, configuration,
+story file, replay file, an episode folder that cannot be written or resumed); 3 the LLM became unavailable;
+130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (records and summary.json are written in every one of these cases).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import signal
 import sys
+from pathlib import Path
 
 from loguru import logger
 
@@ -19,11 +27,25 @@ from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from managers.objectives import ObjectiveManager
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.recorder import RecordsUnwritable
+from orchestration.zork_orchestrator_v2 import EPISODE_FILE, ResumeError, ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
+from session.records import TurnRecord
+from session.safe_text import printable
 
 EXIT_USAGE = 2
+EXIT_LLM_UNAVAILABLE = 3
+ENDED = frozenset({"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted"})
+"""Termination reasons after which there is nothing to resume."""
+
+
+class SignalInterrupt(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, handled like Ctrl-C: the turn in progress is dropped, records and summary are written."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -36,6 +58,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-turns", type=int, help="override gameplay.max_turns_per_episode")
     parser.add_argument("--episode-dir", help="override files.episode_dir (default game_files/episodes)")
     parser.add_argument("--seed", type=int, help="emulator RNG seed (default: the game's walkthrough seed)")
+    parser.add_argument("--resume", metavar="EPISODE_DIR", help="go on with an interrupted episode, in its files")
     parser.add_argument("--quiet", action="store_true", help="no per-turn console log")
     return parser.parse_args(argv)
 
@@ -50,14 +73,19 @@ def load_config(args: argparse.Namespace) -> GameConfiguration:
         },
         "files": {"episode_dir": args.episode_dir},
     }
-    return GameConfiguration.from_toml(args.config, overrides)
+    config = GameConfiguration.from_toml(args.config, overrides)
+    if args.actions and config.gameplay.agent != "replay":
+        raise ConfigError("--actions is read only by --agent replay")
+    return config
 
 
 def resolve_kind(kind: str, api_key: str | None) -> str:
     return ("llm" if api_key else "offline") if kind == "auto" else kind
 
 
-def build_orchestrator(config: GameConfiguration, args: argparse.Namespace) -> ZorkOrchestratorV2:
+def build_orchestrator(
+    config: GameConfiguration, args: argparse.Namespace, episode_id: str | None = None
+) -> ZorkOrchestratorV2:
     session = JerichoSession(resolve_story_file(args.rom, config.files.game_file_path), seed=config.gameplay.seed)
     api_key = config.api_key()
     agent_kind = resolve_kind(config.gameplay.agent, api_key)
@@ -72,7 +100,11 @@ def build_orchestrator(config: GameConfiguration, args: argparse.Namespace) -> Z
     objectives = ObjectiveManager(
         config.loop_break, "llm" if agent_kind == "llm" else "state", client, config.llm
     )
-    return ZorkOrchestratorV2(config, session, agent, critic, client, objectives, quiet=args.quiet)
+    orchestrator = ZorkOrchestratorV2(
+        config, session, agent, critic, client, objectives, episode_id=episode_id, quiet=args.quiet
+    )
+    orchestrator.run_info = {"actions": str(Path(args.actions).resolve()) if args.actions else None}
+    return orchestrator
 
 
 def build_agent(kind: str, session: JerichoSession, client, config: GameConfiguration, actions: str | None) -> Agent:
@@ -86,29 +118,81 @@ def build_agent(kind: str, session: JerichoSession, client, config: GameConfigur
     if kind == "replay":
         if not actions:
             raise ConfigError("--agent replay needs --actions FILE (one command per line)")
-        try:
-            return ReplayAgent.from_file(actions)
-        except OSError as exc:
-            raise ConfigError(f"cannot read --actions {actions}: {exc.strerror}") from None
+        return ReplayAgent.from_file(actions)
     nouns = frozenset(w.word for w in session.dictionary() if w.is_noun)
     return OfflineAgent(nouns, session.dictionary_word_length)
+
+
+# -- resuming ------------------------------------------------------------------------------------------------------
+def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[TurnRecord]]:
+    """The saved configuration, the episode id and the records of the folder to resume (ConfigError otherwise).
+
+    The episode's own settings (story file, agent, replay file, seed, every configuration key) are restored; only
+    --max-turns and --quiet may change."""
+    folder = Path(args.resume)
+    try:
+        info = json.loads((folder / EPISODE_FILE).read_text())
+        summary_path = folder / "summary.json"
+        reason = json.loads(summary_path.read_text()).get("termination_reason") if summary_path.is_file() else None
+        lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--resume {folder}: not a readable episode folder ({exc})") from None
+    if reason in ENDED:
+        raise ConfigError(f"--resume {folder}: the episode ended ({reason}); nothing to resume")
+    records = []
+    for number, line in enumerate(lines, start=1):
+        try:
+            records.append(TurnRecord(**json.loads(line)))
+        except (ValueError, TypeError) as exc:
+            raise ConfigError(f"--resume {folder}: events.jsonl line {number} is not a turn record ({exc})") from None
+    if not records:
+        raise ConfigError(f"--resume {folder}: no turn was recorded; start a new episode instead")
+    overrides = {"files": {"episode_dir": str(folder.parent)}}
+    if args.max_turns is not None:
+        overrides["gameplay"] = {"max_turns_per_episode": args.max_turns}
+    config = GameConfiguration.from_dict(info["config"], overrides, source=str(folder / EPISODE_FILE))
+    args.rom, args.actions = info["story_file"], info.get("actions")
+    return config, info["episode_id"], records
+
+
+# -- the command ---------------------------------------------------------------------------------------------------
+def _raise_interrupt(signum: int, _frame) -> None:
+    raise SignalInterrupt(signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logger.remove()
+    records: list[TurnRecord] | None = None
     try:
-        config = load_config(args)
-        orchestrator = build_orchestrator(config, args)
+        if args.resume:
+            config, episode_id, records = load_resume(args)
+        else:
+            config, episode_id = load_config(args), None
+        orchestrator = build_orchestrator(config, args, episode_id)
     except (ConfigError, StoryFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
+    for name in ("SIGTERM", "SIGHUP"):
+        if hasattr(signal, name):
+            signal.signal(getattr(signal, name), _raise_interrupt)
+    if hasattr(signal, "SIGXFSZ"):  # a file-size limit: a write error the recorder handles, not a dead process
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
-        summary_path = orchestrator.play_episode()
-    except KeyboardInterrupt:  # Ctrl-C: the records so far and summary.json are written; no traceback
-        print(f"interrupted; records in {orchestrator.recorder.folder}", file=sys.stderr)
-        return 130
+        summary_path = orchestrator.play_episode(resume=records)
+    except KeyboardInterrupt as exc:  # Ctrl-C or a signal: the records so far and summary.json are written
+        signum = exc.signum if isinstance(exc, SignalInterrupt) else signal.SIGINT
+        recorder = orchestrator.recorder  # None: stopped before the episode folder existed
+        where = f"; records in {recorder.folder}" if recorder is not None else ""
+        print(f"interrupted ({signal.Signals(signum).name}){where}", file=sys.stderr)
+        return 128 + signum
+    except (RecordsUnwritable, ResumeError, StoryFileError) as exc:
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE
     print(summary_path)
+    if orchestrator.game_state.termination_reason == "llm_unavailable":
+        print(f"error: the LLM became unavailable; records in {summary_path.parent}", file=sys.stderr)
+        return EXIT_LLM_UNAVAILABLE
     return 0
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import AgentContext, ScriptExhausted
+from session.commands import why_invalid
+from session.config import ConfigError
 
 
 class ReplayAgent:
@@ -21,9 +23,29 @@ class ReplayAgent:
 
     @classmethod
     def from_file(cls, path: str | Path) -> ReplayAgent:
-        """One command per line; blank lines and `#` comments are layout, not steps."""
-        lines = Path(path).read_text().splitlines()
-        return cls([line for line in lines if line.strip() and not line.lstrip().startswith("#")], kind="replay")
+        """One command per line; blank lines and `#` comments are layout, not steps. A file that is not UTF-8
+        text, or a line that is no command (control characters, a NUL byte, too long), is a ConfigError naming the
+        line: such text must never reach the emulator. Interpreter commands (`save`...) load, and are refused when
+        their turn comes."""
+        try:
+            text = Path(path).read_bytes().decode("utf-8")
+        except OSError as exc:
+            raise ConfigError(f"cannot read --actions {path}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"--actions {path}: not UTF-8 text (byte {exc.start})") from None
+        commands = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            problem = why_invalid(line.strip())
+            if problem is not None:
+                raise ConfigError(f"--actions {path}, line {number}: {problem}")
+            commands.append(line)
+        return cls(commands, kind="replay")
+
+    def skip(self, turns: int) -> None:
+        """Resume: the first `turns` commands have run already."""
+        self.position += turns
 
     def propose(self, context: AgentContext) -> str:
         if self.position >= len(self.commands):

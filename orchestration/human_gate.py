@@ -13,4 +13,6 @@ def ask_for_guidance(description: str, recent: list[tuple[str, str]], ask_in: Te
     ask_out.write("Guidance for the agent (one line; empty to continue without): ")
     ask_out.flush()
     line = ask_in.readline()
+    if not (hasattr(ask_in, "isatty") and ask_in.isatty()):
+        ask_out.write("\n")  # a terminal echoes the Enter key; a pipe or file does not
     return line.strip()

@@ -1,32 +1,62 @@
-"""Episode records: events.jsonl (one line per turn, flushed every turn), summary.json, and the loguru sinks."""
+"""Episode records: events.jsonl (one line per turn, flushed every turn), summary.json, and the loguru sinks.
+
+A record line is written whole or not at all: a full disk or a file-size limit truncates the file back to its last
+complete line and raises RecordsUnwritable, which ends the episode with a clear message. Every log line is stripped
+of terminal control sequences and of the API key (and any `Bearer ...`) before any sink sees it.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from loguru import logger
 
 from session.records import TurnRecord
+from session.safe_text import printable, redact
 
 CONSOLE_FORMAT = "<green>{time:HH:mm:ss}</green> <level>{level: <7}</level> {message}"
+
+
+class RecordsUnwritable(Exception):
+    """The episode's files cannot be written (a full disk, a file-size limit, a vanished folder)."""
 
 
 class EpisodeRecorder:
     """Writes each turn as it happens and counts, from those same records, what summary.json reports."""
 
-    def __init__(self, folder: Path, console_level: str = "INFO", quiet: bool = False):
+    def __init__(
+        self,
+        folder: Path,
+        console_level: str = "INFO",
+        quiet: bool = False,
+        secrets: Iterable[str | None] = (),
+        resume: bool = False,
+    ):
         self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.events_path = folder / "events.jsonl"
-        self.summary_path = folder / "summary.json"
-        self._events = self.events_path.open("w", encoding="utf-8")
-        self._sinks = [logger.add(folder / "episode.log.jsonl", level="DEBUG", serialize=True, enqueue=False)]
+        self.secrets = tuple(s for s in secrets if s)
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            self.events_path = folder / "events.jsonl"
+            self.summary_path = folder / "summary.json"
+            self._events = self.events_path.open("ab" if resume else "wb", buffering=0)
+            self._log = (folder / "episode.log.jsonl").open("ab" if resume else "wb", buffering=0)
+        except OSError as exc:
+            raise RecordsUnwritable(f"cannot write episode records in {folder}: {exc.strerror or exc}") from None
+        self._sinks = [
+            logger.add(self._write_log, level="DEBUG", serialize=True, enqueue=False, filter=self._sanitize)
+        ]
         if not quiet:
-            self._sinks.append(logger.add(sys.stderr, level=console_level, format=CONSOLE_FORMAT, colorize=None))
+            self._sinks.append(
+                logger.add(sys.stderr, level=console_level, format=CONSOLE_FORMAT, colorize=None, filter=self._sanitize)
+            )
+        self.muted = False
+        """While an interrupted episode is replayed to resume it: its turns were logged when they were played."""
         self.turns = 0
         self.would_reject = 0
         self.forced_turns = 0
@@ -40,9 +70,20 @@ class EpisodeRecorder:
         self.rejections = 0
         self.objectives_completed = 0
 
+    # -- records ------------------------------------------------------------------------------------------------
     def write(self, record: TurnRecord) -> None:
-        self._events.write(json.dumps(record.to_json(), ensure_ascii=False) + "\n")
-        self._events.flush()
+        line = redact(json.dumps(record.to_json(), ensure_ascii=False), self.secrets) + "\n"
+        self._append(line.encode("utf-8", errors="replace"))
+        self.count(record)
+
+    def _append(self, data: bytes) -> None:
+        try:
+            _append_whole(self._events, data)
+        except OSError as exc:
+            raise RecordsUnwritable(f"cannot write {self.events_path}: {exc.strerror or exc}") from None
+
+    def count(self, record: TurnRecord) -> None:
+        """Add one record to the figures summary.json reports (also for records read back to resume)."""
         self.turns += 1
         self.rejections += record.rejections
         self.objectives_completed += len(record.objectives_completed)
@@ -65,6 +106,7 @@ class EpisodeRecorder:
                 self.stop_rule = event.get("rule")
 
     def close(self, summary: dict[str, Any]) -> Path:
+        """Write summary.json (whole, through a temporary file) and detach the sinks."""
         self._events.close()
         summary = {
             **summary,
@@ -84,8 +126,46 @@ class EpisodeRecorder:
             "forced_turns": self.forced_turns,
             "stop_rule": self.stop_rule,
         }
-        self.summary_path.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         for sink in self._sinks:
             logger.remove(sink)
         self._sinks = []
+        self._log.close()
+        text = redact(json.dumps(summary, indent=2, ensure_ascii=False), self.secrets) + "\n"
+        partial = self.summary_path.with_suffix(".json.partial")
+        try:
+            partial.write_text(text, encoding="utf-8", errors="replace")
+            os.replace(partial, self.summary_path)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise RecordsUnwritable(f"cannot write {self.summary_path}: {exc.strerror or exc}") from None
         return self.summary_path
+
+    # -- log sinks ------------------------------------------------------------------------------------------------
+    def _sanitize(self, message: Any) -> bool:
+        """Loguru filter: no terminal control sequences and no secret in the message or its fields, for any sink."""
+        if self.muted:
+            return False
+        message["message"] = printable(redact(message["message"], self.secrets))
+        for key, value in message["extra"].items():
+            if isinstance(value, str):
+                message["extra"][key] = printable(redact(value, self.secrets))
+        return True
+
+    def _write_log(self, line: str) -> None:
+        try:
+            _append_whole(self._log, line.encode("utf-8", errors="replace"))
+        except OSError:
+            pass  # a full disk: the next record write stops the episode with a clear message
+
+
+def _append_whole(file: BinaryIO, data: bytes) -> None:
+    """Append `data` to an unbuffered file whole, or not at all: on failure the file is cut back to where it was
+    (a write near a size limit lands partly before it fails), then the OSError propagates."""
+    start = file.tell()
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[file.write(view) :]
+    except OSError:
+        file.truncate(start)
+        raise

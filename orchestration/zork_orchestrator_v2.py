@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 import uuid
@@ -23,15 +24,20 @@ from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
-from orchestration.recorder import EpisodeRecorder
+from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
 from session.commands import why_not_run
 from session.config import GameConfiguration
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
-from session.records import BLOCKING_SOURCES, Candidate, GameView, Judgement, TurnRecord
+from session.records import BLOCKING_SOURCES, UNPARSEABLE_FALLBACK, Candidate, GameView, Judgement, TurnRecord
 
 FALLBACK_COMMAND = "look"
+EPISODE_FILE = "episode.json"
+
+
+class ResumeError(Exception):
+    """An episode folder cannot be resumed: no records, a game that replays differently, or an ended episode."""
 
 
 @dataclass
@@ -87,27 +93,47 @@ class ZorkOrchestratorV2:
         self.best_score = 0
         self.llm_unavailable: str | None = None
         """Set when the LLM became unavailable after the turn's command ran: the turn is recorded, then it ends."""
+        self.run_info: dict = {}
+        """What the caller adds to episode.json for `--resume` (e.g. the replay file)."""
 
     # -- the episode -------------------------------------------------------------------------------------
-    def play_episode(self) -> Path:
-        """Play one episode; returns the path of summary.json (written even when the episode crashes)."""
+    def play_episode(self, resume: list[TurnRecord] | None = None) -> Path:
+        """Play one episode; returns the path of summary.json (written even when the episode crashes).
+
+        `resume`: the records of an interrupted episode of this folder. The game, the map, the objectives, every
+        detector and the agent's place in its script are brought to the state they had after the last of them
+        (the emulator is deterministic; the managers are fed the records), then play goes on in the same files.
+        """
         started = time.perf_counter()
         folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
-        self.recorder = EpisodeRecorder(folder, self.config.orchestrator.console_log_level, self.quiet)
+        self.recorder = EpisodeRecorder(
+            folder, self.config.orchestrator.console_log_level, self.quiet, (self.config.api_key(),), bool(resume)
+        )
         self.view = self.session.reset()
         self.novelty = WorldNovelty(
             self.view, self.session.noisy_globals(), self.session.dictionary_range, self.session.jericho_noise(),
             self.session.player,
         )  # fmt: skip
         self.map.visit(self.view.room_id, self.view.room_name, 0)
+        if resume:
+            self.recorder.muted = True
+            try:
+                self._replay(resume)
+            finally:
+                self.recorder.muted = False
+        else:
+            self._write_episode_file(folder)
         logger.bind(event_type="episode_start").info(
             f"Episode {self.game_state.episode_id}: {self.session.game_name}, agent {self.agent.kind}, "
-            f"critic {self.critic.kind}"
+            f"critic {self.critic.kind}" + (f", resumed after turn {self.game_state.turn_count}" if resume else "")
         )
         try:
             self._run_game_loop()
         except KeyboardInterrupt:
             self.game_state.termination_reason = "interrupted"
+            raise
+        except RecordsUnwritable:
+            self.game_state.termination_reason = "records_unwritable"
             raise
         except BaseException:
             self.game_state.termination_reason = "error"
@@ -115,6 +141,57 @@ class ZorkOrchestratorV2:
         finally:
             summary_path = self._finish(folder, time.perf_counter() - started)
         return summary_path
+
+    def _write_episode_file(self, folder: Path) -> None:
+        """episode.json: what `--resume` needs to rebuild this episode (never the API key, only its variable)."""
+        info = {
+            "episode_id": self.game_state.episode_id,
+            "story_file": str(Path(self.session.story_file).resolve()),
+            "agent": self.agent.kind,
+            "critic": self.critic.kind,
+            "config": self.config.model_dump(mode="json"),
+            **self.run_info,
+        }
+        try:
+            (folder / EPISODE_FILE).write_text(json.dumps(info, indent=2) + "\n")
+        except OSError as exc:
+            raise RecordsUnwritable(f"cannot write {folder / EPISODE_FILE}: {exc.strerror or exc}") from None
+
+    def _replay(self, records: list[TurnRecord]) -> None:
+        """Bring everything to the state after `records`: play their commands (not their agent or critic) and feed
+        the records to every manager, exactly as the turn loop did. Raises ResumeError when the game does not
+        replay as recorded, or when the records already ended the episode."""
+        for record in records:
+            turn = self.game_state.turn_count = record.turn
+            view = self.view
+            if self.objectives.mode != "llm":  # an LLM's discoveries are not replayed: they come back next interval
+                self.objectives.discover(turn, view, self.map)
+            for candidate in record.candidates:
+                if not candidate["accepted"] and candidate["source"] != "not_run":
+                    self.loop_break.note_rejection(turn, view.room_id, candidate["command"], [])
+            after = self.session.step(record.command) if record.ran else replace(view, text=record.response)
+            if (after.room_id, after.score, after.text) != (record.room_id_after, record.score_after, record.response):
+                raise ResumeError(f"turn {turn}: the game does not replay as recorded ({record.command!r})")
+            self.novelty.observe(view, after, record.command, record.result_category, self.session.idle_world)
+            self.map.observe(record)
+            self.memory.observe(record)
+            self.contexts.observe(record)
+            self.objectives.restore(record)
+            verdict = self.loop_break.observe(record)
+            if verdict.terminate or record.victory or record.game_over:
+                raise ResumeError(f"the records end the episode at turn {turn}: nothing to resume")
+            if verdict.gate is not None and verdict.gate.action == "human":
+                answers = [e for e in record.events if e.get("event_type") == "loop_counter_reset"]
+                if answers:  # the human's guidance, as recorded
+                    self.loop_break.accept_guidance(str(answers[-1].get("guidance", "")), turn, [])
+            self.objectives.prune(turn, self.loop_break.progress.last_progress_turn)
+            self.recorder.count(record)
+            self.best_score = max(self.best_score, record.score_after)
+            self.game_state.previous_zork_score = record.score_after
+            self.view = after
+        skip = getattr(self.agent, "skip", None)  # scripted agents go on from where they were
+        if skip is not None:
+            skip(len(records))
 
     def _run_game_loop(self) -> int:
         gameplay = self.config.gameplay
@@ -254,7 +331,7 @@ class ZorkOrchestratorV2:
             try:
                 command = self._propose(context)
             except InvalidReply as exc:
-                fallback = f"unparseable_reply:{exc.kind}"
+                fallback = f"{UNPARSEABLE_FALLBACK}:{exc.kind}"
                 break
             refusal = why_not_run(command)
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
@@ -325,7 +402,10 @@ class ZorkOrchestratorV2:
         )
 
     def _finish(self, folder: Path, wall_seconds: float) -> Path:
-        self.map.export(folder)
+        try:
+            self.map.export(folder)
+        except OSError as exc:  # the summary below says whether the folder is writable at all
+            logger.warning(f"map not written: {exc.strerror or exc}")
         usage = self.llm_client.usage if self.llm_client else None
         final_score = self.view.score if self.view else 0
         summary = {

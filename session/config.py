@@ -28,7 +28,8 @@ class ConfigError(Exception):
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True)
+    # strict: `max_turns_per_episode = true` is an error, not 1
+    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True, strict=True)
 
 
 class LLMConfig(_Section):
@@ -71,15 +72,17 @@ class GameplayConfig(_Section):
     """A proposal whose (adjusted) critic score is below this is rejected and regenerated."""
     max_rejections: int = Field(3, ge=0, le=20)
     """Regenerations per turn; after that the best-scoring candidate runs."""
-    seed: int | None = Field(None, ge=0)
-    """Emulator RNG seed. None: the game's walkthrough seed (zork1: 12), so runs are reproducible."""
+    seed: int | None = Field(None, ge=1, le=2**31 - 1)
+    """Emulator RNG seed. None: the game's walkthrough seed (zork1: 12), so runs are reproducible. Jericho reads 0 as
+    "no seed" and keeps a C int, hence the range."""
 
 
 class OrchestratorConfig(_Section):
     """`[tool.zorkgpt.orchestrator]`: the turn loop's plumbing."""
 
     max_consecutive_llm_failures: int = Field(3, ge=1, le=100)
-    """Failed LLM calls in a row (after the client's own retries) that end the episode as `llm_unavailable`."""
+    """Failed LLM calls of one role (agent, critic, objectives) in a row, after the client's own retries, that end
+    the episode as `llm_unavailable`: a critic that is always down is not hidden by an agent that answers."""
     max_invalid_replies: int = Field(3, ge=1, le=20)
     """Agent replies that fail validation in one proposal before the turn falls back to `look`."""
     history_turns: int = Field(8, ge=0, le=200)
@@ -218,11 +221,14 @@ class ActionLoopsConfig(_Section):
     parse_failure_threshold: int = Field(5, ge=2, le=1000)
     """The same unparseable reply this many times triggers recovery."""
     parse_failure_streak: int = Field(5, ge=2, le=1000)
-    """This many unparseable replies in a row (any text) trigger recovery."""
+    """This many unparseable replies in a row (any text) trigger recovery; a valid reply ends the streak."""
+    parse_failure_memory: int = Field(50, ge=2, le=10_000)
+    """Recent unparseable replies among which parse_failure_threshold identical ones are counted."""
     enable_collaboration_loop_detection: bool = True
     """Agent re-proposing what the critic rejected (seed 002's collaboration loops)."""
     rejection_similarity: float = Field(0.85, gt=0.0, le=1.0)
-    """Token similarity at or above which a proposal counts as the same as a rejected one."""
+    """Similarity (session.commands.command_similarity: 1.0 the same command, 0.96 `examine troll`/`examine trolls`,
+    0.78 `attack troll with sword`/`... with knife`) at or above which a proposal counts as a rejected one again."""
     rejection_window: int = Field(20, ge=1, le=1000)
     """Turns a rejection is remembered for re-proposal matching."""
     collaboration_loop_threshold: int = Field(3, ge=1, le=100)
@@ -275,13 +281,19 @@ class GameConfiguration(_Section):
         A missing file gives the defaults only when it is the default `pyproject.toml`; a named file must exist.
         """
         path = Path(path)
-        data: dict[str, Any] = {}
+        data: Any = {}
         if path.is_file():
             try:
                 with path.open("rb") as handle:
-                    data = tomli.load(handle).get("tool", {}).get("zorkgpt", {})
-            except tomli.TOMLDecodeError as exc:
-                raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+                    data = tomli.load(handle)
+            except (tomli.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{path}: not valid TOML (UTF-8): {exc}") from None
+            except OSError as exc:
+                raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+            for key in ("tool", "zorkgpt"):
+                data = data.get(key, {})
+                if not isinstance(data, dict):
+                    raise ConfigError(f"{path}: `{key}` must be a table")
         elif str(path) != "pyproject.toml":
             raise ConfigError(f"config file not found: {path}")
         return cls.from_dict(data, overrides, source=str(path))
@@ -292,7 +304,9 @@ class GameConfiguration(_Section):
     ) -> GameConfiguration:
         merged = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
         for section, values in (overrides or {}).items():
-            merged.setdefault(section, {}).update({k: v for k, v in values.items() if v is not None})
+            if not isinstance(merged.setdefault(section, {}), dict):
+                raise ConfigError(f"invalid configuration in {source}: tool.zorkgpt.{section} must be a table")
+            merged[section].update({k: v for k, v in values.items() if v is not None})
         try:
             return cls.model_validate(merged)
         except ValidationError as exc:
@@ -304,17 +318,22 @@ class GameConfiguration(_Section):
 
 
 def _describe(exc: ValidationError, source: str) -> str:
-    lines = [f"invalid configuration in {source}:"]
+    """One line, every problem in it: `invalid configuration in F: key: what (got V); key: ...`."""
+    problems = []
     for error in exc.errors():
         key = "tool.zorkgpt." + ".".join(str(part) for part in error["loc"]) if error["loc"] else "tool.zorkgpt"
         if error["type"] == "extra_forbidden":
             allowed = _allowed_keys(error["loc"])
-            lines.append(f"  {key}: unknown key; allowed keys here: {', '.join(allowed)}")
+            problems.append(f"{key}: unknown key; allowed keys here: {', '.join(allowed)}")
         else:
             got = error.get("input")
-            shown = f" (got {got!r})" if not isinstance(got, dict) else ""
-            lines.append(f"  {key}: {error['msg']}{shown}")
-    return "\n".join(lines)
+            shown = f" (got {_shorten(repr(got))})" if not isinstance(got, dict) else ""
+            problems.append(f"{key}: {error['msg']}{shown}")
+    return f"invalid configuration in {source}: " + "; ".join(problems)
+
+
+def _shorten(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _allowed_keys(loc: tuple) -> list[str]:

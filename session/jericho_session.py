@@ -39,22 +39,48 @@ class CommandRefused(Exception):
 
 
 def check_story_bytes(path: Path) -> bytes:
-    """A clear StoryFileError for what would make the C core exit the whole process: not a Z-machine file, or one
-    shorter than its header says (Standard 11.1: the file length at 0x1A, in units of 2, 4 or 8 bytes)."""
+    """A clear StoryFileError for what would make the C core exit or crash the whole process: not a Z-machine file,
+    one shorter than its header says (Standard 11.1: the file length at 0x1A, in units of 2, 4 or 8 bytes), or a
+    header whose tables lie outside the file (Standard 1.1, 11.1: dynamic memory is at least the 64-byte header; the
+    object table and globals are in it; the dictionary and abbreviations are in the file)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise StoryFileError(f"cannot read story file {path}: {exc.strerror}") from None
+    not_a_story = StoryFileError(f"{path} is not a Z-machine story file Jericho can run (.z3/.z4/.z5/.z8).")
     if len(data) < 64 or data[0] not in SUPPORTED_VERSIONS:
-        raise StoryFileError(f"{path} is not a Z-machine story file Jericho can run (.z3/.z4/.z5/.z8).")
+        raise not_a_story
+
+    def word(address: int) -> int:
+        return int.from_bytes(data[address : address + 2], "big")
+
     scale = 2 if data[0] <= 3 else 4 if data[0] <= 5 else 8
-    declared = int.from_bytes(data[0x1A:0x1C], "big") * scale
-    static_base = int.from_bytes(data[0x0E:0x10], "big")
+    declared, static_base = word(0x1A) * scale, word(0x0E)
     if len(data) < declared or len(data) < static_base:
         raise StoryFileError(
             f"{path} is truncated: its header says {max(declared, static_base)} bytes, the file has {len(data)}"
         )
+    dictionary, objects, globals_, abbreviations = word(0x08), word(0x0A), word(0x0C), word(0x18)
+    in_dynamic = 64 <= objects < static_base and 64 <= globals_ < static_base
+    in_file = all(64 <= address < len(data) - 4 for address in (dictionary, abbreviations))
+    if static_base < 64 or not (in_dynamic and in_file):
+        raise not_a_story
+    separators = data[dictionary]
+    entry_length, entries = data[dictionary + separators + 1], word(dictionary + separators + 2)
+    if dictionary + separators + 4 + entry_length * min(entries, 0x10000 - entries) > len(data):
+        raise not_a_story  # a negative count marks an unsorted dictionary (Standard 13.2); its size still fits
     return data
+
+
+def start_emulator(path: Path, seed: int | None) -> Any:
+    """A new FrotzEnv. Jericho copies its C library to a temporary folder for every emulator: a full disk there is
+    a StoryFileError (one clear line), not a traceback."""
+    from jericho import FrotzEnv  # imported here so that config errors never pay for loading the C core
+
+    try:
+        return FrotzEnv(str(path), seed=seed)
+    except OSError as exc:
+        raise StoryFileError(f"cannot start the Z-machine emulator for {path.name}: {exc.strerror or exc}") from None
 
 
 def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
@@ -64,7 +90,7 @@ def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
             path = Path(candidate).expanduser()
             if not path.is_file():
                 raise StoryFileError(
-                    f"story file not found: {path} (from {origin}).\n"
+                    f"story file not found: {path} (from {origin}). "
                     f"Put zork1.z5 (md5 {ZORK1_MD5}) at {config_path}, or pass --rom PATH, or set ZORK_ROM=PATH."
                 )
             return path
@@ -79,11 +105,9 @@ class JerichoSession:
         if not path.is_file():
             raise StoryFileError(f"story file not found: {path}. Put zork1.z5 (md5 {ZORK1_MD5}) there.")
         story = check_story_bytes(path)
-        from jericho import FrotzEnv  # imported here so that config errors never pay for loading the C core
-
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.env = FrotzEnv(str(path), seed=seed)
+            self.env = start_emulator(path, seed)
         self.supported = bool(self.env.is_fully_supported)
         if not self.supported or caught:
             logger.warning(
@@ -231,11 +255,9 @@ class JerichoSession:
 
     def _shadow_env(self) -> Any:
         if self._shadow is None:
-            from jericho import FrotzEnv
-
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self._shadow = FrotzEnv(str(self.story_file), seed=self._seed)
+                self._shadow = start_emulator(self.story_file, self._seed)
             self._shadow.reset()
         return self._shadow
 

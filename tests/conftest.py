@@ -29,7 +29,7 @@ def _quiet_loguru():
 @pytest.fixture(scope="session")
 def rom_path() -> Path:
     """The zork1 story file. Missing: the test fails with a message saying where to put it (never skips)."""
-    path = Path(os.environ.get("ZORK_ROM", _DEFAULT_ROM))
+    path = Path(os.environ.get("ZORK_ROM", _DEFAULT_ROM)).resolve()  # absolute: some tests change directory
     if not path.is_file():
         pytest.fail(
             f"zork1 story file not found at {path}. Set ZORK_ROM to zork1.z5 (md5 {ZORK1_MD5}), "
@@ -43,7 +43,7 @@ def story_file(name: str) -> Path:
     """A story file of the shared corpus (`../shared/games`, the folder of ZORK_ROM when it is set).
 
     Missing: the test fails with a message saying where the corpus is expected (never skips)."""
-    folder = Path(os.environ["ZORK_ROM"]).parent if os.environ.get("ZORK_ROM") else _DEFAULT_ROM.parent
+    folder = Path(os.environ["ZORK_ROM"]).resolve().parent if os.environ.get("ZORK_ROM") else _DEFAULT_ROM.parent
     path = folder / name
     if not path.is_file():
         pytest.fail(
