@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Protocol, runtime_checkable
 
+from session.commands import canonical_command
 from session.records import GameView, Judgement
 
 
@@ -38,11 +39,11 @@ class AgentContext:
     feedback: tuple[str, ...] = ()
     """`command: reason` for each proposal rejected earlier in this turn."""
     rejected: tuple[str, ...] = ()
-    """Normalised commands rejected earlier in this turn."""
+    """Commands rejected earlier in this turn, in canonical form (`session.commands.canonical_command`)."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(
-            self, feedback=self.feedback + (f"{command}: {reason}",), rejected=self.rejected + (command.lower(),)
+            self, feedback=self.feedback + (f"{command}: {reason}",), rejected=self.rejected + (canonical_command(command),)
         )
 
 

@@ -8,7 +8,7 @@ would: other exits the map knows, then untried exits, then the extra fallback co
 from __future__ import annotations
 
 from agents.base import AgentContext
-from session.commands import direction_of, normalize_command
+from session.commands import canonical_command, direction_of
 
 
 class LooperAgent:
@@ -28,6 +28,11 @@ class LooperAgent:
         """Forced while replaying the prefix; steerable (not forced) in the loop."""
         return self.turns < len(self.prefix)
 
+    def skip(self, turns: int) -> None:
+        """Resume: `turns` turns have been played already."""
+        self.turns += turns
+        self._turn_seen = turns
+
     def propose(self, context: AgentContext) -> str:
         if context.turn != self._turn_seen:  # first proposal of a new turn
             self._turn_seen = context.turn
@@ -37,7 +42,7 @@ class LooperAgent:
             return self.prefix[index]
         wanted = self.loop[(index - len(self.prefix)) % len(self.loop)]
         for command in self._candidates(wanted, context):
-            if normalize_command(command) not in context.rejected:
+            if canonical_command(command) not in context.rejected:
                 return command
         return wanted  # nothing left: the best-scoring candidate will run
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from agents.base import AgentContext
-from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, direction_of, normalize_command
+from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 _DARK = ("pitch black", "too dark", "it is dark")
@@ -53,7 +53,7 @@ class OfflineAgent:
 
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
-            key = normalize_command(command)
+            key = canonical_command(command)
             if key in context.rejected or key in context.banned:
                 continue
             retry = key == self.retake and key.startswith("take ")
@@ -84,7 +84,7 @@ class OfflineAgent:
         if any(marker in text for marker in _OVERLOADED):
             # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon,
             # then take again what did not fit.
-            last = normalize_command(context.recent[-1][0]) if context.recent else ""
+            last = canonical_command(context.recent[-1][0]) if context.recent else ""
             self.retake = last if last.startswith("take ") else self.retake
             spare = [o.noun for o in view.inventory if o.noun not in _LIGHTS and o.noun not in _WEAPONS]
             yield from (f"drop {noun}" for noun in reversed(spare))

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from agents.base import AgentContext
-from session.commands import command_words, direction_of, is_observation, normalize_command
+from session.commands import command_words, direction_of, is_observation, normalize_command, why_not_run
 from session.records import Judgement
 
-# Meta commands that waste a turn or undo the episode.
-_HARMFUL = frozenset({"quit", "restart", "restore", "save", "q"})
 _ATTACKS = frozenset({"kill", "attack", "fight", "hit", "stab", "slay"})
 
 
@@ -25,8 +23,9 @@ class OfflineCritic:
             return Judgement(0.75, f"untried exit {direction}")
         if not text:
             return Judgement(0.55, "an empty line: answers a 'press a key' pause")
-        if text in _HARMFUL:
-            return Judgement(0.05, f"'{text}' wastes the episode")
+        refusal = why_not_run(text)  # the harness refuses these before any critic; a critic asked anyway agrees
+        if refusal is not None:
+            return Judgement(0.0, refusal)
         if text.split()[0] in _ATTACKS:
             return Judgement(0.7, "fights are random: another blow can land where the last missed")
         if text in context.refused_here:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from session.commands import normalize_command
+from session.commands import canonical_command
 from session.records import TurnRecord
 
 
@@ -21,7 +21,7 @@ class ActionMemory:
         self._refused: dict[int | None, set[str]] = defaultdict(set)
 
     def observe(self, record: TurnRecord) -> None:
-        key = normalize_command(record.command)
+        key = canonical_command(record.command)
         room = record.room_id_before
         self._tried[room].add(key)
         unchanged = (

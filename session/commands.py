@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 
 # Canonical direction -> every spelling the Zork parser accepts for it.
 _DIRECTION_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -32,10 +33,15 @@ _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
 MAX_COMMAND_LENGTH = 120
 """Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes
 on non-ASCII text."""
-INTERPRETER_VERBS = frozenset("save restore load restart quit q script unscript noscript transcript undo".split())
-"""Commands the interpreter or the game's library answer outside the story: they write or load files in the current
-directory (`save` leaves zork1.qzl behind, and `restore` then loads it into the next episode), restart or end the
-game, or undo a turn. The harness never runs them."""
+INTERPRETER_VERBS = frozenset(
+    "save restore restart quit q script unscript noscript transcript recording replay undo".split()
+)
+"""Commands the interpreter or the game's library answer outside the story: they write or read files in the current
+directory (`save` leaves zork1.qzl behind and `restore` loads it into the next episode; `script`, `transcript` and
+`recording` write transcripts, `replay` reads commands from a file), restart or end the game, or undo a turn. The
+harness never runs them. (`load` is no such command in any corpus game, and seastalker's LOAD is a game verb.)"""
+_SUB_COMMANDS = re.compile(r"[.,;!?]|\bthen\b|\band\b", re.IGNORECASE)
+"""Where one input line holds several commands: `look. save` and `n and save` both save in zork1."""
 OBSERVATION_VERBS = frozenset(
     "look l examine x read listen smell search inventory i wait z score diagnose time verbose brief superbrief".split()
 )
@@ -46,6 +52,28 @@ _SPACES = re.compile(r"\s+")
 def normalize_command(command: str) -> str:
     """Lower-case, trimmed, single-spaced; the key under which commands are compared and counted."""
     return _SPACES.sub(" ", command.strip().lower())
+
+
+ARTICLES = frozenset({"a", "an", "the", "some"})
+"""Words a parser skips: `take the lamp` is `take lamp`."""
+
+
+def canonical_command(command: str) -> str:
+    """The one form under which every detector compares commands: a move is its canonical direction (`n`, `go
+    north` and `north` are all `north`), otherwise the words without punctuation or articles."""
+    direction = direction_of(command)
+    if direction is not None:
+        return direction
+    return " ".join(word for word in command_words(command) if word not in ARTICLES)
+
+
+def command_similarity(a: str, b: str) -> float:
+    """How alike two commands read, 0..1, on their canonical forms: 1.0 for the same command, about 0.96 for
+    `examine troll` and `examine trolls`, 0.78 for `attack troll with sword` and `... with knife`."""
+    left, right = canonical_command(a), canonical_command(b)
+    if left == right:
+        return 1.0
+    return SequenceMatcher(None, left, right, autojunk=False).ratio()
 
 
 def direction_of(command: str) -> str | None:
@@ -69,13 +97,19 @@ def is_observation(command: str) -> bool:
     return bool(words) and words[0] in OBSERVATION_VERBS
 
 
-def why_not_run(command: str) -> str | None:
-    """Why a command must never reach the emulator (None: it may run). The one check every path goes through."""
-    words = command_words(command)
-    if words and words[0] in INTERPRETER_VERBS:
-        return f"'{words[0]}' is an interpreter command (files, restart, quit or undo): the harness never runs it"
+def why_invalid(command: str) -> str | None:
+    """Why a text cannot be a command at all: too long, or not printable ASCII (a NUL byte hangs the emulator)."""
     if len(command) > MAX_COMMAND_LENGTH:
         return f"longer than {MAX_COMMAND_LENGTH} characters"
     if any(not (char.isprintable() and char.isascii()) for char in command):
         return "holds a character that is not printable ASCII"
     return None
+
+
+def why_not_run(command: str) -> str | None:
+    """Why a command must never reach the emulator (None: it may run). The one check every path goes through."""
+    for part in _SUB_COMMANDS.split(command):
+        words = command_words(part)
+        if words and words[0] in INTERPRETER_VERBS:
+            return f"'{words[0]}' is an interpreter command (files, restart, quit or undo): the harness never runs it"
+    return why_invalid(command)

@@ -45,6 +45,8 @@ class GameView:
 
 
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
+UNPARSEABLE_FALLBACK = "unparseable_reply"
+"""TurnRecord.fallback prefix (`unparseable_reply:<kind>`) when no LLM reply of the turn was a command."""
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 
 
@@ -114,7 +116,7 @@ class TurnRecord:
     result_category: str = "success"
     """session.outcomes category: success, parser_failure, refused, no_effect, blocked_exit or death."""
     fallback: str | None = None
-    """Why the command was not the agent's own (e.g. `look` after unparseable replies)."""
+    """Why the command was not the agent's own (e.g. `unparseable_reply:prose`: `look` after unparseable replies)."""
     ran: bool = True
     """False when the command was refused before the emulator (an interpreter command such as `save`): the game did
     not move, and no loop detector counts the turn."""
@@ -122,6 +124,11 @@ class TurnRecord:
     """LLM replies that failed validation this turn (kind, reply)."""
     objectives_completed: list[dict[str, Any]] = field(default_factory=list)
     events: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def ended_unparseable(self) -> bool:
+        """The turn's last LLM reply was not a command (so the fallback ran)."""
+        return (self.fallback or "").startswith(UNPARSEABLE_FALLBACK)
 
     @property
     def moved(self) -> bool:

@@ -173,7 +173,8 @@ def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):
         human_input=io.StringIO("try the window behind the house\n"), human_output=human_out,
     )  # fmt: skip
     assert "LOOP GATE" in human_out.getvalue() and "open door" in human_out.getvalue()
-    assert [e["turn"] for e in result.events("loop_gate")] == [4, 7]  # counter reset by the human at turn 4
+    # The human reset the gate at turn 4: turn 5 is the first sight again, turns 6-8 its three repeats.
+    assert [e["turn"] for e in result.events("loop_gate")] == [4, 8]
     [reset] = [e for e in result.events("loop_counter_reset") if e["reason"] == "human"][:1]
     assert reset["guidance"] == "try the window behind the house"
     assert "Human guidance: try the window behind the house" in shown[5]

@@ -17,14 +17,11 @@ from dataclasses import dataclass, field
 
 from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
-from session.commands import command_words, direction_of, normalize_command
+from session.commands import DIRECTIONS, canonical_command, command_similarity
 from session.config import ActionLoopsConfig
 from session.events import emit
 from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
-
-_ARTICLES = frozenset({"the", "a", "an", "some", "at", "to"})
-
 
 # -- signatures ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
@@ -39,29 +36,18 @@ class Signature:
 
 
 def action_key(command: str) -> tuple[str, str]:
-    """(verb, hash of normalised arguments): `n`, `north` and `go north` share one key; articles are dropped."""
-    direction = direction_of(command)
-    if direction is not None:
-        return "go", direction
-    words = [w for w in command_words(command) if w not in _ARTICLES]
+    """(verb, hash of the arguments) of the canonical command: `n`, `north` and `go north` share one key."""
+    words = canonical_command(command).split()
     if not words:
         return "", ""
-    arguments = " ".join(words[1:])
-    return words[0], hashlib.md5(arguments.encode()).hexdigest()[:8]
+    if len(words) == 1 and words[0] in DIRECTIONS:
+        return "go", words[0]
+    return words[0], hashlib.md5(" ".join(words[1:]).encode()).hexdigest()[:8]
 
 
 def action_signature(command: str, category: str) -> Signature:
     verb, args_hash = action_key(command)
     return Signature(verb, args_hash, category)
-
-
-def token_similarity(a: str, b: str) -> float:
-    """Jaccard similarity of the commands' words, articles dropped (1.0: the same words)."""
-    left = {w for w in command_words(a) if w not in _ARTICLES}
-    right = {w for w in command_words(b) if w not in _ARTICLES}
-    if not left and not right:
-        return 1.0
-    return len(left & right) / len(left | right)
 
 
 @dataclass(frozen=True)
@@ -120,7 +106,7 @@ class IdenticalActionDetector:
         """Normalised command -> last turn of its ban."""
 
     def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
-        command = normalize_command(record.command)
+        command = canonical_command(record.command)
         self.count = self.count + 1 if command == self.last_command else 1
         self.last_command = command
         if progress.progress:
@@ -149,9 +135,12 @@ class IdenticalActionDetector:
 
 # -- unparseable replies --------------------------------------------------------------------------------------
 class ParseFailureDetector:
+    """Seed 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
+    `streak_limit` unparseable replies in a row. A valid reply ends the streak, and the guidance once it worked."""
+
     kind = "parse_failure"
 
-    def __init__(self, threshold: int, streak_limit: int, memory: int = 50):
+    def __init__(self, threshold: int, streak_limit: int, memory: int):
         self.threshold = threshold
         self.streak_limit = streak_limit
         self.recent: deque[str] = deque(maxlen=memory)
@@ -166,22 +155,23 @@ class ParseFailureDetector:
             self.streak += 1
             self.last_kind = failure["kind"]
             self.recent.append(" ".join(failure["reply"].lower().split()))
-        if not record.parse_failures and record.fallback is None and not self.guidance_active:
-            return
-        same = Counter(self.recent).most_common(1)
-        repeated = same[0][1] if same else 0
-        if repeated >= self.threshold or self.streak >= self.streak_limit:
-            self.guidance_active = True
-            emit(
-                events, "parse_failure_recovery",
-                f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
-                level="WARNING", turn=record.turn, same_reply_count=repeated, streak=self.streak, kind=self.last_kind,
-            )  # fmt: skip
-            self.recent.clear()
+            repeated = Counter(self.recent).most_common(1)[0][1]
+            if repeated >= self.threshold or self.streak >= self.streak_limit:
+                self._recover(record.turn, repeated, events)
+        if not record.ended_unparseable:  # the turn ended on a valid reply
             self.streak = 0
-        if record.fallback is None and not record.parse_failures:
-            self.streak = 0
-            self.guidance_active = False  # a valid reply came: the guidance worked
+            if not record.parse_failures:
+                self.guidance_active = False  # a clean turn: the guidance worked
+
+    def _recover(self, turn: int, repeated: int, events: list[dict]) -> None:
+        self.guidance_active = True
+        emit(
+            events, "parse_failure_recovery",
+            f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
+            level="WARNING", turn=turn, same_reply_count=repeated, streak=self.streak, kind=self.last_kind,
+        )  # fmt: skip
+        self.recent.clear()
+        self.streak = 0
 
 
 # -- agent <-> critic loops ------------------------------------------------------------------------------------
@@ -205,7 +195,7 @@ class CollaborationLoopDetector:
         """Room -> commands whose rejection is final there."""
 
     def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
-        command = normalize_command(command)
+        command = canonical_command(command)
         while self.rejections and self.rejections[0].turn < turn - self.window:
             self.rejections.popleft()
         earlier = [r for r in self.rejections if r.room == room and self._same(r.command, command)]
@@ -226,11 +216,11 @@ class CollaborationLoopDetector:
             )  # fmt: skip
 
     def is_final(self, room: int | None, command: str) -> str | None:
-        command = normalize_command(command)
+        command = canonical_command(command)
         return next((f for f in self.final.get(room, ()) if self._same(f, command)), None)
 
     def _same(self, a: str, b: str) -> bool:
-        return a == b or token_similarity(a, b) >= self.similarity
+        return command_similarity(a, b) >= self.similarity
 
 
 # -- failure signatures and gates ------------------------------------------------------------------------------
@@ -261,14 +251,13 @@ class FailureGate:
                     events, "loop_counter_reset", "Loop counter reset: progress",
                     turn=record.turn, reason="progress", previous_count=self.loop_count,
                 )  # fmt: skip
-            self.loop_count = 0
-            self.repeats.clear()
+            self._reset()
             self.guidance = ""
             return None
         if not is_failure(record.command, record.result_category):
             return None
         response = " ".join(record.response.lower().split())
-        signature = (record.room_id_before, normalize_command(record.command), response)
+        signature = (record.room_id_before, canonical_command(record.command), response)
         repeated = signature in self.history
         self.history.append(signature)
         if not repeated:
@@ -301,9 +290,14 @@ class FailureGate:
             events, "loop_counter_reset", "Loop counter reset: human intervention",
             turn=turn, reason="human", previous_count=self.loop_count, guidance=guidance[:300],
         )  # fmt: skip
+        self._reset()
+        self.guidance = guidance.strip()
+
+    def _reset(self) -> None:
+        """Progress or a human answer: earlier failures are history, not a loop to continue (seed 002)."""
         self.loop_count = 0
         self.repeats.clear()
-        self.guidance = guidance.strip()
+        self.history.clear()
 
 
 # -- the composite ---------------------------------------------------------------------------------------------
@@ -326,7 +320,9 @@ class ActionLoops:
         self.identical = IdenticalActionDetector(
             config.identical_action_warning, config.identical_action_recovery, config.recovery_ban_turns
         )
-        self.parse_failures = ParseFailureDetector(config.parse_failure_threshold, config.parse_failure_streak)
+        self.parse_failures = ParseFailureDetector(
+            config.parse_failure_threshold, config.parse_failure_streak, config.parse_failure_memory
+        )
         self.collaboration = CollaborationLoopDetector(
             config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
         )
@@ -379,7 +375,7 @@ class ActionLoops:
                 f"progress. In {left} more it will be forbidden. Untried here: {', '.join(alternatives) or 'none known'}."
             )
         if off:
-            permitted = [a for a in alternatives if normalize_command(a) not in off]
+            permitted = [a for a in alternatives if canonical_command(a) not in off]
             status.lines.append(
                 f"⛔ Off the table: {', '.join(off)}. Permitted alternatives: {', '.join(permitted[:5]) or 'explore'}."
             )
@@ -392,7 +388,7 @@ class ActionLoops:
 
     def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int, events: list[dict]) -> Judgement:
         """A blocking judgement for a banned or finally rejected command; else the signature-loop penalty."""
-        key = normalize_command(command)
+        key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
             return self._block(command, judgement, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}",
                                events, turn)  # fmt: skip

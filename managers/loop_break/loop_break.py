@@ -24,7 +24,7 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import direction_of, normalize_command
+from session.commands import canonical_command, direction_of
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
@@ -121,7 +121,7 @@ class LoopBreak:
         for detector in (self.oscillation, self.camping, self.region):
             detector.observe(record, progress)
         self.recent_rooms.append(record.room_id_after)
-        self.recent_commands.append(normalize_command(record.command))
+        self.recent_commands.append(canonical_command(record.command))
         self._update_detections(progress.turns_stuck, events, record.turn)
         self._update_repetition(record, progress, events)
         verdict.gate = self.action_loops.observe(record, progress, events)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from session.commands import direction_of, normalize_command
+from session.commands import canonical_command, direction_of
 from session.records import TurnRecord
 
 
@@ -45,7 +45,7 @@ class RepetitionDetector:
         """Moves (situation, direction) made since the last progress: repeating one steers nowhere new."""
 
     def observe(self, record: TurnRecord, progress: bool) -> None:
-        command = normalize_command(record.command)
+        command = canonical_command(record.command)
         transition = (self.situation, command)
         self.recent.append((transition in self.transitions, record.room_id_after))
         self.transitions.add(transition)

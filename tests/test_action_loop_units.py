@@ -1,0 +1,252 @@
+"""The action-loop detectors one at a time, fed synthetic records: each test fails when its rule is broken.
+
+No Jericho and no LLM: a detector is a small class with typed state fed one record per turn (issue 10 found rules
+that could be removed or moved without any test noticing; these pin them down).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from managers.loop_break.action_loops import (
+    CollaborationLoopDetector,
+    FailureGate,
+    IdenticalActionDetector,
+    ParseFailureDetector,
+    action_key,
+)
+from managers.loop_break.progress import ProgressResult
+from session.commands import canonical_command, command_similarity
+from session.config import ActionLoopsConfig
+from tests.factories import turn_record
+
+NO_PROGRESS = ProgressResult(turn=0, signals=(), turns_stuck=1, last_progress_turn=0)
+PROGRESS = ProgressResult(turn=0, signals=("score",), turns_stuck=0, last_progress_turn=0)
+
+
+def kinds(events: list[dict]) -> list[str]:
+    return [event["event_type"] for event in events]
+
+
+# -- one normalisation for every detector ------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [("n", "north"), ("go north", "N"), ("walk ne", "northeast"), ("take the lamp", "take lamp"),
+     ("open a door", "open door"), ("eat some lunch", "eat lunch"), ("  Take   LAMP. ", "take lamp")],
+)  # fmt: skip
+def test_canonical_command_merges_spellings_of_one_command(a, b):
+    assert canonical_command(a) == canonical_command(b)
+    assert command_similarity(a, b) == 1.0
+    assert action_key(a) == action_key(b)
+
+
+@pytest.mark.parametrize("command", ["give sword to troll", "look at troll", "put coin in box"])
+def test_canonical_command_keeps_prepositions(command):
+    """Only articles are dropped: `to`, `at` and `in` change what a command means."""
+    assert canonical_command(command) == command
+
+
+def test_similarity_grades_near_commands():
+    assert command_similarity("examine troll", "examine trolls") > 0.9
+    assert 0.75 < command_similarity("attack troll with sword", "attack troll with knife") < 0.85
+    assert command_similarity("open door", "close door") < 0.75
+    assert command_similarity("troll attack", "attack troll") < 0.75  # the same words in another order differ
+
+
+# -- collaboration loops: the similarity threshold decides --------------------------------------------------------
+def reproposals(detector: CollaborationLoopDetector, first: str, again: str, times: int) -> list[dict]:
+    events: list[dict] = []
+    detector.note_rejection(1, 7, first, events)
+    for turn in range(2, 2 + times):
+        detector.note_rejection(turn, 7, again, events)
+    return events
+
+
+def test_reproposing_a_near_copy_makes_the_rejection_final():
+    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    events = reproposals(detector, "examine troll", "examine trolls", 3)
+    assert kinds(events) == ["collaboration_loop"] * 3 + ["rejection_final"]
+    assert detector.is_final(7, "examine the troll") == "examine troll"
+    assert detector.is_final(8, "examine troll") is None  # final in that room only
+
+
+def test_n_and_north_are_one_rejected_command():
+    detector = CollaborationLoopDetector(similarity=1.0, window=20, threshold=2)
+    reproposals(detector, "n", "go north", 2)
+    assert detector.is_final(7, "north") == "north"
+
+
+@pytest.mark.parametrize(("similarity", "final"), [(0.85, False), (0.75, True)])
+def test_similarity_threshold_separates_different_weapons(similarity, final):
+    detector = CollaborationLoopDetector(similarity=similarity, window=20, threshold=2)
+    events = reproposals(detector, "attack troll with sword", "attack troll with knife", 2)
+    assert ("rejection_final" in kinds(events)) is final
+
+
+def test_reproposals_count_up_to_the_threshold_exactly():
+    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    assert "rejection_final" not in kinds(reproposals(detector, "open door", "open door", 2))
+    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    assert "rejection_final" in kinds(reproposals(detector, "open door", "open door", 3))
+
+
+def test_rejections_older_than_the_window_are_forgotten():
+    detector = CollaborationLoopDetector(similarity=0.85, window=5, threshold=1)
+    events: list[dict] = []
+    detector.note_rejection(1, 7, "open door", events)
+    detector.note_rejection(7, 7, "open door", events)
+    assert events == []
+
+
+# -- unparseable replies (seed 003): both triggers, the streak reset and the memory ----------------------------------
+def unparseable_turn(turn: int, replies: list[str], valid_at_end: bool) -> object:
+    failures = [{"kind": "prose", "reply": reply} for reply in replies]
+    fallback = None if valid_at_end else "unparseable_reply:prose"
+    return turn_record(turn, parse_failures=failures, fallback=fallback)
+
+
+def test_streak_of_unparseable_replies_triggers_at_the_limit():
+    detector = ParseFailureDetector(threshold=100, streak_limit=5, memory=50)
+    events: list[dict] = []
+    for turn in range(1, 5):
+        detector.observe(unparseable_turn(turn, [f"reply {turn}"], valid_at_end=False), events)
+    assert events == [] and not detector.guidance_active
+    detector.observe(unparseable_turn(5, ["reply 5"], valid_at_end=False), events)
+    assert kinds(events) == ["parse_failure_recovery"] and detector.guidance_active
+    assert events[0]["streak"] == 5
+
+
+def test_a_valid_reply_ends_the_streak():
+    """Two bad replies then a good one, every turn: never five in a row, so never recovery."""
+    detector = ParseFailureDetector(threshold=100, streak_limit=3, memory=50)
+    events: list[dict] = []
+    for turn in range(1, 20):
+        detector.observe(unparseable_turn(turn, [f"a{turn}", f"b{turn}"], valid_at_end=True), events)
+    assert events == [] and detector.streak == 0
+
+
+def test_a_streak_within_one_turn_counts():
+    detector = ParseFailureDetector(threshold=100, streak_limit=3, memory=50)
+    events: list[dict] = []
+    detector.observe(unparseable_turn(1, ["x", "y", "z"], valid_at_end=True), events)
+    assert kinds(events) == ["parse_failure_recovery"]
+
+
+def test_the_same_reply_again_and_again_triggers_at_the_threshold():
+    """Mixed with valid replies (no streak), the same unparseable text `threshold` times still triggers."""
+    detector = ParseFailureDetector(threshold=4, streak_limit=100, memory=50)
+    events: list[dict] = []
+    for turn in range(1, 4):
+        detector.observe(unparseable_turn(turn, ["### Action: north"], valid_at_end=True), events)
+    assert events == []
+    detector.observe(unparseable_turn(4, ["###  ACTION: north"], valid_at_end=True), events)
+    assert kinds(events) == ["parse_failure_recovery"] and events[0]["same_reply_count"] == 4
+
+
+def test_identical_replies_beyond_the_memory_are_forgotten():
+    detector = ParseFailureDetector(threshold=3, streak_limit=100, memory=4)
+    events: list[dict] = []
+    for turn in range(1, 10):
+        replies = ["same"] if turn % 3 == 1 else [f"other {turn}"]
+        detector.observe(unparseable_turn(turn, replies, valid_at_end=True), events)
+    assert events == []  # "same" 3x in 9 failures, never 3x among the last 4
+
+
+def test_guidance_ends_after_a_clean_turn():
+    detector = ParseFailureDetector(threshold=100, streak_limit=2, memory=50)
+    events: list[dict] = []
+    detector.observe(unparseable_turn(1, ["x", "y"], valid_at_end=True), events)
+    assert detector.guidance_active
+    detector.observe(unparseable_turn(2, ["z"], valid_at_end=True), events)
+    assert detector.guidance_active  # still struggling: the guidance stays
+    detector.observe(turn_record(3), events)
+    assert not detector.guidance_active
+
+
+def test_parse_failure_memory_is_configuration():
+    assert ActionLoopsConfig(parse_failure_memory=7).parse_failure_memory == 7
+
+
+# -- failure gate (seed 002): reset on progress or a human only ------------------------------------------------------
+def failure(turn: int, command: str = "open grating", response: str = "The grating is locked.") -> object:
+    return turn_record(turn, command=command, response=response, room_id_before=4, result_category="refused")
+
+
+def test_gate_opens_at_the_third_repeat_of_one_failure():
+    gate = FailureGate(gate_after=3, action="terminate", memory=50)
+    events: list[dict] = []
+    requests = [gate.observe(failure(turn), NO_PROGRESS, events) for turn in range(1, 5)]
+    assert requests[:3] == [None, None, None]
+    assert requests[3] is not None and requests[3].loop_count == 3
+
+
+def test_progress_clears_the_failure_history():
+    """Two repeats, then progress: the same failure after it starts afresh, as if never seen."""
+    gate = FailureGate(gate_after=3, action="terminate", memory=50)
+    events: list[dict] = []
+    for turn in range(1, 4):
+        assert gate.observe(failure(turn), NO_PROGRESS, events) is None
+    assert gate.loop_count == 2
+    gate.observe(turn_record(4), PROGRESS, events)
+    assert gate.loop_count == 0 and "loop_counter_reset" in kinds(events)
+    assert gate.observe(failure(5), NO_PROGRESS, events) is None
+    assert gate.loop_count == 0  # first sight since progress: not yet a repeat
+    for turn in range(6, 8):
+        assert gate.observe(failure(turn), NO_PROGRESS, events) is None
+    assert gate.observe(failure(8), NO_PROGRESS, events) is not None
+
+
+def test_a_human_answer_resets_the_gate():
+    gate = FailureGate(gate_after=2, action="human", memory=50)
+    events: list[dict] = []
+    for turn in range(1, 4):
+        request = gate.observe(failure(turn), NO_PROGRESS, events)
+    assert request is not None
+    gate.accept_guidance("try the keys", 3, events)
+    assert gate.loop_count == 0 and gate.guidance == "try the keys"
+    assert gate.observe(failure(4), NO_PROGRESS, events) is None
+    assert gate.loop_count == 0
+
+
+def test_different_slips_are_no_loop():
+    gate = FailureGate(gate_after=2, action="terminate", memory=50)
+    events: list[dict] = []
+    for turn, command in enumerate(["open grating", "unlock grating", "pull grating", "kick grating"], start=1):
+        assert gate.observe(failure(turn, command), NO_PROGRESS, events) is None
+    assert gate.loop_count == 0
+
+
+# -- identical actions (seed 003): reset on progress, and the ban's exact length ---------------------------------
+def test_progress_resets_the_identical_action_count():
+    detector = IdenticalActionDetector(warning=5, recovery=10, ban_turns=10)
+    events: list[dict] = []
+    for turn in range(1, 10):
+        detector.observe(turn_record(turn, command="push button"), NO_PROGRESS, events)
+    detector.observe(turn_record(10, command="push button"), PROGRESS, events)
+    assert "identical_action_recovery" not in kinds(events) and detector.count == 0
+    for turn in range(11, 20):
+        detector.observe(turn_record(turn, command="push button"), NO_PROGRESS, events)
+    assert "identical_action_recovery" not in kinds(events)
+    detector.observe(turn_record(20, command="push button"), NO_PROGRESS, events)
+    assert kinds(events).count("identical_action_recovery") == 1
+
+
+def test_the_ban_lasts_exactly_ban_turns():
+    detector = IdenticalActionDetector(warning=2, recovery=3, ban_turns=4)
+    events: list[dict] = []
+    for turn in range(1, 4):
+        detector.observe(turn_record(turn, command="n"), NO_PROGRESS, events)
+    assert detector.bans == {"north": 7}  # recovered on turn 3: forbidden on turns 4, 5, 6 and 7
+    for turn in range(4, 7):
+        detector.observe(turn_record(turn, command="look"), NO_PROGRESS, events)
+        assert "north" in detector.bans, f"forbidden on turn {turn + 1}"
+    detector.observe(turn_record(7, command="look"), NO_PROGRESS, events)
+    assert "north" not in detector.bans  # turn 8 is free
+
+
+def test_identical_counts_spellings_of_one_command_together():
+    detector = IdenticalActionDetector(warning=3, recovery=100, ban_turns=4)
+    events: list[dict] = []
+    for turn, command in enumerate(["n", "north", "go north"], start=1):
+        detector.observe(turn_record(turn, command=command), NO_PROGRESS, events)
+    assert kinds(events) == ["identical_action_warning"]
