@@ -227,8 +227,9 @@ class ActionLoopsConfig(_Section):
     enable_collaboration_loop_detection: bool = True
     """Agent re-proposing what the critic rejected (seed 002's collaboration loops)."""
     rejection_similarity: float = Field(0.85, gt=0.0, le=1.0)
-    """Similarity (session.commands.command_similarity: 1.0 the same command, 0.96 `examine troll`/`examine trolls`,
-    0.78 `attack troll with sword`/`... with knife`) at or above which a proposal counts as a rejected one again."""
+    """Similarity (session.commands.command_similarity, word by word: 1.0 the same command, 0.91 `examine troll`/
+    `examine trolls`, 0.89 `take lamp`/`take lamps`, 0.4 `turn on lamp`/`turn off lamp`) at or above which a
+    proposal counts as a rejected one again."""
     rejection_window: int = Field(20, ge=1, le=1000)
     """Turns a rejection is remembered for re-proposal matching."""
     collaboration_loop_threshold: int = Field(3, ge=1, le=100)

@@ -53,6 +53,16 @@ def test_truncated_story_file_is_one_error(tmp_path, rom_path, capsys, cli):
     assert_one_error_line(code, err, "half.z5")
 
 
+def test_zork1_minus_its_last_byte_plays(tmp_path, rom_path, capsys, cli):
+    """Its header declares fewer bytes than the file had (padding): nothing the game needs is missing. It used to
+    raise AttributeError on the player object; now it plays."""
+    short = tmp_path / "short.z5"
+    short.write_bytes(rom_path.read_bytes()[:-1])
+    code, out, err = cli(capsys, "--rom", str(short))
+    assert code == 0, err
+    assert json.loads(Path(out.strip()).read_text())["turns"] == 3
+
+
 @pytest.mark.parametrize("content", [b"", b"abc", b"\x05" + b"\x00" * 100, b"PK\x03\x04 not a story"])
 def test_files_that_are_no_story_are_one_error(tmp_path, capsys, cli, content):
     path = tmp_path / "bad.z5"

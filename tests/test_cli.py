@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 from pathlib import Path
 
 import pytest
 
 import main
 from session.jericho_session import ZORK1_MD5
+from tests.local_http import bypass_proxies, closed_port
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
@@ -126,12 +126,9 @@ def test_without_api_key_auto_picks_offline(tmp_path, capsys, rom_path, no_api_k
 
 def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
     """auto + key set -> llm agent and critic; a closed port on 127.0.0.1 ends the episode as llm_unavailable."""
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
+    bypass_proxies(monkeypatch)
     monkeypatch.setenv("ZORKGPT_TEST_KEY", "test-key")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     config = tmp_path / "llm.toml"
     config.write_text(
         "[tool.zorkgpt.llm]\n"

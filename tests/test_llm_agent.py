@@ -4,7 +4,6 @@ scripted OpenAI-compatible server on 127.0.0.1 that records every request."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections import Counter, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -17,6 +16,7 @@ from agents.llm_critic import LLMCritic, parse_judgement
 from managers.context import AGENT_SYSTEM_PROMPT, CRITIC_SYSTEM_PROMPT
 from managers.objectives import COMPLETION_PROMPT, DISCOVERY_PROMPT, ObjectiveManager
 from tests.conftest import make_config, run_episode
+from tests.local_http import bypass_proxies, closed_port, serving
 
 WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH = 180, 81, 75
 ROLE_BY_SYSTEM_PROMPT = {
@@ -105,9 +105,7 @@ class FakeLLM:
 
 @pytest.fixture
 def fake_llm(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    bypass_proxies(monkeypatch)
     fake = FakeLLM()
 
     class Handler(BaseHTTPRequestHandler):
@@ -125,13 +123,8 @@ def fake_llm(monkeypatch):
         def log_message(self, *args):
             pass
 
-    fake.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=fake.server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield fake
-    fake.server.shutdown()
-    fake.server.server_close()
-    thread.join(5)
+    with serving(Handler) as fake.server:
+        yield fake
 
 
 def play_llm(rom_path, tmp_path, base_url, *, max_turns=1, llm_objectives=False, **sections):
@@ -325,11 +318,8 @@ def test_server_errors_end_the_episode_as_llm_unavailable(rom_path, tmp_path, fa
 
 
 def test_closed_port_ends_the_episode_as_llm_unavailable(rom_path, tmp_path, monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    bypass_proxies(monkeypatch)
+    port = closed_port()
     result = play_llm(
         rom_path, tmp_path, f"http://127.0.0.1:{port}/v1", max_turns=5,
         orchestrator={"max_consecutive_llm_failures": 2},

@@ -10,7 +10,6 @@ the server caused, and the API key appears in none of the episode's files.
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from managers.objectives import DISCOVERY_PROMPT, ObjectiveManager
 from session.config import LLMConfig
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode
+from tests.local_http import bypass_proxies, closed_port, serving
 from tests.test_llm_agent import ROLE_BY_SYSTEM_PROMPT, verdict
 
 API_KEY = "sk-test-SECRET"
@@ -141,9 +141,7 @@ class FaultServer:
 
 @pytest.fixture
 def no_proxy(monkeypatch):
-    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    bypass_proxies(monkeypatch)
 
 
 @pytest.fixture
@@ -172,14 +170,9 @@ def fault_server(no_proxy):
         def log_message(self, *args):
             pass
 
-    server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server
-    server.stop.set()
-    server.httpd.shutdown()
-    server.httpd.server_close()
-    thread.join(5)
+    with serving(Handler) as server.httpd:
+        yield server
+        server.stop.set()  # handlers still sleeping in a hang answer at once
 
 
 @pytest.fixture
@@ -278,9 +271,7 @@ def test_a_server_that_hangs_times_out(rom_path, tmp_path, fault_server, steps):
 
 
 def test_a_refused_connection_ends_the_episode(rom_path, tmp_path, no_proxy, steps):
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = closed_port()
     result = play(rom_path, tmp_path, f"http://127.0.0.1:{port}/v1")
     # the objective discovery call fails first (and is skipped), then three agent calls in a row
     assert_sound(result, steps, "llm_unavailable", {"connection": 4})

@@ -68,6 +68,15 @@ def wait_at_gate(process: subprocess.Popen, episodes: Path, timeout: float = 60)
     raise AssertionError("the episode never reached the loop gate")
 
 
+def stopped_at_gate(rom_path, script, config, episodes: Path, signum: int = signal.SIGKILL) -> Path:
+    """The folder of an episode sent `signum` while it waits at the gate (its process has exited)."""
+    process = start(episode_args(rom_path, script, config, episodes))
+    folder = wait_at_gate(process, episodes)
+    process.send_signal(signum)
+    process.communicate(timeout=60)
+    return folder
+
+
 def records(folder: Path) -> list[dict]:
     """The turn records without wall times (the only field that may differ between equal runs)."""
     lines = (folder / "events.jsonl").read_text().splitlines()
@@ -100,11 +109,7 @@ def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, 
 def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, script, config, tmp_path):
     expected = uninterrupted(rom_path, script, config, tmp_path)
     assert len(expected) == 60 and any(r["turn"] == GATE_TURN and r["events"] for r in expected)
-    episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
-    folder = wait_at_gate(process, episodes)
-    process.kill()
-    process.communicate(timeout=60)
+    folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes")
     assert not (folder / "summary.json").exists()
     assert len(records(folder)) == GATE_TURN - 1
     resumed = start(["--resume", str(folder), "--quiet"])
@@ -117,11 +122,7 @@ def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, sc
 
 
 def test_resume_after_sigterm_goes_on(rom_path, script, config, tmp_path):
-    episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
-    folder = wait_at_gate(process, episodes)
-    process.terminate()
-    process.communicate(timeout=60)
+    folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes", signal.SIGTERM)
     resumed = start(["--resume", str(folder), "--quiet", "--max-turns", "40"])
     _, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
@@ -142,11 +143,7 @@ def test_resume_refuses_a_finished_episode(rom_path, script, config, tmp_path):
 
 
 def test_resume_refuses_records_that_do_not_replay(rom_path, script, config, tmp_path):
-    episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
-    folder = wait_at_gate(process, episodes)
-    process.kill()
-    process.communicate(timeout=60)
+    folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes")
     events = folder / "events.jsonl"
     lines = events.read_text().splitlines()
     tampered = json.loads(lines[5])
