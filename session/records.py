@@ -45,9 +45,9 @@ class GameView:
 
 
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
+"""Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 UNPARSEABLE_FALLBACK = "unparseable_reply"
 """TurnRecord.fallback prefix (`unparseable_reply:<kind>`) when no LLM reply of the turn was a command."""
-"""Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 
 
 @dataclass(frozen=True, slots=True)
