@@ -95,11 +95,11 @@ def build_orchestrator(
         if not api_key:
             raise ConfigError(f"--agent/--critic llm needs an API key in ${config.llm.api_key_env}")
         client = LLMClient(config.llm, api_key, config.orchestrator.max_consecutive_llm_failures)
+    check_budget(config, agent_kind, critic_kind)
     agent = build_agent(agent_kind, session, client, config, args.actions)
-    critic: Critic = LLMCritic(client, config.llm) if critic_kind == "llm" else OfflineCritic()
-    objectives = ObjectiveManager(
-        config.loop_break, "llm" if agent_kind == "llm" else "state", client, config.llm
-    )
+    critic: Critic = LLMCritic(client, config.llm, session.game_name) if critic_kind == "llm" else OfflineCritic()
+    # The LLM critic reviews objectives inside its verdicts; without it they are read off the game state.
+    objectives = ObjectiveManager(config.loop_break, "llm" if critic_kind == "llm" else "state")
     orchestrator = ZorkOrchestratorV2(
         config, session, agent, critic, client, objectives, episode_id=episode_id, quiet=args.quiet
     )
@@ -107,9 +107,23 @@ def build_orchestrator(
     return orchestrator
 
 
+def check_budget(config: GameConfiguration, agent_kind: str, critic_kind: str) -> None:
+    """A budget needs a price for every model that will be called (else it could never be reached)."""
+    if config.gameplay.max_cost_usd is None:
+        return
+    models = {config.llm.agent_model} if agent_kind == "llm" else set()
+    models |= {config.llm.critic_model} if critic_kind == "llm" else set()
+    missing = sorted(m for m in models if config.llm.price_of(m) is None)
+    if missing:
+        raise ConfigError(
+            f"gameplay.max_cost_usd needs a price for {', '.join(missing)}: add [tool.zorkgpt.llm.prices.\"{missing[0]}\"]"
+            " with input and output (USD per million tokens)"
+        )
+
+
 def build_agent(kind: str, session: JerichoSession, client, config: GameConfiguration, actions: str | None) -> Agent:
     if kind == "llm":
-        return LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
+        return LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies, session.game_name)
     if kind == "walkthrough":
         commands = session.walkthrough()
         if not commands:

@@ -1,51 +1,81 @@
-"""The LLM agent: asks an OpenAI-compatible model for one command and validates the reply."""
+"""The LLM agent: asks an OpenAI-compatible model for a short thought and one command, and validates the reply."""
 
 from __future__ import annotations
 
-from agents.base import AgentContext, InvalidReply
+from agents.base import InvalidReply, LLMCallFailed
 from agents.llm_client import LLMClient
-from agents.reply import parse_command
-from managers.context import AGENT_SYSTEM_PROMPT, render_agent_prompt
+from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
+from agents.reply import parse_reply
 from session.config import LLMConfig
+from session.context import AgentContext
 
-FORMAT_GUIDANCE = (
-    "Your last reply was not a single game command ({problem}). Reply with ONE command only, on one line, "
-    "with no heading, label, quotes or explanation. Example: open mailbox"
-)
+AGENT_REPLY_SCHEMA = {
+    "type": "json_schema",
+    "json_schema": {
+        "name": "agent_reply",
+        "strict": True,
+        "schema": {
+            "type": "object",
+            "properties": {"thought": {"type": "string"}, "command": {"type": "string"}},
+            "required": ["thought", "command"],
+            "additionalProperties": False,
+        },
+    },
+}
+"""`response_format` for `[tool.zorkgpt.llm] response_format = "json_schema"` (OpenAI's structured outputs)."""
 
 
 class LLMAgent:
     kind = "llm"
     forced = False
 
-    def __init__(self, client: LLMClient, config: LLMConfig, max_invalid_replies: int = 3):
+    def __init__(self, client: LLMClient, config: LLMConfig, max_invalid_replies: int = 3, game: str = ""):
         self.client = client
         self.config = config
         self.max_invalid_replies = max_invalid_replies
+        self.system_prompt = agent_system_prompt(game, config.agent_reply)
+        self.structured = config.response_format == "json_schema" and config.agent_reply == "thought"
+        """Ask the server to enforce the JSON reply; turned off for the episode when the server refuses it."""
         self.parse_failures: list[dict] = []
         """Replies that failed validation since the orchestrator last drained this list."""
+        self.last_thought = ""
+        """The thought behind the last command proposed (recorded, never sent to the game)."""
 
     def propose(self, context: AgentContext) -> str:
+        self.last_thought = ""
         messages = [
-            {"role": "system", "content": AGENT_SYSTEM_PROMPT},
+            {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_agent_prompt(context)},
         ]
         last: InvalidReply | None = None
         for _ in range(self.max_invalid_replies):
-            reply = self.client.chat(
-                "agent", self.config.agent_model, messages, self.config.agent_temperature, self.config.agent_max_tokens
-            )
+            reply = self._ask(messages)
             try:
-                return parse_command(reply)
+                self.last_thought, command = parse_reply(reply)
+                return command
             except InvalidReply as exc:
                 last = exc
                 self.parse_failures.append({"kind": exc.kind, "reply": exc.reply[:300]})
-                messages = messages[:2] + [
-                    {"role": "assistant", "content": reply},
-                    {"role": "user", "content": FORMAT_GUIDANCE.format(problem=exc.detail)},
-                ]
+                retry = AGENT_RETRY.format(problem=exc.detail, reply_rule=AGENT_REPLY[self.config.agent_reply])
+                # Some servers refuse an assistant message with empty content: then only the retry prompt goes.
+                said = [{"role": "assistant", "content": reply}] if reply.strip() else []
+                messages = messages[:2] + said + [{"role": "user", "content": retry}]
         assert last is not None
         raise last
+
+    def _ask(self, messages: list[dict]) -> str:
+        config = self.config
+        if self.structured:
+            try:
+                return self.client.chat(
+                    "agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens,
+                    response_format=AGENT_REPLY_SCHEMA,
+                )  # fmt: skip
+            except LLMCallFailed as exc:
+                if exc.category != "http_400":
+                    raise
+                self.structured = False  # this server does not take a JSON schema: ask in the prompt only
+        return self.client.chat("agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens)
 
     def drain_parse_failures(self) -> list[dict]:
         failures, self.parse_failures = self.parse_failures, []

@@ -26,17 +26,38 @@ MAX_DETAIL_CHARS = 300
 
 @dataclass
 class Usage:
-    """Counters by role (agent, critic, objectives)."""
+    """Counters by role (agent, critic)."""
 
     calls: Counter = field(default_factory=Counter)
     tokens: Counter = field(default_factory=Counter)
+    """Total tokens (prompt + completion) the server reported."""
+    prompt_tokens: Counter = field(default_factory=Counter)
+    cached_tokens: Counter = field(default_factory=Counter)
+    """Prompt tokens the provider served from its prompt cache (when it reports them)."""
+    completion_tokens: Counter = field(default_factory=Counter)
+    prompt_chars: Counter = field(default_factory=Counter)
+    """Characters of every message sent: what a prompt costs before any tokenizer."""
+    cost_usd: Counter = field(default_factory=Counter)
+    """From the configured price table; a model without a price adds nothing (see `unpriced`)."""
+    unpriced: set = field(default_factory=set)
+    """Models called that have no price in the table."""
     failures: Counter = field(default_factory=Counter)
     """Failed calls by category: external trouble, not agent loops. Transport and status: timeout, connection,
     rate_limit, server_error, http_<status>; a 200 whose body is unusable: invalid_body, no_choices, no_message,
     empty_response, non_text_content; anything else the openai client raises: other."""
 
-    def snapshot(self) -> tuple[dict[str, int], dict[str, int]]:
-        return dict(self.calls), dict(self.tokens)
+    def snapshot(self) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
+        return dict(self.calls), dict(self.tokens), dict(self.cost_usd)
+
+    def by_role(self) -> dict[str, dict[str, int]]:
+        """Tokens by role: prompt (cached among them), completion and total."""
+        return {
+            role: {
+                "prompt": self.prompt_tokens[role], "cached": self.cached_tokens[role],
+                "completion": self.completion_tokens[role], "total": self.tokens[role],
+            }
+            for role in sorted(self.calls)
+        }  # fmt: skip
 
 
 class MalformedResponse(Exception):
@@ -88,6 +109,10 @@ def reply_text(response: object) -> str:
     return content
 
 
+def _count(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
 class LLMClient:
     """Wraps `openai.OpenAI`. Retries and timeouts are the client's own (`max_retries`, `timeout`).
 
@@ -109,15 +134,29 @@ class LLMClient:
         """Role -> calls of that role that failed since its last success."""
         self.usage = Usage()
 
-    def chat(self, role: str, model: str, messages: list[dict], temperature: float, max_tokens: int) -> str:
+    def chat(
+        self,
+        role: str,
+        model: str,
+        messages: list[dict],
+        temperature: float,
+        max_tokens: int,
+        response_format: dict | None = None,
+    ) -> str:
         """The reply text. Raises LLMCallFailed, or LLMUnavailable once one role's failures in a row reach the
-        limit."""
+        limit. `temperature` and `max_tokens` are sent as `[tool.zorkgpt.llm]` says servers want them."""
         self.usage.calls[role] += 1
+        self.usage.prompt_chars[role] += sum(len(str(m.get("content", ""))) for m in messages)
+        request: dict = {"model": model, "messages": messages}
+        if self.config.send_temperature:
+            request["temperature"] = temperature
+        if self.config.token_limit_parameter != "none":
+            request[self.config.token_limit_parameter] = max_tokens
+        if response_format is not None:
+            request["response_format"] = response_format
         try:
-            response = self.client.chat.completions.create(
-                model=model, messages=messages, temperature=temperature, max_tokens=max_tokens
-            )
-            self._count_tokens(role, response)
+            response = self.client.chat.completions.create(**request)
+            self._count_tokens(role, model, response)
             text = reply_text(response)
         except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
             self._fail(role, failure_category(exc), str(exc))
@@ -130,11 +169,25 @@ class LLMClient:
         Redaction runs on the whole text first, so the cut can never leave a usable part of the key behind."""
         return encodable(redact(text, self.secrets)[:MAX_REPLY_CHARS])
 
-    def _count_tokens(self, role: str, response: object) -> None:
-        """Tokens the server says it spent, even when the reply turns out unusable; nonsense counts are ignored."""
-        total = getattr(getattr(response, "usage", None), "total_tokens", None)
-        if isinstance(total, int) and not isinstance(total, bool) and total > 0:
-            self.usage.tokens[role] += total
+    def _count_tokens(self, role: str, model: str, response: object) -> None:
+        """Tokens the server says it spent, even when the reply turns out unusable, and their cost by the price
+        table; nonsense counts are ignored."""
+        usage = getattr(response, "usage", None)
+        prompt = _count(getattr(usage, "prompt_tokens", None))
+        completion = _count(getattr(usage, "completion_tokens", None))
+        cached = min(prompt, _count(getattr(getattr(usage, "prompt_tokens_details", None), "cached_tokens", None)))
+        total = _count(getattr(usage, "total_tokens", None)) or prompt + completion
+        self.usage.tokens[role] += total
+        self.usage.prompt_tokens[role] += prompt
+        self.usage.cached_tokens[role] += cached
+        self.usage.completion_tokens[role] += completion
+        price = self.config.price_of(model)
+        if price is None:
+            self.usage.unpriced.add(model)
+            return
+        cached_price = price.input if price.cached_input is None else price.cached_input
+        cost = ((prompt - cached) * price.input + cached * cached_price + completion * price.output) / 1_000_000
+        self.usage.cost_usd[role] += cost
 
     def _fail(self, role: str, category: str, detail: str) -> NoReturn:
         """Count the failure for `role` and raise: LLMUnavailable at the limit, else LLMCallFailed.

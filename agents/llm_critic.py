@@ -1,19 +1,23 @@
-"""The LLM critic: asks a model to score a proposed command; falls back to the offline critic on a bad reply."""
+"""The LLM critic: asks a model to score a proposed command (and, when asked, to review the objectives in the same
+call); falls back to the offline critic on a bad reply."""
 
 from __future__ import annotations
 
 import re
 
-from agents.base import AgentContext
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
+from agents.prompts import REVIEW_NEW_OBJECTIVES, critic_system_prompt, render_critic_prompt
 from agents.reply import MAX_REPLY_CHARS, json_object
-from managers.context import CRITIC_SYSTEM_PROMPT, render_critic_prompt
 from session.config import LLMConfig
+from session.context import AgentContext, ObjectiveReview
 from session.records import Judgement
 from session.safe_text import printable
 
 MAX_REASON_CHARS = 200
+MAX_OBJECTIVE_CHARS = 160
+MAX_EVIDENCE_CHARS = 300
+MAX_CLAIMS = 5
 # `score: 0.8` outside JSON; the lookahead refuses `score: 10` read as 1 and `score: 0.5x` read as 0
 _SCORE = re.compile(r"score\"?\s*[:=]\s*(\d+(?:\.\d+)?)(?!\.?\w)", re.IGNORECASE)
 
@@ -52,24 +56,51 @@ def _reason(value: object) -> str:
     return first[:MAX_REASON_CHARS] or "no reason given"
 
 
+def parse_review(reply: str | None) -> ObjectiveReview:
+    """The objective review in a verdict's JSON (`completed`, `new_objectives`); empty parts when absent or
+    malformed. Only strings count: any other JSON value is skipped, never rendered."""
+    data = json_object(reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else "") or {}
+    claims = data.get("completed") if isinstance(data.get("completed"), list) else []
+    completed = []
+    for claim in claims[:MAX_CLAIMS]:
+        if isinstance(claim, dict) and isinstance(claim.get("objective"), str) and isinstance(claim.get("evidence"), str):
+            completed.append((_line(claim["objective"], MAX_OBJECTIVE_CHARS), _line(claim["evidence"], MAX_EVIDENCE_CHARS)))
+    new = data.get("new_objectives") if isinstance(data.get("new_objectives"), list) else []
+    proposed = [_line(item, MAX_OBJECTIVE_CHARS) for item in new[:REVIEW_NEW_OBJECTIVES] if isinstance(item, str)]
+    return ObjectiveReview(tuple(completed), tuple(p for p in proposed if len(p) >= 3))
+
+
+def _line(text: str, limit: int) -> str:
+    return " ".join(printable(text).split())[:limit]
+
+
 class LLMCritic:
     kind = "llm"
 
-    def __init__(self, client: LLMClient, config: LLMConfig):
+    def __init__(self, client: LLMClient, config: LLMConfig, game: str = ""):
         self.client = client
         self.config = config
+        self.system_prompt = critic_system_prompt(game)
         self.fallback = OfflineCritic()
+        self.review: ObjectiveReview | None = None
+        """The objective review of the last call that asked for one, until the orchestrator drains it."""
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         messages = [
-            {"role": "system", "content": CRITIC_SYSTEM_PROMPT},
+            {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_critic_prompt(context, command)},
         ]
         reply = self.client.chat(
             "critic", self.config.critic_model, messages, self.config.critic_temperature, self.config.critic_max_tokens
         )
+        if context.review_objectives:
+            self.review = parse_review(reply)
         judgement = parse_judgement(reply)
         if judgement is None:
             offline = self.fallback.evaluate(command, context)
             return Judgement(offline.score, f"[critic reply unreadable, offline score] {offline.reason}", "offline")
         return judgement
+
+    def drain_review(self) -> ObjectiveReview | None:
+        review, self.review = self.review, None
+        return review

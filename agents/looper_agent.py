@@ -7,7 +7,7 @@ would: other exits the map knows, then untried exits, then the extra fallback co
 
 from __future__ import annotations
 
-from agents.base import AgentContext
+from session.context import AgentContext
 from session.commands import canonical_command, direction_of
 
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 
-from agents.base import AgentContext
-from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of
+from session.context import AgentContext
+from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of, directions_named
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 _DARK = ("pitch black", "too dark", "it is dark")
@@ -29,10 +29,11 @@ _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider sna
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
 _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
-_DIRECTION_WORDS = {d: d for d in DIRECTIONS} | {
+_EXIT_WORDS = {
     "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
-    "doorway": "in", "entry": "in",
+    "doorway": "in", "entry": "in", "in": "in", "out": "out",
 }  # fmt: skip
+"""Words that hint at an exit beyond the directions a description names (session.commands.directions_named)."""
 
 
 class OfflineAgent:
@@ -110,7 +111,8 @@ class OfflineAgent:
         for obj in view.inventory:
             if obj.noun in _READABLE and obj.noun not in self.read:
                 yield f"read {obj.noun}"
-        mentioned = {d for word, d in _DIRECTION_WORDS.items() if word in described}
+        mentioned = set(directions_named(context.room_text + " " + text))
+        mentioned |= {d for word, d in _EXIT_WORDS.items() if word in described}
         first = [d for d in context.untried_exits if d in mentioned or d in PRIMARY_DIRECTIONS]
         yield from sorted(first, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
         if context.path_to_primary_frontier:

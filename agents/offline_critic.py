@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.base import AgentContext
+from session.context import AgentContext
 from session.commands import command_words, direction_of, is_observation, normalize_command, why_not_run
 from session.records import Judgement
 

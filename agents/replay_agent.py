@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.base import AgentContext, ScriptExhausted
+from agents.base import ScriptExhausted
+from session.context import AgentContext
 from session.commands import why_invalid
 from session.config import ConfigError
 

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from agents.base import InvalidReply
+from session.safe_text import printable
 
 MAX_REPLY_CHARS = 20_000
 """The most of a reply anything reads: the client cuts replies to this before any parser sees them."""
@@ -18,6 +19,8 @@ MAX_JSON_ATTEMPTS = 32
 """`{` positions tried as the start of a JSON object; bounds the work on a reply full of braces."""
 MAX_COMMAND_CHARS = 80
 MAX_COMMAND_WORDS = 12
+MAX_THOUGHT_CHARS = 400
+"""A thought is kept (in the records, never sent to the game) up to this many characters."""
 # One source of truth for the labels we strip and the openers that mark prose rather than a command.
 _LABEL = re.compile(r"^(?:command|action|next command|next action)\s*[:=-]\s*", re.IGNORECASE)
 _PROSE_OPENERS = frozenset(
@@ -25,6 +28,8 @@ _PROSE_OPENERS = frozenset(
     "now maybe perhaps since because as however based".split()
 )
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_COMMAND_LINE = re.compile(r"^\s*[*_]*(?:command|action)[*_]*\s*[:=]", re.IGNORECASE | re.MULTILINE)
+_THOUGHT_LABEL = re.compile(r"^\s*[*_]*(?:thought|thinking|reasoning)[*_]*\s*[:=]\s*", re.IGNORECASE)
 _FENCE = re.compile(r"^\s*```")
 _WRAPPERS = "\"'`*_“”‘’ "
 _SEPARATORS = re.compile(r";|\.\s+\S|\bthen\b|\band then\b|&&|\|")
@@ -53,6 +58,36 @@ def parse_command(reply: str | None) -> str:
     if not _ALLOWED.fullmatch(command):
         raise InvalidReply("invalid_characters", text, "only letters, digits, spaces, commas, hyphens")
     return command
+
+
+def parse_reply(reply: str | None) -> tuple[str, str]:
+    """(thought, command) from a reply in any of the shapes the agent may use: a JSON object with `command` (and
+    `thought`), a `Thought: ...` text ending in a `Command: ...` line, or the bare command. The command goes
+    through `parse_command`; the thought is printable text of at most MAX_THOUGHT_CHARS, or "".
+
+    Raises InvalidReply like parse_command (and `no_command` for JSON without a string `command`)."""
+    text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+    data = json_object(text) if "{" in text else None
+    if data is not None and ("command" in data or "thought" in data):
+        command = data.get("command")
+        if not isinstance(command, str):
+            raise InvalidReply("no_command", text, 'the JSON object has no string "command"')
+        return _thought(data.get("thought")), parse_command(command)
+    lines = list(_COMMAND_LINE.finditer(text))
+    if len(lines) > 1:
+        raise InvalidReply("multiple_commands", text, f"{len(lines)} command lines; give one")
+    if lines:
+        last = lines[0]
+        line_end = text.find("\n", last.end())
+        command_line = text[last.end() : line_end if line_end >= 0 else len(text)]
+        return _thought(_THOUGHT_LABEL.sub("", text[: last.start()]).strip()), parse_command(command_line)
+    return "", parse_command(text)
+
+
+def _thought(value: object) -> str:
+    if not isinstance(value, str):
+        return ""
+    return " ".join(printable(value).split())[:MAX_THOUGHT_CHARS]
 
 
 def _single_line(text: str) -> str:

@@ -1,37 +1,45 @@
-"""Builds what the agent and critic see each turn, and renders it as prompts for the LLM roles."""
+"""Builds what the agent and critic may know each turn (session.context.AgentContext) from the turn records.
+
+Only what a player could know goes in: the room's printed title and its description as last printed, the objects
+the game's text has named in this room (not the object tree: the leaflet inside the closed mailbox stays hidden until
+the mailbox is opened), the exits the description names, the map's way to the nearest place with such an exit still
+untried, and what was already tried or changed nothing here. Prompts are rendered on the agents' side
+(agents.prompts).
+"""
 
 from __future__ import annotations
 
 from collections import deque
 
-from agents.base import AgentContext
 from managers.action_memory import ActionMemory
 from managers.map_graph import MapGraph
-from session.commands import PRIMARY_DIRECTIONS
+from session.commands import PRIMARY_DIRECTIONS, command_words, directions_named
+from session.context import AgentContext
 from session.records import GameView, TurnRecord
-
-AGENT_SYSTEM_PROMPT = (
-    "You are playing the text adventure Zork I. Each turn you see the game state and recent history. "
-    "Explore, collect treasures, solve puzzles, avoid dying. Reply with exactly ONE game command on one line "
-    "(for example: north, open mailbox, take lamp) and nothing else: no explanation, no quotes, no heading."
-)
-CRITIC_SYSTEM_PROMPT = (
-    "You judge commands proposed by an agent playing Zork I. Score how useful the proposed command is now, "
-    "from 0.0 (useless, impossible or harmful) to 1.0 (clearly the right move): 0.5 is the acceptance line. "
-    'Reply with JSON only: {"score": <0.0-1.0>, "reason": "<one line>"}.'
-)
 
 
 class ContextBuilder:
-    def __init__(self, history_turns: int):
+    def __init__(self, history_turns: int, game: str = ""):
+        self.game = game
         self.recent: deque[tuple[str, str]] = deque(maxlen=history_turns)
         self.room_texts: dict[int | None, str] = {}
         """Room id -> the response on the last arrival there (or `look`): one entry per room."""
+        self.heard: dict[int | None, set[str]] = {}
+        """Room id -> words the game printed while the player was there (which objects a player has been told of)."""
+
+    def begin(self, view: GameView) -> None:
+        """The episode's opening text describes the first room."""
+        self._hear(view.room_id, view.text.strip(), describes_room=True)
 
     def observe(self, record: TurnRecord) -> None:
-        self.recent.append((record.command, record.response.strip()))
-        if record.moved or record.command.strip().lower() in ("look", "l"):
-            self.room_texts[record.room_id_after] = record.response.strip()
+        response = record.response.strip()
+        self.recent.append((record.command, response))
+        self._hear(record.room_id_after, response, record.moved or record.command.strip().lower() in ("look", "l"))
+
+    def _hear(self, room_id: int | None, text: str, describes_room: bool) -> None:
+        if describes_room:
+            self.room_texts[room_id] = text
+        self.heard.setdefault(room_id, set()).update(command_words(text))
 
     def for_agent(
         self,
@@ -42,60 +50,47 @@ class ContextBuilder:
         objectives: tuple[str, ...] = (),
         loop_status: str = "",
         banned: tuple[str, ...] = (),
+        completed_objectives: tuple[str, ...] = (),
     ) -> AgentContext:
         room = game_map.rooms.get(view.room_id) if view.room_id is not None else None
+        room_text = self.room_texts.get(view.room_id, view.text.strip())
+        untried = tuple(game_map.untried_directions(view.room_id))
+        path = tuple(self._path_to_named_exit(view.room_id, game_map))
         return AgentContext(
             turn=turn,
             view=view,
+            game=self.game,
             recent=tuple(self.recent),
             known_exits={d: game_map.name_of(r) for d, r in (room.exits.items() if room else ())},
-            untried_exits=tuple(game_map.untried_directions(view.room_id)),
+            untried_exits=untried,
+            named_exits=tuple(d for d in directions_named(room_text) if d in untried),
             failed_exits=tuple(sorted(room.failed_exits)) if room else (),
-            room_text=self.room_texts.get(view.room_id, view.text),
+            room_text=room_text,
+            visible_objects=self.visible_objects(view),
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
-            path_to_frontier=tuple(game_map.path_to_frontier(view.room_id)),
+            path_to_frontier=path,
+            frontier_room=game_map.name_of(game_map.follow(view.room_id, path)) if path else "",
             path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),
             objectives=objectives,
+            completed_objectives=completed_objectives,
             loop_status=loop_status,
             banned=banned,
         )
 
+    def visible_objects(self, view: GameView) -> tuple[str, ...]:
+        """The room's objects whose noun the game printed while the player was here (or prints now)."""
+        heard = self.heard.get(view.room_id, set()) | set(command_words(view.text))
+        held = {obj.num for obj in view.inventory}
+        return tuple(
+            dict.fromkeys(obj.name for obj in view.room_objects if obj.num not in held and obj.noun.lower() in heard)
+        )
 
-def _state_block(context: AgentContext) -> list[str]:
-    view = context.view
-    lines = [
-        f"Turn {context.turn}. Location: {view.room_name}. Score: {view.score}. Moves: {view.moves}.",
-        f"Inventory: {', '.join(o.name for o in view.inventory) or 'nothing'}.",
-        f"Objects here: {', '.join(o.name for o in view.room_objects) or 'none seen'}.",
-    ]
-    if context.known_exits:
-        lines.append("Known exits: " + ", ".join(f"{d} -> {name}" for d, name in sorted(context.known_exits.items())))
-    if context.failed_exits:
-        lines.append("Exits that failed here: " + ", ".join(context.failed_exits))
-    if context.recent:
-        lines.append("Recent turns (oldest first):")
-        for command, response in context.recent:
-            lines.append(f"> {command}\n{response[:400]}")
-    lines.append(f"Current game text:\n{view.text.strip()[:1200]}")
-    if context.objectives:
-        lines.append("Objectives: " + "; ".join(context.objectives[:5]))
-    if context.loop_status:
-        lines.append(context.loop_status)
-    if context.banned:
-        lines.append("Forbidden this turn: " + ", ".join(context.banned))
-    return lines
+    def _path_to_named_exit(self, start: int | None, game_map: MapGraph) -> list[str]:
+        """Known exits to the nearest other room whose description names an exit not yet tried from it."""
 
+        def has_named_untried(room_id: int) -> bool:
+            untried = set(game_map.untried_directions(room_id))
+            return any(d in untried for d in directions_named(self.room_texts.get(room_id, "")))
 
-def render_agent_prompt(context: AgentContext) -> str:
-    lines = _state_block(context)
-    if context.feedback:
-        lines.append("Rejected proposals this turn (propose something different):")
-        lines.extend(f"- {item}" for item in context.feedback)
-    lines.append("Your command:")
-    return "\n".join(lines)
-
-
-def render_critic_prompt(context: AgentContext, command: str) -> str:
-    shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
-    return "\n".join(_state_block(context) + [f"Proposed command: {shown}", "Your JSON verdict:"])
+        return game_map.path_to(start, has_named_untried)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,20 +88,35 @@ class MapGraph:
         `wanted` restricts which untried directions count (e.g. only the cardinal ones); rooms in `avoid` may be
         walked through but are no destination. Empty when none is known.
         """
+        return self.path_to(
+            start,
+            lambda room_id: room_id not in avoid
+            and any(wanted is None or d in wanted for d in self.untried_directions(room_id)),
+        )
+
+    def path_to(self, start: int | None, goal: Callable[[int], bool]) -> list[str]:
+        """Shortest list of known exits from `start` to the nearest other room where `goal(room_id)` holds."""
         if start is None or start not in self.rooms:
             return []
         seen = {start}
         queue: deque[tuple[int, list[str]]] = deque([(start, [])])
         while queue:
             room_id, path = queue.popleft()
-            untried = self.untried_directions(room_id)
-            if path and room_id not in avoid and any(wanted is None or d in wanted for d in untried):
+            if path and goal(room_id):
                 return path
             for direction, target in self.rooms[room_id].exits.items():
                 if target not in seen and target in self.rooms:
                     seen.add(target)
                     queue.append((target, path + [direction]))
         return []
+
+    def follow(self, start: int | None, path: list[str] | tuple[str, ...]) -> int | None:
+        """The room a list of known exits leads to from `start` (None when one of them is unknown)."""
+        room_id = start
+        for direction in path:
+            room = self.rooms.get(room_id) if room_id is not None else None
+            room_id = room.exits.get(direction) if room else None
+        return room_id
 
     # -- export ------------------------------------------------------------------------------------------
     def to_json(self) -> dict:

@@ -1,9 +1,13 @@
-"""Objectives (seed 001 data model), discovered from game state (offline) or by the LLM (llm mode).
+"""Objectives (seed 001 data model), discovered from game state (offline) or proposed by the LLM critic (llm mode).
 
 A completion only counts when it is verified against the game: the exit was walked (the room id changed), the item
-is now held, or, for an LLM objective, the LLM cites evidence that is in the game's response on a turn that changed
-the world in a way never seen before. An objective, once completed, is never discovered again, so walking in circles
-or taking and dropping the same item cannot reset the stuck timer.
+is now held, or, for an LLM objective, the critic quotes evidence that is in the game's response to the turn it
+judges. An objective, once completed, is never discovered again, so walking in circles or taking and dropping the
+same item cannot reset the stuck timer.
+
+In llm mode no call of its own is made: the critic reviews the objectives in the verdict it gives anyway, on the
+turns `wants_review` picks (the last turn changed the world, or discovery is due). This manager never talks to an
+LLM; it reads the review (session.context.ObjectiveReview).
 """
 
 from __future__ import annotations
@@ -13,25 +17,13 @@ from typing import Any
 
 from loguru import logger
 
-from agents.base import LLMCallFailed
-from agents.llm_client import LLMClient
-from agents.reply import json_object
 from managers.map_graph import MapGraph
 from session.commands import direction_of
-from session.config import LLMConfig, LoopBreakConfig
+from session.config import LoopBreakConfig
+from session.context import ObjectiveReview
 from session.records import GameView, TurnRecord
 
 MIN_EVIDENCE_CHARS = 8
-
-DISCOVERY_PROMPT = (
-    "You track objectives for an agent playing Zork I. From the state below, list up to 5 short, concrete "
-    'objectives worth pursuing next. Reply with JSON only: {"objectives": ["...", "..."]}.'
-)
-COMPLETION_PROMPT = (
-    "You check whether the last game turn completed any of the listed objectives. Only claim a completion that the "
-    "game's response proves; quote the proving words exactly. Reply with JSON only: "
-    '{"completed": [{"objective": "<objective text>", "evidence": "<exact quote from the response>"}]}.'
-)
 
 
 @dataclass
@@ -44,19 +36,9 @@ class Objective:
 
 
 class ObjectiveManager:
-    def __init__(
-        self,
-        config: LoopBreakConfig,
-        mode: str = "state",
-        client: LLMClient | None = None,
-        llm_config: LLMConfig | None = None,
-    ):
-        if mode == "llm" and (client is None or llm_config is None):
-            raise ValueError("llm objectives need an LLM client and its config")
+    def __init__(self, config: LoopBreakConfig, mode: str = "state"):
         self.config = config
         self.mode = mode
-        self.client = client
-        self.llm_config = llm_config
         self._discovered: dict[str, Objective] = {}
         self.completed_objectives: list[dict[str, Any]] = []
         self._completed_keys: set[str] = set()
@@ -71,11 +53,13 @@ class ObjectiveManager:
     def current(self) -> tuple[str, ...]:
         return tuple(self.discovered_objectives)
 
+    def completed(self) -> tuple[str, ...]:
+        return tuple(entry["objective"] for entry in self.completed_objectives)
+
     # -- discovery ---------------------------------------------------------------------------------------
-    def discover(self, turn: int, view: GameView, game_map: MapGraph, state_text: str = "") -> None:
+    def discover(self, turn: int, view: GameView, game_map: MapGraph) -> None:
+        """state mode: objectives read off the game state (untried exits here, objects here)."""
         if self.mode == "llm":
-            if turn == 1 or turn % self.config.objective_update_interval == 0:
-                self._discover_with_llm(turn, state_text)
             return
         for direction in game_map.untried_directions(view.room_id)[:2]:
             self._add(f"Explore {direction} from {view.room_name}", "explore_exit", (view.room_id, direction), turn)
@@ -83,37 +67,31 @@ class ObjectiveManager:
         for obj in [o for o in view.room_objects if o.name not in held][:2]:
             self._add(f"Take the {obj.name}", "hold_item", obj.name, turn)
 
-    def _add(self, text: str, kind: str, target: Any, turn: int) -> None:
+    def wants_review(self, turn: int, last: TurnRecord | None) -> bool:
+        """llm mode: ask the critic to review the objectives this turn? When discovery is due (the first turn and
+        every `objective_update_interval`-th), or when the last turn changed the world in a way that could complete
+        an open objective. It costs no call: the review rides on the critic's verdict."""
+        if self.mode != "llm":
+            return False
+        due = turn == 1 or turn % self.config.objective_update_interval == 0
+        changed = last is not None and bool(
+            last.new_world_state or last.score_changed or last.new_room
+            or set(last.inventory_after) != set(last.inventory_before)
+        )  # fmt: skip
+        return due or (changed and bool(self._discovered))
+
+    def _add(self, text: str, kind: str, target: Any, turn: int) -> bool:
         key = _key(kind, target, text)
         if key in self._discovered or key in self._completed_keys or key in self._stale_keys:
-            return
+            return False
         self._discovered[key] = Objective(text, kind, target, turn)
         while len(self._discovered) > self.config.max_objectives:
             self._discovered.pop(next(iter(self._discovered)))
-
-    def _discover_with_llm(self, turn: int, state_text: str) -> None:
-        data = self._ask(DISCOVERY_PROMPT, state_text)
-        items = data.get("objectives", []) if isinstance(data, dict) else []
-        for item in items[:5] if isinstance(items, list) else []:
-            if isinstance(item, str) and 3 <= len(item.strip()) <= 160:
-                self._add(item.strip(), "llm", None, turn)
-
-    def _ask(self, system: str, user: str) -> Any:
-        assert self.client is not None and self.llm_config is not None
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        try:
-            reply = self.client.chat(
-                "objectives", self.llm_config.objectives_model, messages,
-                self.llm_config.critic_temperature, self.llm_config.critic_max_tokens,
-            )  # fmt: skip
-        except LLMCallFailed as exc:
-            logger.warning(f"objective call skipped: {exc}")
-            return {}
-        return json_object(reply) or {}
+        return True
 
     # -- completion --------------------------------------------------------------------------------------
     def observe(self, record: TurnRecord) -> list[dict[str, Any]]:
-        """Verify completions for this turn; returns the new completion records (also kept in the list)."""
+        """Verify game-state completions for this turn; returns the new completion records (also kept in the list)."""
         completed: list[Objective] = []
         direction = direction_of(record.command)
         for key, objective in list(self._discovered.items()):
@@ -127,17 +105,33 @@ class ObjectiveManager:
                     completed.append(objective)
                 elif _verb_targets(record.command, objective.target):
                     self._discovered.pop(key)  # a take that failed: it cannot be taken (now), drop it
-        novel = record.new_world_state or record.score_changed or record.new_room
-        if self.mode == "llm" and novel and any(o.kind == "llm" for o in self._discovered.values()):
-            completed += self._llm_completions(record)
         return [self._complete(objective, record) for objective in completed]
 
-    def restore(self, record: TurnRecord) -> None:
-        """Resume: bring the objectives to their state after a recorded turn, without asking any LLM.
+    def review(self, turn: int, review: ObjectiveReview, judged: TurnRecord | None) -> tuple[list[dict], list[str]]:
+        """llm mode: the critic's review, read on `turn`. A completion counts only when `judged` (the turn the critic
+        saw last) changed the world in a way never seen before and the evidence is quoted from its response; new
+        objectives are added. Returns (completion records, objectives added)."""
+        completed: list[dict] = []
+        # Only a turn that changed the world in a way never seen can complete anything: claims made while walking
+        # in circles would otherwise reset the stuck timer.
+        if judged is not None and (judged.new_world_state or judged.score_changed or judged.new_room):
+            response = " ".join(judged.response.lower().split())
+            for claimed, quoted in review.completed:
+                objective = self._discovered.get(_key("llm", None, claimed))
+                evidence = " ".join(quoted.lower().split())
+                if objective is not None and len(evidence) >= MIN_EVIDENCE_CHARS and evidence in response:
+                    completed.append(self._complete(objective, judged))
+                else:
+                    logger.bind(event_type="objective_claim_rejected").info(
+                        f"unverified objective claim: {claimed!r} (evidence {quoted!r})"
+                    )
+        added = [text for text in review.proposed if self._add(text, "llm", None, turn)]
+        return completed, added
 
-        Game-state objectives are verified again from the record (discovery was replayed before it); an LLM's
-        completions are taken from the record as written, and its open objectives come back at the next
-        discovery interval."""
+    def restore(self, record: TurnRecord) -> None:
+        """Resume: bring the objectives to their state after a recorded turn, without asking any LLM: game-state
+        objectives are verified again from the record (discovery was replayed before it); an LLM's completions and
+        additions are taken from the record as written."""
         if self.mode != "llm":
             self.observe(record)
             return
@@ -146,29 +140,8 @@ class ObjectiveManager:
             self._discovered.pop(key, None)
             self._completed_keys.add(key)
             self.completed_objectives.append(entry)
-
-    def _llm_completions(self, record: TurnRecord) -> list[Objective]:
-        listed = "\n".join(f"- {o.text}" for o in self._discovered.values() if o.kind == "llm")
-        user = f"Objectives:\n{listed}\n\nCommand: {record.command}\nGame response:\n{record.response}"
-        data = self._ask(COMPLETION_PROMPT, user)
-        claims = data.get("completed", []) if isinstance(data, dict) else []
-        response = " ".join(record.response.lower().split())
-        verified = []
-        for claim in claims if isinstance(claims, list) else []:
-            claimed, quoted = _claim_texts(claim)
-            if claimed is None:
-                continue
-            objective = self._discovered.get(_key("llm", None, claimed))
-            evidence = " ".join(quoted.lower().split())
-            if objective in verified:
-                continue  # the same objective claimed twice completes once
-            if objective and len(evidence) >= MIN_EVIDENCE_CHARS and evidence in response:
-                verified.append(objective)
-            else:
-                logger.bind(event_type="objective_claim_rejected").info(
-                    f"unverified objective claim: {claimed[:160]!r} (evidence {quoted[:160]!r})"
-                )
-        return verified
+        for text in record.objectives_added:
+            self._add(text, "llm", None, record.turn)
 
     def _complete(self, objective: Objective, record: TurnRecord) -> dict[str, Any]:
         key = _key(objective.kind, objective.target, objective.text)
@@ -199,16 +172,6 @@ class ObjectiveManager:
             if turn - max(objective.discovered_turn, last_progress_turn) >= limit:
                 self._discovered.pop(key)
                 self._stale_keys.add(key)
-
-
-def _claim_texts(claim: Any) -> tuple[str | None, str]:
-    """(objective, evidence) of one completion claim; (None, "") unless the claim is an object of strings.
-
-    Any other JSON value is refused rather than rendered: a nested list could be deep enough to break `str()`."""
-    if not isinstance(claim, dict):
-        return None, ""
-    claimed, quoted = claim.get("objective", ""), claim.get("evidence", "")
-    return (claimed, quoted) if isinstance(claimed, str) and isinstance(quoted, str) else (None, "")
 
 
 def _key(kind: str, target: Any, text: str) -> str:

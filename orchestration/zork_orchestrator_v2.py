@@ -6,6 +6,7 @@ import json
 import sys
 import time
 import uuid
+from collections import Counter
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -18,15 +19,16 @@ from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.precheck import ObjectPrecheck
 from managers.action_memory import ActionMemory
-from managers.context import ContextBuilder, render_agent_prompt
+from managers.context import ContextBuilder
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
-from session.commands import why_not_run
+from session.commands import PRIMARY_DIRECTIONS, why_not_run
 from session.config import GameConfiguration
+from session.context import AgentContext, ObjectiveReview
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
@@ -80,7 +82,7 @@ class ZorkOrchestratorV2:
         self.game_state = GameState(episode_id or new_episode_id())
         self.map = MapGraph()
         self.memory = ActionMemory()
-        self.contexts = ContextBuilder(config.orchestrator.history_turns)
+        self.contexts = ContextBuilder(config.orchestrator.history_turns, session.game_name)
         self.objectives = objectives or ObjectiveManager(config.loop_break)
         predictor = DestinationPredictor(config.loop_break.destination_prediction, self.map, session)
         self.loop_break = LoopBreak(
@@ -91,8 +93,12 @@ class ZorkOrchestratorV2:
         self.novelty: WorldNovelty | None = None
         self.recorder: EpisodeRecorder | None = None
         self.best_score = 0
-        self.llm_unavailable: str | None = None
-        """Set when the LLM became unavailable after the turn's command ran: the turn is recorded, then it ends."""
+        self.resumed_usage: tuple[Counter, Counter, Counter] = (Counter(), Counter(), Counter())
+        """LLM calls, tokens and USD by role of the turns a resumed episode replayed (they were paid before)."""
+        self.last_record: TurnRecord | None = None
+        """The previous turn's record: what the critic's objective review judges."""
+        self.review: ObjectiveReview | None = None
+        """The critic's objective review this turn (llm objectives), read after the command ran."""
         self.run_info: dict = {}
         """What the caller adds to episode.json for `--resume` (e.g. the replay file)."""
 
@@ -115,6 +121,7 @@ class ZorkOrchestratorV2:
             self.session.player,
         )  # fmt: skip
         self.map.visit(self.view.room_id, self.view.room_name, 0)
+        self.contexts.begin(self.view)
         if resume:
             self.recorder.muted = True
             try:
@@ -164,8 +171,7 @@ class ZorkOrchestratorV2:
         for record in records:
             turn = self.game_state.turn_count = record.turn
             view = self.view
-            if self.objectives.mode != "llm":  # an LLM's discoveries are not replayed: they come back next interval
-                self.objectives.discover(turn, view, self.map)
+            self.objectives.discover(turn, view, self.map)
             for candidate in record.candidates:
                 if not candidate["accepted"] and candidate["source"] != "not_run":
                     self.loop_break.note_rejection(turn, view.room_id, candidate["command"], [])
@@ -186,8 +192,11 @@ class ZorkOrchestratorV2:
                     self.loop_break.accept_guidance(str(answers[-1].get("guidance", "")), turn, [])
             self.objectives.prune(turn, self.loop_break.progress.last_progress_turn)
             self.recorder.count(record)
+            for total, spent in zip(self.resumed_usage, (record.llm_calls, record.llm_tokens, record.llm_cost_usd)):
+                total.update(spent)
             self.best_score = max(self.best_score, record.score_after)
             self.game_state.previous_zork_score = record.score_after
+            self.last_record = record
             self.view = after
         skip = getattr(self.agent, "skip", None)  # scripted agents go on from where they were
         if skip is not None:
@@ -207,8 +216,6 @@ class ZorkOrchestratorV2:
                 break
             verdict = self.loop_break.observe(record)
             record.events.extend(verdict.events)
-            if self.llm_unavailable:
-                verdict.terminate, verdict.reason = True, "llm_unavailable"
             if verdict.gate is not None and verdict.gate.action == "human":
                 guidance = ask_for_guidance(
                     verdict.gate.description, list(self.contexts.recent), self.human_input, self.human_output
@@ -224,6 +231,8 @@ class ZorkOrchestratorV2:
                 self._end("game_over")
             elif verdict.terminate:
                 self._end(verdict.reason or "stuck_no_progress")
+            elif gameplay.max_cost_usd is not None and self._cost()["total"] >= gameplay.max_cost_usd:
+                self._end("budget", f"${self._cost()['total']:.4f} spent of ${gameplay.max_cost_usd:.4f}")
         if self.game_state.termination_reason is None:
             self._end("max_turns")
         return self.game_state.previous_zork_score
@@ -235,11 +244,8 @@ class ZorkOrchestratorV2:
         usage_before = self._usage()
         events: list[dict] = []
         forced = self.agent.forced  # read once: a looper agent is forced only during its prefix
-        self.objectives.discover(turn, view, self.map, self._objective_state_text(view))
-        status = self.loop_break.status(turn, view, self.objectives.current(), events)
-        context = self.contexts.for_agent(
-            turn, view, self.map, self.memory, self.objectives.current(), status.text, status.banned
-        )
+        self.objectives.discover(turn, view, self.map)
+        context = self._context(turn, view, events)
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
         command = FALLBACK_COMMAND if fallback else chosen.command
@@ -252,14 +258,17 @@ class ZorkOrchestratorV2:
         record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
         record.ran = refusal is None
         record.parse_failures = parse_failures
+        record.thought = chosen.thought if chosen is not None and not fallback else ""
         self.map.observe(record)
         self.memory.observe(record)
         self.contexts.observe(record)
-        try:
-            record.objectives_completed = self.objectives.observe(record)
-        except LLMUnavailable as exc:  # the command already ran: keep the record, end after writing it
-            self.llm_unavailable = str(exc)
-        record.llm_calls, record.llm_tokens = self._usage_since(usage_before)
+        record.objectives_completed = self.objectives.observe(record)
+        if self.review is not None:
+            completed, record.objectives_added = self.objectives.review(turn, self.review, self.last_record)
+            record.objectives_completed += completed
+            self.review = None
+        record.llm_calls, record.llm_tokens, record.llm_cost_usd = self._usage_since(usage_before)
+        self.last_record = record
         self.view = after
         record.wall_seconds = round(time.perf_counter() - started, 6)
         logger.bind(event_type="turn", turn=turn).info(
@@ -303,7 +312,8 @@ class ZorkOrchestratorV2:
             rejections=sum(1 for c in candidates if not c.accepted) if not forced else 0,
             candidates=[
                 {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
-                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted}
+                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted,
+                 "thought": c.thought}
                 for c in candidates
             ],  # fmt: skip
             llm_calls={},
@@ -320,6 +330,19 @@ class ZorkOrchestratorV2:
             events=events,
         )
 
+    def _context(self, turn: int, view: GameView, events: list[dict]) -> AgentContext:
+        """What the agent and critic may know this turn, with the loop status built on the same facts."""
+        objectives = self.objectives.current()
+        context = self.contexts.for_agent(
+            turn, view, self.map, self.memory, objectives, completed_objectives=self.objectives.completed()
+        )
+        likely = context.named_exits or tuple(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)
+        status = self.loop_break.status(turn, view, objectives, events, likely, context.visible_objects)
+        return replace(
+            context, loop_status=status.text, banned=status.banned,
+            review_objectives=self.objectives.wants_review(turn, self.last_record),
+        )  # fmt: skip
+
     # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
     def _choose_command(self, context, events: list[dict], turn: int, forced: bool):
         """Candidates in proposal order, the fallback reason (or None) and the turn's reply parse failures."""
@@ -333,6 +356,7 @@ class ZorkOrchestratorV2:
             except InvalidReply as exc:
                 fallback = f"{UNPARSEABLE_FALLBACK}:{exc.kind}"
                 break
+            thought = getattr(self.agent, "last_thought", "")  # only LLM agents in `thought` mode have one
             refusal = why_not_run(command)
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
                 judgement = Judgement(0.0, refusal, source="not_run")
@@ -341,8 +365,10 @@ class ZorkOrchestratorV2:
             else:
                 judgement = self.precheck.check(command) or self._evaluate(command, context)
                 judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
+                if context.review_objectives and self._take_review():
+                    context = replace(context, review_objectives=False)  # one review a turn
             accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
-            candidates.append(Candidate(command, judgement, accepted))
+            candidates.append(Candidate(command, judgement, accepted, thought))
             if accepted or forced:
                 break
             if refusal is None:
@@ -360,6 +386,14 @@ class ZorkOrchestratorV2:
                 return self.agent.propose(context)
             except LLMCallFailed:
                 continue  # the client counts failures in a row and raises LLMUnavailable at the limit
+
+    def _take_review(self) -> bool:
+        """Keep the critic's objective review of this turn, if its last call gave one."""
+        drain = getattr(self.critic, "drain_review", None)  # only the LLM critic reviews objectives
+        review = drain() if drain else None
+        if review is not None:
+            self.review = review
+        return review is not None
 
     def _evaluate(self, command: str, context) -> Judgement:
         try:
@@ -379,20 +413,21 @@ class ZorkOrchestratorV2:
 
     # -- bookkeeping -------------------------------------------------------------------------------------
     def _usage(self):
-        return self.llm_client.usage.snapshot() if self.llm_client else ({}, {})
+        return self.llm_client.usage.snapshot() if self.llm_client else ({}, {}, {})
 
-    def _usage_since(self, before) -> tuple[dict[str, int], dict[str, int]]:
+    def _usage_since(self, before) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
+        """LLM calls, tokens and cost by role since `before` (a `_usage()` snapshot)."""
         now = self._usage()
+        calls, tokens, cost = ({k: v - old.get(k, 0) for k, v in new.items()} for new, old in zip(now, before))
         return (
-            {k: v - before[0].get(k, 0) for k, v in now[0].items() if v - before[0].get(k, 0)},
-            {k: v - before[1].get(k, 0) for k, v in now[1].items() if v - before[1].get(k, 0)},
-        )
+            {k: v for k, v in calls.items() if v}, {k: v for k, v in tokens.items() if v},
+            {k: round(v, 8) for k, v in cost.items() if v},
+        )  # fmt: skip
 
-    def _objective_state_text(self, view: GameView) -> str:
-        if self.objectives.mode != "llm":
-            return ""
-        context = self.contexts.for_agent(self.game_state.turn_count, view, self.map, self.memory)
-        return render_agent_prompt(context)
+    def _cost(self) -> dict[str, float]:
+        """USD by role and in total: the replayed turns' (on resume) and this run's, by the price table."""
+        spent = self.resumed_usage[2] + (self.llm_client.usage.cost_usd if self.llm_client else Counter())
+        return {**{role: round(v, 6) for role, v in sorted(spent.items())}, "total": round(sum(spent.values()), 6)}
 
     def _end(self, reason: str, detail: str = "") -> None:
         self.game_state.game_over_flag = True
@@ -421,8 +456,12 @@ class ZorkOrchestratorV2:
             "best_score": self.best_score,
             "max_score": self.session.max_score,
             "termination_reason": self.game_state.termination_reason,
-            "llm_calls": dict(usage.calls) if usage else {},
-            "tokens": dict(usage.tokens) if usage else {},
+            "llm_calls": dict(self.resumed_usage[0] + (usage.calls if usage else Counter())),
+            "tokens": dict(self.resumed_usage[1] + (usage.tokens if usage else Counter())),
+            "token_details": usage.by_role() if usage else {},
+            "prompt_chars": dict(usage.prompt_chars) if usage else {},
+            "cost_usd": self._cost(),
+            "unpriced_models": sorted(usage.unpriced) if usage else [],
             "llm_failures": dict(usage.failures) if usage else {},
             "rooms_visited": len(self.map.rooms),
             "wall_seconds": round(wall_seconds, 3),
@@ -434,5 +473,19 @@ class ZorkOrchestratorV2:
             },
             "completed_objectives": self.objectives.completed_objectives,
         }
+        if summary["llm_calls"]:
+            logger.bind(event_type="llm_usage").info(_usage_line(summary))
         path = self.recorder.close(summary)
         return path
+
+
+def _usage_line(summary: dict) -> str:
+    """`LLM use: agent 40 calls, 52,100 tokens, $0.0081; critic ...; total $0.0150` for the console's last lines."""
+    cost = summary["cost_usd"]
+    parts = [
+        f"{role} {calls} calls, {summary['tokens'].get(role, 0):,} tokens"
+        + (f", ${cost[role]:.4f}" if role in cost else "")
+        for role, calls in sorted(summary["llm_calls"].items())
+    ]
+    unpriced = f" (no price for {', '.join(summary['unpriced_models'])})" if summary["unpriced_models"] else ""
+    return f"LLM use: {'; '.join(parts)}; total ${cost['total']:.4f}{unpriced}"

@@ -96,6 +96,17 @@ def command_words(command: str) -> list[str]:
     return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())
 
 
+_NAMED_DIRECTIONS = frozenset(d for d in DIRECTIONS if d not in ("in", "out"))
+"""Directions a description names by their word. `in` and `out` are left out: every text uses those words."""
+
+
+def directions_named(text: str) -> tuple[str, ...]:
+    """The directions a room description names (`passages lead north and up` -> north, up), in DIRECTIONS order:
+    the exits a player reading the text would try first. `north-east` counts as northeast."""
+    words = set(command_words(text.replace("-", "")))
+    return tuple(d for d in DIRECTIONS if d in _NAMED_DIRECTIONS and d in words)
+
+
 def is_observation(command: str) -> bool:
     """The command only observes (`look`, `examine carpet`, `listen`, `inventory`, `wait`...)."""
     words = command_words(command)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ProgressSignal = Literal[
     "score", "objective", "new_room", "new_world_state", "new_room_inventory", "new_object_state",
@@ -32,8 +32,30 @@ class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True, validate_assignment=True, strict=True)
 
 
+class ModelPrice(_Section):
+    """US dollars per million tokens of one model."""
+
+    input: float = Field(ge=0.0, le=10_000.0)
+    """Prompt tokens not served from the provider's prompt cache."""
+    cached_input: float | None = Field(None, ge=0.0, le=10_000.0)
+    """Prompt tokens served from the cache (None: the input price)."""
+    output: float = Field(ge=0.0, le=10_000.0)
+    """Completion tokens (reasoning tokens included, as providers bill them)."""
+
+
+DEFAULT_PRICES: dict[str, ModelPrice] = {
+    "gpt-4o-mini": ModelPrice(input=0.15, cached_input=0.075, output=0.60),
+    "gpt-4o": ModelPrice(input=2.50, cached_input=1.25, output=10.00),
+    "gpt-4.1-nano": ModelPrice(input=0.10, cached_input=0.025, output=0.40),
+    "gpt-4.1-mini": ModelPrice(input=0.40, cached_input=0.10, output=1.60),
+    "gpt-4.1": ModelPrice(input=2.00, cached_input=0.50, output=8.00),
+    "o4-mini": ModelPrice(input=1.10, cached_input=0.275, output=4.40),
+}
+"""OpenAI's list prices (USD per million tokens) when this was written: check your provider's, and set yours."""
+
+
 class LLMConfig(_Section):
-    """`[tool.zorkgpt.llm]`: how the agent, critic and objective roles reach an OpenAI-compatible server."""
+    """`[tool.zorkgpt.llm]`: how the agent and critic roles reach an OpenAI-compatible server."""
 
     base_url: str = "https://api.openai.com/v1"
     """Any OpenAI-compatible endpoint (OpenAI, OpenRouter, vLLM, llama.cpp server, Ollama's /v1, ...)."""
@@ -42,21 +64,41 @@ class LLMConfig(_Section):
     agent_model: str = "gpt-4o-mini"
     """Model that proposes game commands."""
     critic_model: str = "gpt-4o-mini"
-    """Model that scores proposed commands."""
-    objectives_model: str = "gpt-4o-mini"
-    """Model that discovers objectives and checks their completion (llm mode)."""
+    """Model that scores proposed commands (and, in the same call, reviews the objectives)."""
+    agent_reply: Literal["thought", "command"] = "thought"
+    """`thought`: the agent writes a short thought, then its command (JSON); `command`: the bare command only."""
+    response_format: Literal["json_schema", "text"] = "text"
+    """`json_schema`: ask the server to enforce the agent's JSON reply (OpenAI, vLLM, llama.cpp and Ollama support
+    it; on a 400 the agent falls back to `text` for the episode). `text`: ask in the prompt only. Either way the one
+    reply parser validates the reply."""
     agent_temperature: float = Field(0.7, ge=0.0, le=2.0)
     """Sampling temperature of the agent."""
     critic_temperature: float = Field(0.2, ge=0.0, le=2.0)
-    """Sampling temperature of the critic and the objective checker."""
-    agent_max_tokens: int = Field(64, ge=1, le=32768)
-    """Reply length cap for the agent (one command needs few tokens)."""
-    critic_max_tokens: int = Field(200, ge=1, le=32768)
-    """Reply length cap for the critic and the objective roles."""
+    """Sampling temperature of the critic."""
+    send_temperature: bool = True
+    """False for models that refuse a temperature (OpenAI's reasoning models)."""
+    agent_max_tokens: int = Field(300, ge=1, le=32768)
+    """Reply length cap for the agent (a short thought and a command; reasoning models need more)."""
+    critic_max_tokens: int = Field(300, ge=1, le=32768)
+    """Reply length cap for the critic (a verdict, and an objective review every few turns)."""
+    token_limit_parameter: Literal["max_tokens", "max_completion_tokens", "none"] = "max_tokens"
+    """How the cap is sent: `max_completion_tokens` for OpenAI's reasoning models, `none` to send no cap."""
     timeout_seconds: float = Field(60.0, gt=0.0, le=3600.0)
     """Per-request timeout handed to the openai client."""
     max_retries: int = Field(2, ge=0, le=10)
     """Retries the openai client makes itself (with backoff) before a call counts as failed."""
+    prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))
+    """Model -> USD per million tokens (`input`, `cached_input`, `output`), for the cost in summary.json and the
+    budget. `[tool.zorkgpt.llm.prices."my-model"]` adds or replaces one model's prices."""
+
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _add_to_default_prices(cls, value: Any) -> Any:
+        """A configured table adds to (or overrides models of) DEFAULT_PRICES; it never drops the others."""
+        return {**DEFAULT_PRICES, **value} if isinstance(value, dict) else value
+
+    def price_of(self, model: str) -> ModelPrice | None:
+        return self.prices.get(model)
 
 
 class GameplayConfig(_Section):
@@ -72,6 +114,9 @@ class GameplayConfig(_Section):
     """A proposal whose (adjusted) critic score is below this is rejected and regenerated."""
     max_rejections: int = Field(3, ge=0, le=20)
     """Regenerations per turn; after that the best-scoring candidate runs."""
+    max_cost_usd: float | None = Field(None, gt=0.0, le=1_000_000.0)
+    """End the episode (`termination_reason = "budget"`) once its LLM calls have cost this much. Needs a price for
+    every model in use (`[tool.zorkgpt.llm] prices`). None: no budget."""
     seed: int | None = Field(None, ge=1, le=2**31 - 1)
     """Emulator RNG seed. None: the game's walkthrough seed (zork1: 12), so runs are reproducible. Jericho reads 0 as
     "no seed" and keeps a C int, hence the range."""
@@ -119,7 +164,8 @@ class LoopBreakConfig(_Section):
     enable_objective_based_progress: bool = True
     """Count verified objective completions as progress (needs `objective` in progress_signals)."""
     objective_update_interval: int = Field(10, ge=1, le=1000)
-    """llm mode: turns between objective discovery calls."""
+    """llm mode: the critic is asked for new objectives on the first turn and every this many turns (in its verdict:
+    no call of its own)."""
     objective_staleness_turns: int = Field(30, ge=1, le=10_000)
     """A discovered objective is dropped after this many turns without progress."""
     max_objectives: int = Field(8, ge=1, le=50)
@@ -372,7 +418,18 @@ def _toml(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return f"{len(value)} models (the price table)" if value else "{}"
     return str(value)
+
+
+def price_table() -> str:
+    """DEFAULT_PRICES as a Markdown table, for the README."""
+    lines = ["| model | input | cached input | output |", "|---|---|---|---|"]
+    for model, price in DEFAULT_PRICES.items():
+        cached = price.input if price.cached_input is None else price.cached_input
+        lines.append(f"| `{model}` | {price.input:.3f} | {cached:.3f} | {price.output:.3f} |")
+    return "\n".join(lines) + "\n"
 
 
 def _allowed(info: Any) -> str:

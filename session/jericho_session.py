@@ -72,6 +72,25 @@ def check_story_bytes(path: Path) -> bytes:
     return data
 
 
+def _internal_name(name: str) -> bool:
+    """A short name no player is shown: empty, `(in parentheses)`, with_underscores or camelCase."""
+    internal_word = "_" in name or (" " not in name and bool(_CAMEL.search(name)))  # not `ProjCon Office`
+    return not name or (name.startswith("(") and name.endswith(")")) or internal_word
+
+
+def _title_like(line: str) -> bool:
+    """A room title line: short, capitalised, no sentence punctuation at its end, no bracketed aside."""
+    return 2 <= len(line) <= 50 and line[0].isupper() and line[-1] not in ".!?,:;'\"]" and line[0] not in "[(>*"
+
+
+def _readable(name: str) -> str:
+    """`(Alike_Maze_1)` -> `Alike Maze 1`, `(gnomeRoom)` -> `gnome Room`."""
+    return _CAMEL.sub(lambda m: m.group(1) + " " + m.group(2), name.strip("()").replace("_", " ")).strip()
+
+
+_CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
 def start_emulator(path: Path, seed: int | None) -> Any:
     """A new FrotzEnv. Jericho copies its C library to a temporary folder for every emulator: a full disk there is
     a StoryFileError (one clear line), not a traceback."""
@@ -127,6 +146,9 @@ class JerichoSession:
         """Emulator state the last command ran from (for `idle_world`)."""
         self._idle: WorldSnapshot | None = None
         self._dictionary: list[Any] | None = None
+        self._titles: dict[int, str] = {}
+        """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
+        self._room: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
@@ -159,9 +181,10 @@ class JerichoSession:
         room = self.player_room(world)
         inventory = tuple(self._named(ram, num) for num in world.contents(self.player)) if self.player else ()
         room_objects = tuple(self._named(ram, num) for num in self._descendants(world, room, depth=2))
+        arrived, self._room = room != self._room, room
         return GameView(
             room_id=room,
-            room_name=self.objects.short_name(ram, room).strip() if room is not None else "(nowhere)",
+            room_name=self._room_title(ram, room, arrived) if room is not None else "(nowhere)",
             score=self.env.get_score(),
             moves=self.env.get_moves(),
             inventory=tuple(obj for obj in inventory if obj.name),
@@ -172,6 +195,19 @@ class JerichoSession:
             victory=self.env.victory(),
             world=world,
         )
+
+    def _room_title(self, ram: Any, room: int, arrived: bool) -> str:
+        """What the game calls the room. The object's short name, unless it is an internal one (Inform's `(maze)`,
+        `(Alike_Maze_1)`, `(gnomeRoom)`, or none): then the title line the game printed on arrival, else the name
+        made readable."""
+        name = self.objects.short_name(ram, room).strip()
+        if not _internal_name(name):
+            return name
+        if room not in self._titles and arrived:
+            title = next((line.strip() for line in self._text.splitlines() if _title_like(line.strip())), "")
+            if title:
+                self._titles[room] = title
+        return self._titles.get(room) or _readable(name) or f"room {room}"
 
     def player_room(self, world: WorldSnapshot) -> int | None:
         """The room the player is in, even inside a vehicle or past Jericho's object cap; None when unknown.

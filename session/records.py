@@ -40,9 +40,6 @@ class GameView:
     world: WorldSnapshot | None = field(default=None, compare=False, repr=False)
     """The object tree, attributes and globals behind this view (for novelty; never shown to an agent)."""
 
-    def holds(self, noun: str) -> bool:
-        return any(obj.noun == noun or noun in obj.name.split() for obj in self.inventory)
-
 
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
@@ -72,6 +69,8 @@ class Candidate:
     command: str
     judgement: Judgement
     accepted: bool
+    thought: str = ""
+    """The agent's thought behind this proposal (LLM agents in `thought` mode)."""
 
 
 @dataclass(slots=True)
@@ -123,6 +122,12 @@ class TurnRecord:
     parse_failures: list[dict[str, Any]] = field(default_factory=list)
     """LLM replies that failed validation this turn (kind, reply)."""
     objectives_completed: list[dict[str, Any]] = field(default_factory=list)
+    objectives_added: list[str] = field(default_factory=list)
+    """LLM objectives the critic proposed this turn (llm mode): kept so `--resume` restores them exactly."""
+    thought: str = ""
+    """The agent's thought behind the command (LLM agents in `thought` mode); never sent to the game."""
+    llm_cost_usd: dict[str, float] = field(default_factory=dict)
+    """This turn's LLM cost by role, from the configured price table."""
     events: list[dict[str, Any]] = field(default_factory=list)
 
     @property

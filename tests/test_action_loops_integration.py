@@ -13,7 +13,7 @@ from agents.looper_agent import LooperAgent
 from agents.scripted_llm import ScriptedOpenAI
 from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
-from managers.context import AGENT_SYSTEM_PROMPT
+from agents.prompts import role_of
 from tests.conftest import RecordingReplay, make_config, run_episode
 
 
@@ -96,10 +96,10 @@ def test_markdown_action_heading_loop_gets_format_guidance(rom_path, tmp_path):
     recovery with explicit format guidance, after which a model that reads it answers properly."""
 
     def reply(messages):
-        if messages[0]["content"] != AGENT_SYSTEM_PROMPT:
+        if role_of(messages) != "agent":
             return '{"score": 0.8, "reason": "fine"}'
         prompt = messages[1]["content"]
-        if "FORMAT: your recent replies were not a single game command" in prompt:
+        if "FORMAT: your recent replies held no usable game command" in prompt:
             return "north"
         return "### Action: north"
 

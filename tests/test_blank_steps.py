@@ -3,7 +3,7 @@ critic path accepts an empty command."""
 
 from __future__ import annotations
 
-from agents.base import AgentContext
+from session.context import AgentContext
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
 from agents.offline_critic import OfflineCritic

@@ -16,7 +16,7 @@ from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from managers.context import AGENT_SYSTEM_PROMPT
+from agents.prompts import role_of
 from session.commands import INTERPRETER_VERBS, why_not_run
 from session.jericho_session import CommandRefused, JerichoSession
 from tests.conftest import make_config, run_episode
@@ -69,8 +69,8 @@ def test_an_llm_proposing_interpreter_commands_is_told_why_and_plays_on(rom_path
     proposals = iter(["save", "north", "n and save", "east", "restore", "look"])
 
     def reply(messages):
-        if messages[0]["content"] != AGENT_SYSTEM_PROMPT:
-            return '{"score": 0.9, "reason": "sure"}' if "Proposed command:" in messages[-1]["content"] else "{}"
+        if role_of(messages) != "agent":
+            return '{"score": 0.9, "reason": "sure"}'
         told.append(messages[-1]["content"])
         return next(proposals)
 

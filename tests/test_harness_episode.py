@@ -7,7 +7,7 @@ import json
 import pytest
 
 import main
-from agents.base import AgentContext
+from session.context import AgentContext
 from agents.offline_critic import OfflineCritic
 from session.jericho_session import JerichoSession
 from session.records import GameView

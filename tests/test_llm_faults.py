@@ -23,19 +23,20 @@ from agents.base import LLMCallFailed, LLMUnavailable
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
-from managers.objectives import DISCOVERY_PROMPT, ObjectiveManager
+from agents.prompts import role_of
+from managers.objectives import ObjectiveManager
 from session.config import LLMConfig
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode
 from tests.local_http import bypass_proxies, closed_port, serving
-from tests.test_llm_agent import ROLE_BY_SYSTEM_PROMPT, verdict
+from tests.test_llm_agent import verdict
 
 API_KEY = "sk-test-SECRET"
 LEAK_MARK = "SECRET"
 """Part of the key: not even a cut-off piece of it may be written."""
 ECHO_AUTHORIZATION = "%AUTHORIZATION%"
 """Replaced in a body by the request's Authorization header: a server that echoes it back."""
-ALL_ROLES = ("agent", "critic", "objectives")
+ALL_ROLES = ("agent", "critic")
 COMMANDS = ("open mailbox", "take leaflet", "north", "east")
 MAX_TURNS = 3
 FAST_TIMEOUT = 0.5
@@ -78,15 +79,11 @@ def raw(body: bytes, failure: str, content_type: str = "application/json") -> An
     return Answer(body=body, content_type=content_type, failure=failure)
 
 
-def normal(role: str, count: int, system: str) -> Answer:
-    """What a well-behaved model answers: a few different commands, a good verdict, one objective, no completion."""
+def normal(role: str, count: int) -> Answer:
+    """What a well-behaved model answers: a few different commands; a good verdict with one objective."""
     if role == "agent":
         return reply(COMMANDS[(count - 1) % len(COMMANDS)])
-    if role == "critic":
-        return reply(verdict(0.9, "fine"))
-    if system == DISCOVERY_PROMPT:
-        return reply(json.dumps({"objectives": ["Open the mailbox"]}))
-    return reply(json.dumps({"completed": []}))
+    return reply(json.dumps({"score": 0.9, "reason": "fine", "completed": [], "new_objectives": ["Open the mailbox"]}))
 
 
 # -- when the server sends it -----------------------------------------------------------------------------------------
@@ -127,13 +124,12 @@ class FaultServer:
 
     def answer(self, body: dict, authorization: str) -> Answer:
         messages = body.get("messages") or [{}]
-        system = messages[0].get("content", "")
-        role = ROLE_BY_SYSTEM_PROMPT.get(system, "unknown")
+        role = role_of(messages)
         with self.lock:
             self.counts[role] += 1
             self.counts["all"] += 1
             self.authorizations.append(authorization)
-            answer = self.plan(role, self.counts[role], self.counts["all"]) or normal(role, self.counts[role], system)
+            answer = self.plan(role, self.counts[role], self.counts["all"]) or normal(role, self.counts[role])
             if answer.failure:
                 self.caused[answer.failure] += 1
         return answer
@@ -198,7 +194,7 @@ def play(rom_path, tmp_path, base_url: str, **llm):
     client = LLMClient(config.llm, API_KEY, config.orchestrator.max_consecutive_llm_failures)
     agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
     critic = LLMCritic(client, config.llm)
-    objectives = ObjectiveManager(config.loop_break, "llm", client, config.llm)
+    objectives = ObjectiveManager(config.loop_break, "llm")
     return run_episode(rom_path, config, agent, critic, llm_client=client, objectives=objectives)
 
 
@@ -273,8 +269,8 @@ def test_a_server_that_hangs_times_out(rom_path, tmp_path, fault_server, steps):
 def test_a_refused_connection_ends_the_episode(rom_path, tmp_path, no_proxy, steps):
     port = closed_port()
     result = play(rom_path, tmp_path, f"http://127.0.0.1:{port}/v1")
-    # the objective discovery call fails first (and is skipped), then three agent calls in a row
-    assert_sound(result, steps, "llm_unavailable", {"connection": 4})
+    # three agent calls in a row (the objectives make no call of their own)
+    assert_sound(result, steps, "llm_unavailable", {"connection": 3})
     assert "the agent role failed 3 LLM calls in a row" in unavailable_message(result)
 
 
@@ -300,8 +296,8 @@ def test_a_retry_after_of_an_hour_is_not_waited_for(rom_path, tmp_path, fault_se
     """The openai client only honours a Retry-After of up to two minutes; past that it gives up at once."""
     fault_server.plan = always(error(429, "rate_limit", headers=[("Retry-After", "3600")]))
     result = play(rom_path, tmp_path, fault_server.base_url, max_retries=2)
-    assert_sound(result, steps, "llm_unavailable", {"rate_limit": 4})
-    assert fault_server.counts["all"] == 4  # one request per call: no retry, no sleep
+    assert_sound(result, steps, "llm_unavailable", {"rate_limit": 3})
+    assert fault_server.counts["all"] == 3  # one request per call: no retry, no sleep
     assert result.summary["wall_seconds"] < 10
 
 
@@ -358,7 +354,7 @@ def test_an_error_body_with_the_key_and_escape_codes_is_redacted_and_printable(r
     assert "\\u001b" not in text and "\x1b" not in text and "\\u0007" not in text
 
 
-# critic and objective replies the parsers refuse: the offline score stands in, objectives are skipped
+# critic replies the parsers refuse: the offline score stands in, and no objective comes from them
 CRITIC_REPLIES = {
     "score_above_one": verdict(1.5, "too good"),
     "score_below_zero": verdict(-0.2, "too bad"),
@@ -373,8 +369,8 @@ CRITIC_REPLIES = {
 
 
 @pytest.mark.parametrize("fault", list(CRITIC_REPLIES))
-def test_unreadable_critic_and_objective_replies_fall_back(rom_path, tmp_path, fault_server, steps, fault):
-    fault_server.plan = always(reply(CRITIC_REPLIES[fault]), roles=("critic", "objectives"))
+def test_unreadable_critic_replies_fall_back(rom_path, tmp_path, fault_server, steps, fault):
+    fault_server.plan = always(reply(CRITIC_REPLIES[fault]), roles=("critic",))
     result = play(rom_path, tmp_path, fault_server.base_url)
     assert_sound(result, steps, "max_turns", {})
     assert steps == list(COMMANDS[:MAX_TURNS])

@@ -6,8 +6,11 @@ import json
 
 import pytest
 
+from agents.llm_client import LLMClient
+from agents.llm_critic import LLMCritic
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
+from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
 from tests.conftest import make_config, run_episode
@@ -131,32 +134,29 @@ def test_camping_breaks_via_penalties(rom_path, tmp_path, scenarios):
 
 
 def test_objective_gaming_cannot_reset_timer(rom_path, tmp_path, scenarios):
-    """An LLM that declares objectives and claims to complete them every turn while the agent walks in circles
-    does not reset the stuck timer: claims on turns that change nothing new are rejected."""
-
-    class ClaimEverything:
-        def chat(self, role, model, messages, temperature, max_tokens):
-            if "list up to 5" in messages[0]["content"]:
-                return json.dumps({"objectives": ["Reach the Dam Lobby", "Return to the Dam", "Look around"]})
-            return json.dumps(
-                {
-                    "completed": [
-                        {"objective": "Reach the Dam Lobby", "evidence": "Dam Lobby"},
-                        {"objective": "Return to the Dam", "evidence": "Dam"},
-                        {"objective": "Look around", "evidence": "You are"},
-                    ]
-                }
-            )
-
+    """A critic that proposes objectives and claims to complete them in every verdict while the agent walks in
+    circles does not reset the stuck timer: claims on turns that change nothing new are rejected."""
+    verdict = json.dumps({
+        "score": 0.9, "reason": "fine",
+        "completed": [{"objective": "Reach the Dam Lobby", "evidence": "Dam Lobby"},
+                      {"objective": "Return to the Dam", "evidence": "Dam"},
+                      {"objective": "Look around", "evidence": "You are"}],
+        "new_objectives": ["Reach the Dam Lobby", "Return to the Dam", "Look around"],
+    })  # fmt: skip
     built = scenarios["dam_ab"]
     config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
-    objectives = ObjectiveManager(config.loop_break, "llm", ClaimEverything(), config.llm)
-    result = run_episode(rom_path, config, ReplayAgent(built.commands), objectives=objectives)
+    client = LLMClient(config.llm, "k", 3, client=ScriptedOpenAI(lambda messages: verdict))
+    objectives = ObjectiveManager(config.loop_break, "llm")
+    result = run_episode(
+        rom_path, config, ReplayAgent(built.commands), LLMCritic(client, config.llm), llm_client=client,
+        objectives=objectives,
+    )  # fmt: skip
     assert result.summary["termination_reason"] == "stuck_no_progress"
     last_progress = result.summary["loop_break"]["last_progress_turn"]
     assert result.summary["turns"] == last_progress + config.loop_break.max_turns_stuck
     late_claims = [c for c in objectives.completed_objectives if c["completed_turn"] > len(built.prefix) + 2]
     assert late_claims == []
+    assert any(r["objectives_added"] for r in result.records)  # the critic did review
 
 
 def test_lookahead_prediction_leaves_play_unchanged(rom_path, tmp_path, scenarios):

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from agents.base import LLMCallFailed
 from managers.map_graph import MapGraph, Room
 from managers.objectives import ObjectiveManager
-from session.config import LLMConfig, LoopBreakConfig
+from session.config import LoopBreakConfig
+from session.context import ObjectiveReview
 from session.records import GameObject, GameView, TurnRecord
 from tests.factories import turn_record
 
@@ -208,78 +206,64 @@ def test_progress_postpones_staleness():
     assert objectives.current() == ()
 
 
-# -- llm mode ------------------------------------------------------------------------------------------------
-class ScriptedLLM:
-    """LLMClient-like: `chat()` returns the scripted replies in order and records each call."""
-
-    def __init__(self, *replies):
-        self.replies = list(replies)
-        self.calls: list[dict] = []
-
-    def chat(self, role, model, messages, temperature, max_tokens):
-        self.calls.append({"role": role, "model": model, "messages": messages})
-        reply = self.replies.pop(0)
-        if isinstance(reply, Exception):
-            raise reply
-        return reply
-
-
-def discovered(*texts) -> str:
-    return json.dumps({"objectives": list(texts)})
-
-
-def claims(*pairs) -> str:
-    return "Sure:\n" + json.dumps({"completed": [{"objective": o, "evidence": e} for o, e in pairs]})
-
-
+# -- llm mode: the critic's reviews --------------------------------------------------------------------------------
 MAILBOX_RESPONSE = "Opening the small mailbox reveals a leaflet."
 
 
-def llm_manager(*replies, **config):
-    client = ScriptedLLM(*replies)
-    manager = ObjectiveManager(LoopBreakConfig(**config), mode="llm", client=client, llm_config=LLMConfig())
-    return manager, client
+def review(completed=(), proposed=()) -> ObjectiveReview:
+    return ObjectiveReview(tuple(completed), tuple(proposed))
 
 
-def test_llm_mode_needs_a_client():
-    with pytest.raises(ValueError):
-        ObjectiveManager(LoopBreakConfig(), mode="llm")
+def llm_manager(*proposed, **config) -> ObjectiveManager:
+    manager = ObjectiveManager(LoopBreakConfig(**config), mode="llm")
+    manager.review(1, review(proposed=proposed), None)
+    return manager
 
 
-def test_llm_discovery_on_turn_one_and_every_interval():
-    manager, client = llm_manager(
-        discovered("Open the mailbox", "Read the leaflet", "x"), discovered("Enter the house"),
-        objective_update_interval=10,
-    )  # fmt: skip
-    manager.discover(1, west_view(), MapGraph(), "state text")
-    assert manager.current() == ("Open the mailbox", "Read the leaflet")  # "x" is too short to be an objective
-    assert client.calls[0]["role"] == "objectives" and client.calls[0]["messages"][1]["content"] == "state text"
-    for turn in range(2, 10):
-        manager.discover(turn, west_view(), MapGraph(), "state text")
-    assert len(client.calls) == 1
-    manager.discover(10, west_view(), MapGraph(), "state text")
-    assert len(client.calls) == 2 and "Enter the house" in manager.current()
+def opened(turn: int = 2, **fields) -> TurnRecord:
+    return make_record(turn, "open mailbox", response=MAILBOX_RESPONSE, **{"new_world_state": True, **fields})
 
 
-def test_llm_claim_with_evidence_in_response_on_a_novel_turn_completes():
-    manager, client = llm_manager(discovered("Open the mailbox"), claims(("open the MAILBOX", "Reveals   a\nLEAFLET")))
-    manager.discover(1, west_view(), MapGraph(), "")
-    record = make_record(2, "open mailbox", response=MAILBOX_RESPONSE, new_world_state=True)
-    done = manager.observe(record)
-    assert [c["objective"] for c in done] == ["Open the mailbox"]
-    assert set(done[0]) == COMPLETION_KEYS and done[0]["completion_action"] == "open mailbox"
-    assert MAILBOX_RESPONSE in client.calls[1]["messages"][1]["content"]
+def test_llm_mode_discovers_nothing_from_game_state():
+    manager = ObjectiveManager(LoopBreakConfig(), mode="llm")
+    manager.discover(1, west_view(), west_map())
     assert manager.current() == ()
 
 
+def test_review_is_wanted_on_discovery_turns_and_after_a_change():
+    manager = ObjectiveManager(LoopBreakConfig(objective_update_interval=10), mode="llm")
+    quiet = make_record(4, "look")
+    assert manager.wants_review(1, None) and manager.wants_review(10, quiet) and manager.wants_review(20, quiet)
+    assert not manager.wants_review(5, quiet)
+    assert not manager.wants_review(5, opened(4))  # a change, but nothing open to complete
+    manager.review(1, review(proposed=["Open the mailbox"]), None)
+    assert manager.wants_review(5, opened(4)) and not manager.wants_review(5, quiet)
+    assert not ObjectiveManager(LoopBreakConfig(), mode="state").wants_review(1, None)
+
+
+def test_review_adds_new_objectives_once():
+    manager = ObjectiveManager(LoopBreakConfig(), mode="llm")
+    _, added = manager.review(1, review(proposed=["Open the mailbox", "Read the leaflet"]), None)
+    assert added == ["Open the mailbox", "Read the leaflet"]
+    _, again = manager.review(2, review(proposed=["open the  MAILBOX", "Enter the house"]), None)
+    assert again == ["Enter the house"]
+    assert manager.current() == ("Open the mailbox", "Read the leaflet", "Enter the house")
+
+
+def test_llm_claim_with_evidence_in_response_on_a_novel_turn_completes():
+    manager = llm_manager("Open the mailbox")
+    done, _ = manager.review(3, review(completed=[("open the MAILBOX", "Reveals   a\nLEAFLET")]), opened(2))
+    assert [c["objective"] for c in done] == ["Open the mailbox"]
+    assert set(done[0]) == COMPLETION_KEYS and done[0]["completion_action"] == "open mailbox"
+    assert done[0]["completed_turn"] == 2  # the turn that did it, read one turn later
+    assert manager.current() == () and manager.completed() == ("Open the mailbox",)
+
+
 def test_llm_claim_without_evidence_in_response_is_rejected():
-    manager, _ = llm_manager(
-        discovered("Open the mailbox", "Read the leaflet"),
-        claims(("Open the mailbox", "the mailbox is now open"), ("Read the leaflet", "leaflet"),
-               ("Kill the troll", "reveals a leaflet")),
-    )  # fmt: skip
-    manager.discover(1, west_view(), MapGraph(), "")
-    done = manager.observe(make_record(2, "open mailbox", response=MAILBOX_RESPONSE, new_world_state=True))
+    manager = llm_manager("Open the mailbox", "Read the leaflet")
+    claims = [("Open the mailbox", "the mailbox is now open"), ("Read the leaflet", "leaflet"),
+              ("Kill the troll", "reveals a leaflet")]  # fmt: skip
+    done, _ = manager.review(3, review(completed=claims), opened(2))
     # Evidence not quoted from the response; evidence too short (< 8 chars); an objective that was never listed.
     assert done == [] and manager.completed_objectives == []
     assert set(manager.current()) == {"Open the mailbox", "Read the leaflet"}
@@ -287,57 +271,41 @@ def test_llm_claim_without_evidence_in_response_is_rejected():
 
 @pytest.mark.parametrize("kind", ["nothing_new", "only_old_room"])
 def test_llm_claim_on_a_turn_that_changed_nothing_new_is_rejected(kind):
-    """new_world_state False, score unchanged, new_room False: no completion, whatever the LLM would say."""
-    manager, client = llm_manager(discovered("Open the mailbox"), claims(("Open the mailbox", "reveals a leaflet")))
-    manager.discover(1, west_view(), MapGraph(), "")
+    """new_world_state False, score unchanged, new_room False: no completion, whatever the critic says."""
+    manager = llm_manager("Open the mailbox")
     room_after = NORTH_OF_HOUSE if kind == "only_old_room" else None  # moved, but into a known room
-    record = make_record(2, "open mailbox", room_after=room_after, response=MAILBOX_RESPONSE)
-    assert manager.observe(record) == []
-    assert manager.completed_objectives == [] and manager.current() == ("Open the mailbox",)
-    assert len(client.calls) == 1  # only the discovery call: no completion check on a turn with nothing new
+    judged = opened(2, room_after=room_after, new_world_state=False)
+    done, _ = manager.review(3, review(completed=[("Open the mailbox", "reveals a leaflet")]), judged)
+    assert done == [] and manager.current() == ("Open the mailbox",)
 
 
 @pytest.mark.parametrize("novel", ["score", "new_room"])
 def test_llm_claim_on_score_or_new_room_turn_is_checked(novel):
-    manager, _ = llm_manager(discovered("Open the mailbox"), claims(("Open the mailbox", "reveals a leaflet")))
-    manager.discover(1, west_view(), MapGraph(), "")
-    record = make_record(
-        2, "open mailbox", response=MAILBOX_RESPONSE, score_after=5 if novel == "score" else None,
-        new_room=novel == "new_room",
-    )  # fmt: skip
-    assert len(manager.observe(record)) == 1
+    manager = llm_manager("Open the mailbox")
+    judged = opened(2, new_world_state=False, score_after=5 if novel == "score" else None, new_room=novel == "new_room")
+    done, _ = manager.review(3, review(completed=[("Open the mailbox", "reveals a leaflet")]), judged)
+    assert len(done) == 1
 
 
 def test_llm_completed_objective_is_not_rediscovered():
-    manager, client = llm_manager(
-        discovered("Open the mailbox"), claims(("Open the mailbox", "reveals a leaflet")),
-        discovered("Open the mailbox", "Read the leaflet"), objective_update_interval=5,
-    )  # fmt: skip
-    manager.discover(1, west_view(), MapGraph(), "")
-    assert len(manager.observe(make_record(2, "open mailbox", response=MAILBOX_RESPONSE, new_world_state=True))) == 1
-    manager.discover(5, west_view(), MapGraph(), "")
-    assert len(client.calls) == 3
-    assert manager.current() == ("Read the leaflet",)
+    manager = llm_manager("Open the mailbox")
+    manager.review(3, review(completed=[("Open the mailbox", "reveals a leaflet")]), opened(2))
+    _, added = manager.review(10, review(proposed=["Open the mailbox", "Read the leaflet"]), None)
+    assert added == ["Read the leaflet"] and manager.current() == ("Read the leaflet",)
 
 
 def test_llm_duplicate_claim_completes_an_objective_once():
-    manager, _ = llm_manager(
-        discovered("Open the mailbox"),
-        claims(("Open the mailbox", "reveals a leaflet"), ("open the mailbox", "opening the small mailbox")),
-    )
-    manager.discover(1, west_view(), MapGraph(), "")
-    done = manager.observe(make_record(2, "open mailbox", response=MAILBOX_RESPONSE, new_world_state=True))
+    manager = llm_manager("Open the mailbox")
+    claims = [("Open the mailbox", "reveals a leaflet"), ("open the mailbox", "opening the small mailbox")]
+    done, _ = manager.review(3, review(completed=claims), opened(2))
     assert [c["objective"] for c in done] == ["Open the mailbox"]
     assert len(manager.completed_objectives) == 1
 
 
-def test_llm_failures_and_garbage_replies_complete_nothing():
-    manager, _ = llm_manager(
-        discovered("Open the mailbox"), LLMCallFailed("objectives", "timeout", "slow"), "not json at all",
-        '{"completed": "yes"}',
-    )  # fmt: skip
-    manager.discover(1, west_view(), MapGraph(), "")
-    for turn in (2, 3, 4):
-        record = make_record(turn, "open mailbox", response=MAILBOX_RESPONSE, new_world_state=True)
-        assert manager.observe(record) == []
-    assert manager.current() == ("Open the mailbox",)
+def test_restore_rebuilds_llm_objectives_from_the_records():
+    live = llm_manager("Open the mailbox", "Read the leaflet")
+    done, _ = live.review(3, review(completed=[("Open the mailbox", "reveals a leaflet")]), opened(2))
+    restored = ObjectiveManager(LoopBreakConfig(), mode="llm")
+    restored.restore(turn_record(1, objectives_added=["Open the mailbox", "Read the leaflet"]))
+    restored.restore(turn_record(3, objectives_completed=done))
+    assert restored.current() == live.current() and restored.completed() == live.completed()

@@ -16,10 +16,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from agents.base import InvalidReply
-from agents.llm_critic import MAX_REASON_CHARS, parse_judgement
-from agents.reply import MAX_COMMAND_CHARS, MAX_COMMAND_WORDS, MAX_REPLY_CHARS, json_object, parse_command
+from agents.llm_critic import MAX_REASON_CHARS, parse_judgement, parse_review
+from agents.reply import (
+    MAX_COMMAND_CHARS, MAX_COMMAND_WORDS, MAX_REPLY_CHARS, MAX_THOUGHT_CHARS, json_object, parse_command, parse_reply,
+)  # fmt: skip
 from managers.objectives import ObjectiveManager
-from session.config import LLMConfig, LoopBreakConfig
+from session.config import LoopBreakConfig
+from session.context import ObjectiveReview
+from session.safe_text import printable
 from tests.factories import turn_record
 
 FUZZ = settings(
@@ -90,6 +94,30 @@ def test_parse_command_returns_one_printable_line_or_raises_invalid_reply(reply)
         assert exc.kind and exc.detail
         return
     assert_is_command(command)
+
+
+thought_replies = (
+    any_text
+    | wrapped(st.fixed_dictionaries({"thought": json_values(2), "command": json_values(2)}))
+    | st.builds(lambda t, c: f"Thought: {t}\nCommand: {c}", any_text, any_text)
+)  # fmt: skip
+
+
+@FUZZ
+@given(thought_replies)
+@example('{"thought": "' + "x" * 5000 + '", "command": "north"}')
+@example('{"thought": ["deep", [[[]]]], "command": "north"}')
+@example("Thought: \ud800\x1b[2J\nCommand: north")
+@example("Command: north\nCommand: south")
+def test_parse_reply_gives_a_bounded_printable_thought_and_one_command(reply):
+    try:
+        thought, command = parse_reply(reply)
+    except InvalidReply as exc:
+        assert exc.kind and exc.detail
+        return
+    assert_is_command(command)
+    assert isinstance(thought, str) and len(thought) <= MAX_THOUGHT_CHARS
+    assert thought == printable(thought)  # no control character, no escape sequence, no lone surrogate
 
 
 @pytest.mark.parametrize("reply", ["`\t`", "*\t*", '"\t"', "_\u3000_", "> \t", "Command:\t**"])
@@ -186,55 +214,38 @@ def test_parsing_a_hostile_reply_is_fast():
     assert time.perf_counter() - started < 1.0
 
 
-# -- objective JSON --------------------------------------------------------------------------------------------------
-class ScriptedClient:
-    """Stands in for LLMClient: every chat call returns the same reply."""
-
-    def __init__(self, reply: str):
-        self.reply = reply
-
-    def chat(self, *args, **kwargs) -> str:
-        return self.reply
-
-
+# -- the critic's objective review --------------------------------------------------------------------------------
 MAILBOX_OPENED = "Opening the small mailbox reveals a leaflet."
 
-
-def objective_manager(reply: str) -> ObjectiveManager:
-    return ObjectiveManager(LoopBreakConfig(), "llm", ScriptedClient(reply), LLMConfig())
-
-
-objective_replies = (
+review_replies = (
     any_text
     | wrapped(json_values())
-    | wrapped(st.fixed_dictionaries({"objectives": json_values(6)}))
+    | wrapped(st.fixed_dictionaries({"new_objectives": json_values(6)}))
     | wrapped(st.fixed_dictionaries({"completed": st.lists(json_values(4) | st.fixed_dictionaries(
         {"objective": json_values(2), "evidence": json_values(2)}), max_size=4)}))
 )  # fmt: skip
 
 
 @FUZZ
-@given(objective_replies)
-@example('{"objectives": ' + "[" * 5000 + "]" * 5000 + "}")
+@given(review_replies)
+@example('{"new_objectives": ' + "[" * 5000 + "]" * 5000 + "}")
 @example('{"completed": [{"objective": ["x"], "evidence": {"deep": [[[]]]}}]}')
-@example('{"objectives": [' + "9" * 5000 + "]}")
-def test_objective_replies_never_raise(reply):
-    manager = objective_manager(reply)
-    assert isinstance(manager._ask("system", "user"), dict)
-    manager.discover(1, None, None, "state")  # llm mode reads neither the view nor the map
-    assert all(isinstance(text, str) and 3 <= len(text) <= 160 for text in manager.discovered_objectives)
-    manager._add("Open the mailbox", "llm", None, 1)
+@example('{"new_objectives": [' + "9" * 5000 + "]}")
+def test_objective_reviews_never_raise(reply):
+    review = parse_review(reply)
+    assert all(isinstance(text, str) and 3 <= len(text) <= 160 for text in review.proposed)
+    assert all(isinstance(o, str) and isinstance(e, str) for o, e in review.completed)
+    manager = ObjectiveManager(LoopBreakConfig(), "llm")
+    manager.review(1, ObjectiveReview(proposed=("Open the mailbox",)), None)
     record = turn_record(2, command="open mailbox", response=MAILBOX_OPENED, new_world_state=True)
-    completed = manager.observe(record)
+    completed, added = manager.review(3, review, record)
     assert all(entry["completion_action"] == "open mailbox" for entry in completed)
+    assert all(isinstance(text, str) for text in added)
 
 
 def test_objective_completion_needs_string_claims():
     reply = json.dumps({"completed": [{"objective": ["Open the mailbox"], "evidence": "reveals a leaflet"}]})
-    manager = objective_manager(reply)
-    manager._add("Open the mailbox", "llm", None, 1)
-    record = turn_record(2, command="open mailbox", response=MAILBOX_OPENED, new_world_state=True)
-    assert manager.observe(record) == []
+    assert parse_review(reply).completed == ()
 
 
 @FUZZ

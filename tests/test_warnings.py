@@ -49,7 +49,7 @@ def make_loop_break(**config) -> LoopBreak:
 
 
 def countdown(text: str) -> int:
-    return int(re.search(r"You will DIE in (-?\d+) turns", text).group(1))
+    return int(re.search(r"END THIS EPISODE in (-?\d+) turns", text).group(1))
 
 
 def suggestion(text: str, prefix: str) -> list[str]:
@@ -64,18 +64,17 @@ def suggestion(text: str, prefix: str) -> list[str]:
 def test_countdown_never_negative(turns_stuck, remaining):
     text = build_stuck_warning(turns_stuck, 40 - turns_stuck, SIGNALS)
     assert countdown(text) == remaining
-    assert f"No progress for {turns_stuck} turns" in text
+    assert f"NO PROGRESS for {turns_stuck} turns" in text
+    assert "DIE" not in text  # a countdown of the harness, never to be read as a death in the game
 
 
-def test_warning_with_objectives_mentions_and_lists_at_most_five():
+def test_warning_with_objectives_points_to_them_without_listing_them():
+    """The prompt lists the objectives once, in their own block: the warning only points there."""
     text = build_stuck_warning(25, 15, SIGNALS, OBJECTIVES)
     assert "complete an objective" in text
     assert "increase your score" in text
-    assert "CURRENT OBJECTIVES:" in text
-    listed = [line for line in text.splitlines() if line.startswith("- Objective number")]
-    assert listed == [f"- Objective number {i}" for i in range(1, 6)]
-    assert "Objective number 6" not in text and "Objective number 7" not in text
-    assert "Try working on the objectives listed above" in text
+    assert "Objective number" not in text
+    assert "Work on the objectives listed above" in text
 
 
 def test_warning_without_objectives_does_not_mention_objectives():
@@ -85,7 +84,7 @@ def test_warning_without_objectives_does_not_mention_objectives():
 
 
 def test_warning_phrase_follows_the_signals():
-    assert "You will DIE in 15 turns unless you increase your score." in build_stuck_warning(25, 15, ("score",))
+    assert "END THIS EPISODE in 15 turns unless you increase your score." in build_stuck_warning(25, 15, ("score",))
     score_or_objective = build_stuck_warning(25, 15, ("score", "objective"), ("Open the trap door",))
     assert "unless you increase your score or complete an objective." in score_or_objective
 
@@ -119,9 +118,9 @@ def test_status_warning_at_and_after_threshold(observed):
     events: list[dict] = []
     status = loop_break.status(observed + 1, cellar_view(), OBJECTIVES[:2], events)
     assert status.turns_stuck == observed
-    assert f"No progress for {observed} turns" in status.warning
+    assert f"NO PROGRESS for {observed} turns" in status.warning
     assert countdown(status.warning) == max(0, 40 - observed)
-    assert "complete an objective" in status.warning and "- Objective number 2" in status.warning
+    assert "complete an objective" in status.warning and "Work on the objectives listed above" in status.warning
     assert status.warning in status.text
     (event,) = events
     assert event["event_type"] == "loop_break_warning"
@@ -141,7 +140,7 @@ def test_status_warning_omits_objective_phrase_when_objective_progress_disabled(
     run_turns(loop_break, 25)
     status = loop_break.status(26, cellar_view(), OBJECTIVES[:2], [])
     assert "complete an objective" not in status.warning
-    assert "CURRENT OBJECTIVES" in status.warning  # still listed as guidance
+    assert "Work on the objectives listed above" in status.warning  # still pointed to as guidance
 
 
 def test_status_no_warning_when_disabled():

@@ -19,6 +19,7 @@ from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
 from session.commands import DIRECTIONS, canonical_command, command_similarity
 from session.config import ActionLoopsConfig
+from session.context import FORMAT_RULE
 from session.events import emit
 from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
@@ -62,8 +63,6 @@ class SignatureLoopResult:
 
 
 class SignatureLoopDetector:
-    kind = "signature_loop"
-
     def __init__(self, window: int, threshold: int):
         self.window = window
         self.threshold = threshold
@@ -94,8 +93,6 @@ class SignatureLoopDetector:
 
 # -- identical consecutive commands ---------------------------------------------------------------------------
 class IdenticalActionDetector:
-    kind = "identical_action"
-
     def __init__(self, warning: int, recovery: int, ban_turns: int):
         self.warning = warning
         self.recovery = recovery
@@ -138,7 +135,6 @@ class ParseFailureDetector:
     """Seed 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
     `streak_limit` unparseable replies in a row. A valid reply ends the streak, and the guidance once it worked."""
 
-    kind = "parse_failure"
 
     def __init__(self, threshold: int, streak_limit: int, memory: int):
         self.threshold = threshold
@@ -183,8 +179,6 @@ class _Rejection:
 
 
 class CollaborationLoopDetector:
-    kind = "collaboration_loop"
-
     def __init__(self, similarity: float, window: int, threshold: int):
         self.similarity = similarity
         self.window = window
@@ -232,8 +226,6 @@ class GateRequest:
 
 
 class FailureGate:
-    kind = "failure_gate"
-
     def __init__(self, gate_after: int, action: str, memory: int):
         self.gate_after = gate_after
         self.action = action
@@ -302,8 +294,8 @@ class FailureGate:
 
 # -- the composite ---------------------------------------------------------------------------------------------
 FORMAT_GUIDANCE = (
-    "⚠️ FORMAT: your recent replies were not a single game command. Reply with ONE command on one line, "
-    "nothing else: no heading (e.g. '### Action:'), no label, no quotes, no explanation. Example: open mailbox"
+    "⚠️ FORMAT: your recent replies held no usable game command. Reply exactly in the format your instructions "
+    f"give; the command itself is {FORMAT_RULE}. Example: open mailbox"
 )
 
 
@@ -356,12 +348,16 @@ class ActionLoops:
             return self.gate.observe(record, progress, events)
         return None
 
+    def banned(self, room_id: int | None) -> list[str]:
+        """Canonical commands off the table in this room this turn: banned identical actions, final rejections."""
+        banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
+        final = sorted(self.collaboration.final.get(room_id, ())) if self._collaboration_on else []
+        return banned + [c for c in final if c not in banned]
+
     def status(self, view: GameView, alternatives: list[str], turn: int) -> ActionLoopsStatus:
         """Loop-status lines for the agent and critic, and the commands banned this turn."""
         status = ActionLoopsStatus()
-        banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
-        final = sorted(self.collaboration.final.get(view.room_id, ())) if self._collaboration_on else []
-        off = banned + [c for c in final if c not in banned]
+        off = self.banned(view.room_id)
         result = self.signature_result
         if result.detected:
             status.lines.append(
@@ -372,7 +368,7 @@ class ActionLoops:
             left = self.identical.recovery - self.identical.count
             status.lines.append(
                 f"⚠️ You have run '{self.identical.last_command}' {self.identical.count} times in a row with no "
-                f"progress. In {left} more it will be forbidden. Untried here: {', '.join(alternatives) or 'none known'}."
+                f"progress. In {left} more it will be forbidden. Other things to try: {', '.join(alternatives) or 'none known'}."
             )
         if off:
             permitted = [a for a in alternatives if canonical_command(a) not in off]
@@ -423,7 +419,7 @@ class ActionLoops:
         return Judgement(0.0, reason, source=source, base_score=judgement.base, adjustments=(reason,))
 
 
-def alternatives_for(view: GameView, known_exits: list[str], untried_exits: list[str]) -> list[str]:
-    """Commands worth suggesting instead of a loop: exits, then acting on what is here."""
+def alternatives_for(objects: list, known_exits: list[str], untried_exits: list[str]) -> list[str]:
+    """Commands worth suggesting instead of a loop: exits, then acting on what is here (`objects`: GameObjects)."""
     suggestions = list(dict.fromkeys(untried_exits[:4] + known_exits))
-    return suggestions + [f"examine {obj.noun}" for obj in view.room_objects[:3]]
+    return suggestions + [f"examine {obj.noun}" for obj in objects[:3]]

@@ -204,10 +204,23 @@ class LoopBreak:
                 )  # fmt: skip
 
     # -- before the agent runs ---------------------------------------------------------------------------
-    def status(self, turn: int, view: GameView, objectives: tuple[str, ...], events: list[dict]) -> LoopStatus:
+    def status(
+        self,
+        turn: int,
+        view: GameView,
+        objectives: tuple[str, ...],
+        events: list[dict],
+        likely_exits: tuple[str, ...] | None = None,
+        visible: tuple[str, ...] | None = None,
+    ) -> LoopStatus:
+        """The loop status for this turn. `likely_exits` (untried exits the room's text names) and `visible` (the
+        object names a player has been shown here) keep suggestions to what a player knows; None: every untried
+        direction and every object in the room."""
         if not self.enabled:
             return LoopStatus(0)
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
+        untried = list(likely_exits) if likely_exits is not None else self.game_map.untried_directions(view.room_id)
+        objects = [o for o in view.room_objects if visible is None or o.name in visible]
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
         lead = self.config.max_turns_stuck - self.config.stuck_warning_threshold
@@ -215,8 +228,8 @@ class LoopBreak:
             hints: tuple[str, ...] = ()
             unexplored: tuple[str, ...] = ()
             if self.config.enable_exploration_hints:
-                hints = self._novelty_hints(view)
-                unexplored = tuple(self.game_map.untried_directions(view.room_id))
+                hints = self._novelty_hints(view, untried, objects)
+                unexplored = tuple(untried)
             warning = build_stuck_warning(turns_stuck, remaining, self.signals, objectives, hints, unexplored)
             emit(
                 events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
@@ -224,21 +237,24 @@ class LoopBreak:
                 last_progress_turn=self.progress.last_progress_turn,
             )  # fmt: skip
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
-        alternatives = alternatives_for(
-            view, sorted(room.exits) if room else [], self.game_map.untried_directions(view.room_id)
-        )
+        recent = set(self.recent_commands)
+        alternatives = [
+            a for a in alternatives_for(objects, sorted(room.exits) if room else [], untried)
+            if canonical_command(a) not in recent
+        ]
         action_status = self.action_loops.status(view, alternatives, turn)
         loop_info = "\n".join(filter(None, [_loop_context_info(self.active), *action_status.lines]))
         return LoopStatus(turns_stuck, self.active, warning, loop_info, action_status.banned)
 
-    def _novelty_hints(self, view: GameView) -> tuple[str, ...]:
+    def _novelty_hints(self, view: GameView, untried: list[str], objects: list) -> tuple[str, ...]:
+        """Commands not run recently (in canonical form, so `n` counts for `north`) and not banned."""
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
-        candidates = list(room.exits) if room else []
-        candidates += self.game_map.untried_directions(view.room_id)
-        for obj in view.room_objects + view.inventory:
-            candidates += [f"examine {obj.noun}", f"take {obj.noun}" if obj in view.room_objects else f"drop {obj.noun}"]
-        recent = set(self.recent_commands)
-        fresh = [c for c in dict.fromkeys(candidates) if c not in recent]
+        candidates = (list(room.exits) if room else []) + untried
+        for obj in objects:
+            candidates += [f"examine {obj.noun}", f"take {obj.noun}"]
+        candidates += [f"drop {obj.noun}" for obj in view.inventory]
+        off = set(self.recent_commands) | set(self.action_loops.banned(view.room_id))
+        fresh = [c for c in dict.fromkeys(candidates) if canonical_command(c) not in off]
         return tuple(fresh[:5])
 
     # -- while proposals are judged ----------------------------------------------------------------------

@@ -37,7 +37,6 @@ class ProgressTracker:
     def __init__(self, signals: set[str]):
         self.signals = signals
         self.last_progress_turn = 0
-        self.last_signals: tuple[str, ...] = ()
         self.scores: set[int] = set()
 
     def observe(self, record: TurnRecord) -> ProgressResult:
@@ -52,7 +51,6 @@ class ProgressTracker:
         )
         if fired:
             self.last_progress_turn = record.turn
-            self.last_signals = fired
         return ProgressResult(record.turn, fired, record.turn - self.last_progress_turn, self.last_progress_turn)
 
     def turns_stuck(self, turn: int) -> int:

@@ -34,8 +34,6 @@ class RepetitionResult:
 
 
 class RepetitionDetector:
-    kind = "repetition"
-
     def __init__(self, window: int):
         self.window = window
         self.transitions: set[tuple[str, str]] = set()

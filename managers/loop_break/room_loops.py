@@ -49,8 +49,6 @@ class RegionLoopResult:
 class OscillationDetector:
     """A-B-A-B in the last four per-turn locations (the room each turn ended in)."""
 
-    kind = "oscillation"
-
     def __init__(self) -> None:
         self.history: deque[int | None] = deque(maxlen=6)
 
@@ -68,8 +66,6 @@ class OscillationDetector:
 
 class CampingDetector:
     """One room holding at least `threshold` of the last `window` per-turn locations."""
-
-    kind = "camping"
 
     def __init__(self, window: int, threshold: int):
         self.threshold = threshold
@@ -95,7 +91,6 @@ class RegionLoopDetector:
     """Shuttling among a few known rooms: over a full window, 2..max_rooms distinct rooms, none of them new,
     and no progress at all. Catches back-and-forth walks that are neither A-B-A-B nor camping."""
 
-    kind = "region_loop"
 
     def __init__(self, window: int, max_rooms: int):
         self.window = window

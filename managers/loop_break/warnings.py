@@ -33,19 +33,16 @@ def build_stuck_warning(
     novelty_hints: tuple[str, ...] = (),
     unexplored_exits: tuple[str, ...] = (),
 ) -> str:
+    """Seed 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
+    not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere."""
     turns_remaining = max(0, turns_remaining)
     lines = [
-        f"⚠️ WARNING: No progress for {turns_stuck} turns!",
-        f"You will DIE in {turns_remaining} turns unless you {progress_phrase(signals, bool(objectives))}.",
+        f"⚠️ NO PROGRESS for {turns_stuck} turns: the harness will END THIS EPISODE in {turns_remaining} turns "
+        f"unless you {progress_phrase(signals, bool(objectives))}.",
     ]
-    if objectives:
-        lines.append("")
-        lines.append("CURRENT OBJECTIVES:")
-        lines.extend(f"- {objective}" for objective in objectives[:5])
-        lines.append("")
     suggestions = []
     if objectives:
-        suggestions += ["Try working on the objectives listed above", "Prioritize actions that might increase your score"]
+        suggestions += ["Work on the objectives listed above", "Prioritize actions that might increase your score"]
     if novelty_hints:
         suggestions.append("Commands you have not tried recently: " + ", ".join(novelty_hints))
     if unexplored_exits:

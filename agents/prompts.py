@@ -1,0 +1,220 @@
+"""Every prompt text of every LLM role, and how a turn's context (session.context.AgentContext) is rendered.
+
+Built for a real model: a stable system prompt first (the game's name, how the game reads commands, the reply
+format; providers cache it), the turn's state last. The state is what a player knows and nothing else: printed room
+titles, the objects the text has named, the exits the description names, the map's way to the nearest unexplored
+exit, what was tried here; history without repeats; objectives once; harness lines marked as not game text.
+"""
+
+from __future__ import annotations
+
+from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext
+
+ROOM_TEXT_CHARS = 1200
+"""The room's description as last printed, cut (at a word) to this."""
+RESPONSE_CHARS = 500
+"""Each earlier response in the history, cut (at a word) to this."""
+LAST_RESPONSE_CHARS = 1500
+"""The last response, which the next command answers."""
+LIST_CAP = 8
+"""Commands listed as tried, or as changing nothing, in this room."""
+OBJECTIVES_SHOWN = 5
+COMPLETED_SHOWN = 5
+REVIEW_NEW_OBJECTIVES = 3
+"""New objectives the critic may add in one review."""
+
+_COMMANDS = (
+    "How the game reads commands: short imperative phrases such as look, examine lamp, take lamp, open the door, "
+    "put coin in slot, north (or n, s, e, w, ne, nw, se, sw, up, down, in, out), inventory. One command per turn. "
+    "Interpreter commands (save, restore, restart, quit, undo, script) are refused."
+)
+_HARNESS = f"Lines marked {HARNESS_NOTE} come from the harness that runs the game, never from the story."
+
+AGENT_ROLE = "You are the player of {game}, a parser-based text adventure."
+CRITIC_ROLE = "You are the critic for a player of {game}, a parser-based text adventure."
+"""The first sentence of each role's system prompt: it names the role (see `role_of`)."""
+
+_AGENT_GOAL = (
+    "Each turn you read what you know so far and choose the next command. Goal: score points and finish the game: "
+    "explore, examine what is described, take what looks useful, solve puzzles, avoid dying. Do not repeat what "
+    "already failed in the same place unless something has changed."
+)
+AGENT_REPLY = {
+    "thought": (
+        'Reply with one JSON object and nothing else: {"thought": "<one or two short sentences>", '
+        '"command": "<ONE game command>"}. The thought is for you; only the command reaches the game.'
+    ),
+    "command": f"Reply with {FORMAT_RULE}. Example: open mailbox",
+}
+"""Per `[tool.zorkgpt.llm] agent_reply`: a short reasoning step before the command, or the bare command."""
+AGENT_RETRY = "Your last reply could not be used ({problem}). " + "{reply_rule}"
+"""The user message after an unparseable reply (the reply itself goes back as the assistant's turn)."""
+
+_CRITIC_RUBRIC = (
+    "You see what the player knows and one proposed command. Score how much it helps right now, from 0.0 to 1.0; "
+    "below 0.5 it is rejected and the player proposes again.\n"
+    "- Progress (high): it could score, reach a new place, get or use an item, or move a puzzle on.\n"
+    "- Information (middle): it examines or reads something not examined yet.\n"
+    "- Repetition (0.3 or less): it, or the same in other words, was already tried here without effect, the game "
+    "refused it, or it was rejected earlier this turn.\n"
+    "- Feasibility (low): it names things that are neither here nor carried, or words the game did not know.\n"
+    "- Risk (low): it could kill the player or destroy something needed later.\n"
+    "A harness warning is about the episode running out of turns, never an event in the game."
+)
+CRITIC_REPLY = 'Reply with JSON only: {"score": <0.0-1.0>, "reason": "<one line>"}'
+OBJECTIVE_REVIEW = (
+    "Also review the objectives, in the same JSON object:\n"
+    '- "completed": the objectives the last game response completed, each {"objective": "<its exact text>", '
+    '"evidence": "<the proving words, quoted exactly from that response>"}; [] if none;\n'
+    f'- "new_objectives": up to {REVIEW_NEW_OBJECTIVES} short, concrete objectives worth pursuing now that are not '
+    "listed or completed yet; [] if none."
+)
+
+
+def agent_system_prompt(game: str, reply: str = "thought") -> str:
+    return "\n\n".join([AGENT_ROLE.format(game=_game(game)), _AGENT_GOAL, _COMMANDS, _HARNESS, AGENT_REPLY[reply]])
+
+
+def critic_system_prompt(game: str) -> str:
+    return "\n\n".join([CRITIC_ROLE.format(game=_game(game)), _CRITIC_RUBRIC, _COMMANDS, _HARNESS, CRITIC_REPLY])
+
+
+def role_of(messages: list[dict]) -> str:
+    """`agent` or `critic` from a request's system prompt (`unknown` otherwise): for scripted servers and tests."""
+    system = str(messages[0].get("content", "")) if messages else ""
+    for role, first in (("agent", AGENT_ROLE), ("critic", CRITIC_ROLE)):
+        head, tail = first.split("{game}")
+        if system.startswith(head) and tail in system.split("\n", 1)[0]:
+            return role
+    return "unknown"
+
+
+def render_agent_prompt(context: AgentContext) -> str:
+    lines = _state(context)
+    if context.feedback:
+        lines += ["", "REJECTED THIS TURN (propose something different):", *_counted(context.feedback)]
+    lines += ["", "Your reply:"]
+    return "\n".join(lines)
+
+
+def render_critic_prompt(context: AgentContext, command: str) -> str:
+    shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
+    lines = _state(context)
+    if context.feedback:
+        lines += ["", "REJECTED EARLIER THIS TURN:", *_counted(context.feedback)]
+    lines += ["", f"Proposed command: {shown}"]
+    if context.review_objectives:
+        lines += ["", OBJECTIVE_REVIEW]
+    lines += ["", "Your JSON verdict:"]
+    return "\n".join(lines)
+
+
+# -- the state block ---------------------------------------------------------------------------------------------
+def _state(context: AgentContext) -> list[str]:
+    view = context.view
+    lines = [
+        f"TURN {context.turn}. Score {view.score}, moves {view.moves}.",
+        f"WHERE YOU ARE: {view.room_name}",
+        "Description (as printed when you last arrived or looked):",
+        _cut(context.room_text, ROOM_TEXT_CHARS) or "(none printed)",
+        f"You can see: {', '.join(context.visible_objects) or 'nothing named'}.",
+        f"You carry: {', '.join(o.name for o in view.inventory) or 'nothing'}.",
+    ]
+    lines += _exits(context)
+    lines += _tried(context)
+    lines += _objectives(context)
+    lines += _history(context)
+    notes = [line for line in context.loop_status.splitlines() if line.strip()]
+    if context.banned:
+        notes.append(f"Forbidden this turn: {', '.join(context.banned)}.")
+    if notes:
+        lines += ["", f"HARNESS NOTES {HARNESS_NOTE}:", *notes]
+    return lines
+
+
+def _exits(context: AgentContext) -> list[str]:
+    parts = [f"{d} -> {name}" for d, name in sorted(context.known_exits.items())]
+    lines = [f"Exits known: {', '.join(parts)}." if parts else "Exits known: none yet."]
+    if context.named_exits:
+        lines.append(f"Named in the description, not tried yet: {', '.join(context.named_exits)}.")
+    if context.failed_exits:
+        lines.append(f"Tried here without moving: {', '.join(context.failed_exits)}.")
+    if context.path_to_frontier and not context.named_exits:
+        steps = len(context.path_to_frontier)
+        lines.append(
+            f"Nearest untried exit named in a description: {context.frontier_room}, {steps} step"
+            f"{'s' if steps > 1 else ''} away: {', '.join(context.path_to_frontier)}."
+        )
+    return lines
+
+
+def _tried(context: AgentContext) -> list[str]:
+    refused = sorted(context.refused_here)
+    worked = sorted(context.tried_here - context.refused_here)
+    lines = []
+    if worked:
+        lines.append(f"Already done here: {_capped(worked)}.")
+    if refused:
+        lines.append(f"Changed nothing here: {_capped(refused)}.")
+    return lines
+
+
+def _objectives(context: AgentContext) -> list[str]:
+    lines = []
+    if context.objectives:
+        lines += ["", "OBJECTIVES:", *(f"- {o}" for o in context.objectives[:OBJECTIVES_SHOWN])]
+    if context.completed_objectives:
+        done = context.completed_objectives[-COMPLETED_SHOWN:]
+        lines += ([] if context.objectives else [""]) + [f"Completed: {'; '.join(done)}."]
+    return lines
+
+
+def _history(context: AgentContext) -> list[str]:
+    """Earlier turns without repeats, then the last command and its full response (never shown twice)."""
+    if not context.recent:
+        return ["", "OPENING TEXT:", _cut(context.view.text, LAST_RESPONSE_CHARS)]
+    *earlier, (last_command, last_response) = context.recent
+    lines = []
+    if earlier:
+        lines += ["", "EARLIER TURNS (oldest first):"]
+        shown: set[str] = {context.room_text.strip()}
+        for command, response in earlier:
+            text = response.strip()
+            if text in shown:
+                text = "(the same text as shown above)" if text != context.room_text.strip() else "(the description above)"
+            else:
+                shown.add(text)
+                text = _cut(text, RESPONSE_CHARS)
+            lines += [f"> {command or '(empty line)'}", text]
+    last = last_response.strip()
+    if last == context.room_text.strip() and last:
+        last = "(the description above)"
+    lines += ["", "LAST COMMAND AND RESPONSE:", f"> {last_command or '(empty line)'}", _cut(last, LAST_RESPONSE_CHARS)]
+    return lines
+
+
+# -- helpers -------------------------------------------------------------------------------------------------------
+def _cut(text: str, limit: int) -> str:
+    """`text` stripped, cut at the last word boundary before `limit` characters, with an ellipsis when cut."""
+    text = text.strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
+
+
+def _capped(items: list[str]) -> str:
+    return ", ".join(items[:LIST_CAP]) + (f" and {len(items) - LIST_CAP} more" if len(items) > LIST_CAP else "")
+
+
+def _counted(items: tuple[str, ...]) -> list[str]:
+    """One line per distinct item, with `(2x)` when it came more than once."""
+    counts: dict[str, int] = {}
+    for item in items:
+        counts[item] = counts.get(item, 0) + 1
+    return [f"- {item}" + (f" ({n}x)" if n > 1 else "") for item, n in counts.items()]
+
+
+def _game(name: str) -> str:
+    return name.strip() or "a text adventure"

@@ -1,0 +1,75 @@
+"""What an agent and its critic may know at the start of a turn: a plain record, built by managers.context from the
+turn records and rendered into prompts by agents.prompts. Nothing here is hidden from a human player: objects
+count as seen only once the game's text has named them, and the room is called by the title the game prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from session.commands import canonical_command
+from session.records import GameView
+
+FORMAT_RULE = "ONE game command on one line, nothing else: no heading (e.g. '### Action:'), no label, no quotes"
+"""How a command must look; the loop status and the agent's retry prompt both say it in these words."""
+HARNESS_NOTE = "[harness note, not game text]"
+"""Marks every line the harness adds (warnings, loop detections, bans), so no model reads them as the story."""
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """What an agent (and the critic) may know at the start of a turn."""
+
+    turn: int
+    view: GameView
+    game: str = ""
+    """The game's name, from the story file (Jericho's bindings, else the file name)."""
+    recent: tuple[tuple[str, str], ...] = ()
+    """(command, game response) of the last turns, oldest first."""
+    known_exits: dict[str, str] = field(default_factory=dict)
+    """Direction -> destination room title, from the map."""
+    untried_exits: tuple[str, ...] = ()
+    """Directions never tried from this room (all twelve at first)."""
+    named_exits: tuple[str, ...] = ()
+    """Directions the room's description names (`passages lead north and east`): the likely exits."""
+    failed_exits: tuple[str, ...] = ()
+    room_text: str = ""
+    """The game's description of this room when the player last arrived (or looked)."""
+    visible_objects: tuple[str, ...] = ()
+    """Objects in this room that the game's text has named while the player was here: what a player could know."""
+    tried_here: frozenset[str] = frozenset()
+    """Canonical commands already run in this room (this episode)."""
+    refused_here: frozenset[str] = frozenset()
+    """Canonical commands that changed nothing the last time they ran in this room."""
+    path_to_frontier: tuple[str, ...] = ()
+    """Known exits leading to the nearest room with untried directions."""
+    frontier_room: str = ""
+    """The room `path_to_frontier` leads to."""
+    path_to_primary_frontier: tuple[str, ...] = ()
+    """Known exits leading to the nearest room with an untried north/south/east/west/up/down."""
+    objectives: tuple[str, ...] = ()
+    completed_objectives: tuple[str, ...] = ()
+    loop_status: str = ""
+    """Warnings and loop detections, rendered for the agent and the critic (empty when all is well)."""
+    banned: tuple[str, ...] = ()
+    """Canonical commands the loop break forbids this turn."""
+    feedback: tuple[str, ...] = ()
+    """`command: reason` for each proposal rejected earlier in this turn."""
+    rejected: tuple[str, ...] = ()
+    """Commands rejected earlier in this turn, in canonical form (`session.commands.canonical_command`)."""
+    review_objectives: bool = False
+    """The critic is asked, this call, which objectives the last turn completed and which are worth adding."""
+
+    def with_feedback(self, command: str, reason: str) -> AgentContext:
+        return replace(
+            self, feedback=self.feedback + (f"{command}: {reason}",), rejected=self.rejected + (canonical_command(command),)
+        )
+
+
+@dataclass(frozen=True)
+class ObjectiveReview:
+    """What a critic said of the objectives in its verdict: claims to verify against the game's text, and new ones."""
+
+    completed: tuple[tuple[str, str], ...] = ()
+    """(objective text, evidence quoted from the last game response)."""
+    proposed: tuple[str, ...] = ()
+    """New objectives worth pursuing."""
