@@ -16,6 +16,8 @@ RESPONSE_CHARS = 500
 """Each earlier response in the history, cut (at a word) to this."""
 LAST_RESPONSE_CHARS = 1500
 """The last response, which the next command answers."""
+REPEAT_MIN_CHARS = 60
+"""A response shown again in the history is replaced by a pointer to the first one when longer than this."""
 LIST_CAP = 8
 """Commands listed as tried, or as changing nothing, in this room."""
 OBJECTIVES_SHOWN = 5
@@ -115,7 +117,7 @@ def _state(context: AgentContext) -> list[str]:
     lines = [
         f"TURN {context.turn}. Score {view.score}, moves {view.moves}.",
         f"WHERE YOU ARE: {view.room_name}",
-        "Description (as printed when you last arrived or looked):",
+        "Description (as last printed in full here):",
         _cut(context.room_text, ROOM_TEXT_CHARS) or "(none printed)",
         f"You can see: {', '.join(context.visible_objects) or 'nothing named'}.",
         f"You carry: {', '.join(o.name for o in view.inventory) or 'nothing'}.",
@@ -171,24 +173,31 @@ def _objectives(context: AgentContext) -> list[str]:
 
 def _history(context: AgentContext) -> list[str]:
     """Earlier turns without repeats, then the last command and its full response (never shown twice)."""
-    if not context.recent:
-        return ["", "OPENING TEXT:", _cut(context.view.text, LAST_RESPONSE_CHARS)]
+    if not context.recent:  # the first turn: the opening text, unless it is all in the description above
+        opening = context.view.text.strip()
+        return [] if opening.endswith(context.room_text.strip()) and len(opening) - len(context.room_text) < 400 else [
+            "", "OPENING TEXT:", _cut(opening, LAST_RESPONSE_CHARS)
+        ]
     *earlier, (last_command, last_response) = context.recent
     lines = []
+    shown: set[str] = {context.room_text.strip()}
     if earlier:
         lines += ["", "EARLIER TURNS (oldest first):"]
-        shown: set[str] = {context.room_text.strip()}
         for command, response in earlier:
             text = response.strip()
-            if text in shown:
-                text = "(the same text as shown above)" if text != context.room_text.strip() else "(the description above)"
+            if _within(text, context.room_text):
+                text = "(the description above)"
+            elif text in shown and len(text) > REPEAT_MIN_CHARS:
+                text = "(the same text as shown above)"
             else:
                 shown.add(text)
                 text = _cut(text, RESPONSE_CHARS)
             lines += [f"> {command or '(empty line)'}", text]
     last = last_response.strip()
-    if last == context.room_text.strip() and last:
+    if _within(last, context.room_text):
         last = "(the description above)"
+    elif earlier and last in shown and len(last) > REPEAT_MIN_CHARS:
+        last = "(the same text as shown above)"
     lines += ["", "LAST COMMAND AND RESPONSE:", f"> {last_command or '(empty line)'}", _cut(last, LAST_RESPONSE_CHARS)]
     return lines
 
@@ -202,6 +211,13 @@ def _cut(text: str, limit: int) -> str:
     cut = text[:limit]
     space = cut.rfind(" ")
     return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
+
+
+def _within(text: str, description: str) -> bool:
+    """Every line of `text` is a line of the room's description (the description itself, or a brief reprint)."""
+    lines = {line.strip() for line in description.splitlines() if line.strip()}
+    mine = [line.strip() for line in text.splitlines() if line.strip()]
+    return bool(mine) and all(line in lines for line in mine)
 
 
 def _capped(items: list[str]) -> str:

@@ -18,27 +18,36 @@ from session.context import AgentContext
 from session.records import GameView, TurnRecord
 
 
+FULL_DESCRIPTION_SHARE = 0.7
+"""An arrival text this much as long as the room's known description replaces it; shorter ones are brief revisits."""
+
+
 class ContextBuilder:
     def __init__(self, history_turns: int, game: str = ""):
         self.game = game
         self.recent: deque[tuple[str, str]] = deque(maxlen=history_turns)
         self.room_texts: dict[int | None, str] = {}
-        """Room id -> the response on the last arrival there (or `look`): one entry per room."""
+        """Room id -> its last full description (on arrival or `look`), from its title line on: one per room."""
         self.heard: dict[int | None, set[str]] = {}
         """Room id -> words the game printed while the player was there (which objects a player has been told of)."""
 
     def begin(self, view: GameView) -> None:
-        """The episode's opening text describes the first room."""
-        self._hear(view.room_id, view.text.strip(), describes_room=True)
+        """The episode's opening text describes the first room (after the banner)."""
+        self._hear(view.room_id, view.room_name, view.text.strip(), describes_room=True)
 
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))
-        self._hear(record.room_id_after, response, record.moved or record.command.strip().lower() in ("look", "l"))
+        looked = record.moved or record.command.strip().lower() in ("look", "l")
+        self._hear(record.room_id_after, record.room_name_after, response, looked)
 
-    def _hear(self, room_id: int | None, text: str, describes_room: bool) -> None:
+    def _hear(self, room_id: int | None, title: str, text: str, describes_room: bool) -> None:
         if describes_room:
-            self.room_texts[room_id] = text
+            described = _from_title(text, title)
+            known = self.room_texts.get(room_id, "")
+            # A brief revisit ("Kitchen" and the objects) does not replace the full description.
+            if len(described) >= FULL_DESCRIPTION_SHARE * len(known):
+                self.room_texts[room_id] = described
         self.heard.setdefault(room_id, set()).update(command_words(text))
 
     def for_agent(
@@ -94,3 +103,14 @@ class ContextBuilder:
             return any(d in untried for d in directions_named(self.room_texts.get(room_id, "")))
 
         return game_map.path_to(start, has_named_untried)
+
+
+def _from_title(text: str, title: str) -> str:
+    """The description from the line that prints the room's title on: what comes before it (a banner, "You have
+    moved into a dark place.", "Time passes...") is not the room."""
+    lines = text.splitlines()
+    wanted = title.strip().lower()
+    for index, line in enumerate(lines):
+        if wanted and line.strip().lower().startswith(wanted):
+            return "\n".join(lines[index:]).strip()
+    return text

@@ -35,6 +35,8 @@ class FakeLLM:
         self.scripts: dict[str, deque] = {"agent": deque(), "critic": deque()}
         self.defaults = {"agent": "look", "critic": verdict(0.9, "fine")}
         self.always_status: int | None = None
+        self.cached_tokens = 0
+        """Prompt tokens every reply says were served from the provider's cache."""
         self.served_tokens: Counter = Counter()
         self.lock = threading.Lock()
         self.server: ThreadingHTTPServer | None = None
@@ -84,7 +86,10 @@ class FakeLLM:
             "choices": [
                 {"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop", "logprobs": None}
             ],
-            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            "usage": {
+                "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
+            },  # fmt: skip
         }
 
 
@@ -165,6 +170,87 @@ def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm
     assert agent["body"]["model"] == "agent-m" and agent["body"]["max_tokens"] == 33
     assert critic["body"]["model"] == "critic-m" and critic["body"]["temperature"] == 0.1
     assert "West" in agent["messages"][1]["content"] and agent["messages"][1]["content"].endswith("Your reply:")
+
+
+# -- requests every OpenAI-compatible server accepts ------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("llm", "sent", "absent"),
+    [
+        ({}, {"max_tokens": 300, "temperature": 0.7}, ("max_completion_tokens", "response_format")),
+        (  # a reasoning model: its own token cap, no temperature
+            {"token_limit_parameter": "max_completion_tokens", "send_temperature": False},
+            {"max_completion_tokens": 300}, ("max_tokens", "temperature"),
+        ),
+        ({"token_limit_parameter": "none"}, {}, ("max_tokens", "max_completion_tokens")),
+    ],
+)  # fmt: skip
+def test_token_cap_and_temperature_are_sent_as_configured(rom_path, tmp_path, fake_llm, llm, sent, absent):
+    fake_llm.script("agent", json.dumps({"thought": "the mailbox", "command": "open mailbox"}))
+    play_llm(rom_path, tmp_path, fake_llm.base_url, llm={"agent_temperature": 0.7, **llm})
+    (agent,) = fake_llm.of_role("agent")
+    assert {key: agent["body"][key] for key in sent} == sent
+    assert not [key for key in absent if key in agent["body"]]
+
+
+def test_json_schema_is_asked_for_and_dropped_when_the_server_refuses_it(rom_path, tmp_path, fake_llm):
+    """The first call asks for the schema; a 400 turns it off for the episode and the same turn asks again in
+    plain text. The thought is recorded, never sent to the game."""
+    fake_llm.script("agent", 400, json.dumps({"thought": "mail first", "command": "open mailbox"}), "Command: north")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, llm={"response_format": "json_schema"})
+    bodies = [r["body"] for r in fake_llm.of_role("agent")]
+    assert bodies[0]["response_format"]["type"] == "json_schema"
+    assert [("response_format" in body) for body in bodies] == [True, False, False]
+    assert [r["command"] for r in result.records] == ["open mailbox", "north"]
+    assert result.records[0]["thought"] == "mail first"
+    assert result.summary["llm_failures"] == {"http_400": 1}
+
+
+def test_a_retry_never_sends_an_assistant_message_without_content(rom_path, tmp_path, fake_llm):
+    fake_llm.script("agent", "```\n```", '{"thought": "x"}', "open mailbox")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    assert result.records[0]["command"] == "open mailbox"
+    requests = fake_llm.of_role("agent")
+    assert len(requests) == 3
+    for request in requests:
+        for message in request["messages"]:
+            assert isinstance(message["content"], str) and message["content"].strip(), message
+    assert [m["role"] for m in requests[1]["messages"]] == ["system", "user", "assistant", "user"]
+
+
+# -- cost and budget --------------------------------------------------------------------------------------------
+PRICED = {"agent_model": "m", "critic_model": "m", "prices": {"m": {"input": 1000.0, "cached_input": 100.0, "output": 2000.0}}}
+
+
+def test_cost_by_role_follows_the_price_table_and_cached_tokens(rom_path, tmp_path, fake_llm):
+    fake_llm.cached_tokens = 40
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, llm=PRICED)
+    per_call = {  # (prompt - cached) at the input price, cached at the cached price, completion at the output price
+        role: ((prompt - 40) * 1000.0 + 40 * 100.0 + completion * 2000.0) / 1e6 for role, (prompt, completion) in TOKENS.items()
+    }  # fmt: skip
+    cost = result.summary["cost_usd"]
+    assert cost["agent"] == pytest.approx(2 * per_call["agent"])
+    assert cost["critic"] == pytest.approx(2 * per_call["critic"])
+    assert cost["total"] == pytest.approx(cost["agent"] + cost["critic"])
+    assert result.summary["token_details"]["agent"]["cached"] == 80
+    assert sum(r["llm_cost_usd"].get("agent", 0) for r in result.records) == pytest.approx(cost["agent"])
+
+
+def test_the_budget_ends_the_episode(rom_path, tmp_path, fake_llm):
+    """Each turn costs 0.106 + 0.064 dollars at these prices: a 0.5 budget is spent after the third turn."""
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=10, llm=PRICED, gameplay={"max_cost_usd": 0.5})
+    assert result.summary["termination_reason"] == "budget"
+    assert result.summary["turns"] == 3
+    assert result.summary["cost_usd"]["total"] >= 0.5
+
+
+def test_a_budget_without_a_price_is_a_config_error(tmp_path):
+    from main import check_budget
+    from session.config import ConfigError
+
+    config = make_config(tmp_path, llm={"agent_model": "unpriced-model"}, gameplay={"max_cost_usd": 1.0})
+    with pytest.raises(ConfigError, match="unpriced-model"):
+        check_budget(config, "llm", "offline")
+    check_budget(config, "offline", "llm")  # only the critic's gpt-4o-mini is called: it has a price
 
 
 # -- b. object pre-check --------------------------------------------------------------------------------------------
