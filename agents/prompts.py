@@ -63,6 +63,8 @@ _CRITIC_RUBRIC = (
     "- Risk (low): it could kill the player or destroy something needed later.\n"
     "A harness warning is about the episode running out of turns, never an event in the game."
 )
+REJECTED_HEADING = "REJECTED THIS TURN"
+"""Heads the agent's list of this turn's rejected proposals (a retry prompt; scripted servers look for it)."""
 CRITIC_REPLY = 'Reply with JSON only: {"score": <0.0-1.0>, "reason": "<one line>"}'
 OBJECTIVE_REVIEW = (
     "Also review the objectives, in the same JSON object:\n"
@@ -94,7 +96,7 @@ def role_of(messages: list[dict]) -> str:
 def render_agent_prompt(context: AgentContext) -> str:
     lines = _state(context)
     if context.feedback:
-        lines += ["", "REJECTED THIS TURN (propose something different):", *_counted(context.feedback)]
+        lines += ["", f"{REJECTED_HEADING} (propose something different):", *_counted(context.feedback)]
     lines += ["", "Your reply:"]
     return "\n".join(lines)
 

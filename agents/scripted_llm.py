@@ -1,13 +1,19 @@
-"""A deterministic stand-in for `openai.OpenAI`, for tests and benchmarks: no network, scripted replies.
+"""Deterministic stand-ins for a model, for tests and benchmarks: scripted replies, no real API, ever.
 
-`LLMClient(config, "key", n, client=ScriptedOpenAI(reply))` runs the real client wrapper, reply parsing, token
-accounting and failure handling; only the HTTP call is replaced. `reply(messages)` returns the content or raises
-an `openai` exception to simulate timeouts, rate limits and server errors.
+- `ScriptedOpenAI` replaces `openai.OpenAI` in process: `LLMClient(config, "key", n, client=ScriptedOpenAI(reply))`
+  runs the real client wrapper, reply parsing, token accounting and failure handling; only the HTTP call is
+  replaced. `reply(messages)` returns the content or raises an `openai` exception to simulate faults.
+- `ScriptedServer` is an OpenAI-compatible HTTP server on 127.0.0.1: the real `openai` client, HTTP included,
+  talks to it through `base_url`.
 """
 
 from __future__ import annotations
 
+import json
+import threading
+from collections import Counter
 from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 
 from agents.prompts import role_of
@@ -46,3 +52,76 @@ def cycling_replies(replies: list[str], critic_reply: str = '{"score": 0.8, "rea
         return text
 
     return reply
+
+
+CHARS_PER_TOKEN = 4
+"""The scripted server's token estimate (a common rule of thumb for English text with OpenAI's tokenizers)."""
+
+
+def estimated_tokens(text: str) -> int:
+    return max(1, len(text) // CHARS_PER_TOKEN)
+
+
+class ScriptedServer:
+    """`POST /v1/chat/completions` on a free port of 127.0.0.1, answered by `reply(messages)`.
+
+    Usage in every answer is estimated from characters (`CHARS_PER_TOKEN`). Use as a context manager; `base_url`
+    is what `[tool.zorkgpt.llm] base_url` takes."""
+
+    def __init__(self, reply: Callable[[list[dict]], str]):
+        self.reply = reply
+        self.calls: Counter = Counter()
+        """Requests answered, by role (agent, critic)."""
+        self._lock = threading.Lock()
+        self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._http.server_address[1]}/v1"
+
+    def __enter__(self) -> ScriptedServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._http.shutdown()
+        self._http.server_close()
+        self._thread.join(5)
+
+    def answer(self, body: dict) -> dict:
+        messages = body.get("messages") or []
+        with self._lock:  # the reply function keeps a script position: one request at a time
+            self.calls[role_of(messages)] += 1
+            content = self.reply(messages)
+        prompt = sum(estimated_tokens(str(m.get("content", ""))) for m in messages)
+        completion = estimated_tokens(content)
+        return {
+            "id": f"chatcmpl-scripted-{sum(self.calls.values())}",
+            "object": "chat.completion",
+            "created": 1700000000,
+            "model": body.get("model", "scripted"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                status, payload = 404, {"error": {"message": "only /v1/chat/completions is served"}}
+                if self.path.endswith("/chat/completions"):
+                    status, payload = 200, server.answer(json.loads(self.rfile.read(length) or b"{}"))
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args) -> None:  # no request lines on the console
+                pass
+
+        return Handler

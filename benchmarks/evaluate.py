@@ -1,4 +1,5 @@
-"""Evaluation suite: how many turns and LLM calls does the loop break save, and does it ever kill a good episode?
+"""Evaluation suite: how many turns, LLM calls and dollars does the loop break save, and does it ever kill a good
+episode?
 
     uv run python -m benchmarks.evaluate [--rom PATH] [--scenario NAME|PATH|all] [--config PATH] [--out DIR]
     uv run python -m benchmarks.evaluate --walkthroughs DIR      # the healthy scenario for every story file there
@@ -7,7 +8,10 @@
 Each scenario runs through the real orchestrator with the offline critic, loop break on and off: forced (scripted
 commands always run; what the loop break would do is recorded) and, for stuck scenarios, with a steerable looper
 (a stubborn agent that falls back to other exits when rejected). Every figure is read from the records the
-episodes wrote. Writes results.json, results.md and, with matplotlib installed, one picture per stuck scenario.
+episodes wrote. Calls and dollars saved are the turns saved at the cost of a stuck LLM turn, measured by
+`benchmarks.llm_calls` (the dam_ab replay through the LLM agent and critic against a scripted server, priced at the
+configured agent model). Writes results.json, results.md and, with matplotlib installed, one picture per stuck
+scenario.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from benchmarks import throughput
+from benchmarks import llm_calls, throughput
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
@@ -44,6 +48,8 @@ DETECTOR_EVENTS = {
     "failure_gate": "loop_gate",
     "stuck_warning": "loop_break_warning",
 }
+STUCK_LLM_SCENARIO = "dam_ab"
+"""The stuck replay whose LLM cost per turn prices the turns the loop break saves."""
 ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reproduce
 
 
@@ -100,7 +106,8 @@ def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
     return ReplayAgent(built.commands, kind="replay"), None
 
 
-def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder: Path) -> dict:
+def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder: Path, llm_turn: dict) -> dict:
+    """Loop break on against off, in every mode; `llm_turn` is the cost of a stuck LLM turn (`llm_calls.measure`)."""
     healthy = built.spec.kind == "healthy"
     if built.spec.driver == "unparseable_llm":
         modes = ["llm"]
@@ -125,7 +132,8 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
             report.setdefault("_records", {})[f"{mode}_{'on' if loop_break else 'off'}"] = records
         on, off = report[f"{mode}_on"], report[f"{mode}_off"]
         on["turns_saved"] = off["turns"] - on["turns"]
-        on["llm_calls_saved_estimate"] = on["turns_saved"] * 2  # agent + critic per turn, at least
+        on["llm_calls_saved"] = round(on["turns_saved"] * llm_turn["total_calls_per_turn"])
+        on["usd_saved"] = round(on["turns_saved"] * llm_turn["cost_per_turn_usd"], 4)
     if healthy:
         forced = report["forced_on"]
         report["false_termination"] = forced["termination_reason"] in ("stuck_no_progress", "loop_gate")
@@ -258,11 +266,17 @@ def evaluate(
     started = time.perf_counter()
     reports = []
     with tempfile.TemporaryDirectory() as temporary:
+        stuck = build_scenario(STUCK_LLM_SCENARIO, rom).commands
+        llm_turn = llm_calls.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
         for name in names:
-            reports.append(evaluate_scenario(build_scenario(name, rom), rom, config_path, episodes or Path(temporary)))
+            built = build_scenario(name, rom)
+            reports.append(evaluate_scenario(built, rom, config_path, episodes or Path(temporary), llm_turn))
     signals = tuple(GameConfiguration.from_toml(config_path).loop_break.progress_signals)
     pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out, signals))]
-    result: dict = {"game_file": str(rom), "scenarios": [{k: v for k, v in r.items() if k != "_records"} for r in reports]}
+    result: dict = {
+        "game_file": str(rom), "llm_turn": llm_turn,
+        "scenarios": [{k: v for k, v in r.items() if k != "_records"} for r in reports],
+    }  # fmt: skip
     if with_overhead:
         commands = JerichoSession(rom).walkthrough()
         result["overhead"] = throughput.measure(rom, commands, repeats=5)
@@ -273,8 +287,20 @@ def evaluate(
     result["pictures"] = pictures
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "results.md").write_text(markdown_table(reports) + _overhead_lines(result))
+    (out / "results.md").write_text(markdown_table(reports) + _money_lines(result) + _overhead_lines(result))
     return result
+
+
+def _money_lines(result: dict) -> str:
+    turn = result["llm_turn"]
+    saved = [s[f"{mode}_on"] for s in result["scenarios"] for mode in ("forced", "looper") if f"{mode}_on" in s]
+    return (
+        f"\nMoney: a stuck LLM turn costs {turn['total_calls_per_turn']} calls, {turn['tokens_per_turn']:,} tokens and "
+        f"${turn['cost_per_turn_usd']:.6f} at {turn['model']} ({STUCK_LLM_SCENARIO} through the LLM agent and critic, "
+        f"scripted server, tokens estimated at 4 characters each). Over these runs the loop break saved "
+        f"{sum(s['turns_saved'] for s in saved):,} turns, {sum(s['llm_calls_saved'] for s in saved):,} LLM calls and "
+        f"${sum(s['usd_saved'] for s in saved):.2f} at that price (dollars scale with the model's price per token).\n"
+    )
 
 
 def _overhead_lines(result: dict) -> str:

@@ -26,7 +26,7 @@ from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
-from session.commands import PRIMARY_DIRECTIONS, why_not_run
+from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, ObjectiveReview
 from session.events import emit
@@ -349,6 +349,7 @@ class ZorkOrchestratorV2:
         threshold = self.config.gameplay.critic_rejection_threshold
         attempts = 1 if forced else self.config.gameplay.max_rejections + 1
         candidates: list[Candidate] = []
+        judged: dict[str, Judgement] = {}  # this turn's rejected proposals by canonical command
         fallback = None
         for _ in range(attempts):
             try:
@@ -358,13 +359,13 @@ class ZorkOrchestratorV2:
                 break
             thought = getattr(self.agent, "last_thought", "")  # only LLM agents in `thought` mode have one
             refusal = why_not_run(command)
+            again = canonical_command(command) in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
                 judgement = Judgement(0.0, refusal, source="not_run")
                 emit(events, "command_refused", f"Refused {command[:40]!r}: {refusal}", level="WARNING",
                      turn=turn, command=command[:200], reason=refusal)  # fmt: skip
             else:
-                judgement = self.precheck.check(command) or self._evaluate(command, context)
-                judgement = self.loop_break.adjust(command, judgement, context.view, events, turn)
+                judgement = self._judge(command, context, events, turn, judged)
                 if context.review_objectives and self._take_review():
                     context = replace(context, review_objectives=False)  # one review a turn
             accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
@@ -373,12 +374,26 @@ class ZorkOrchestratorV2:
                 break
             if refusal is None:
                 self.loop_break.note_rejection(turn, context.view.room_id, command, events)
+                judged[canonical_command(command)] = judgement
+            if again:  # the agent insists on a command already rejected this turn: more asks would only repeat it
+                break
             context = context.with_feedback(command, judgement.reason)
         if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
             fallback = "every_candidate_blocked"
         drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures
         parse_failures = drain() if drain else []
         return candidates, fallback, parse_failures
+
+    def _judge(self, command: str, context, events: list[dict], turn: int, judged: dict[str, Judgement]) -> Judgement:
+        """Precheck, loop-break block, critic, loop-break adjustments: the critic is called only when its verdict
+        can change the outcome (never for a command off the table, nor again for one it judged this turn)."""
+        view = context.view
+        earlier = judged.get(canonical_command(command))
+        judgement = self.precheck.check(command) or self.loop_break.blocked(command, view, events, turn)
+        if judgement is None and earlier is not None:
+            return earlier
+        judgement = judgement or self._evaluate(command, context)
+        return self.loop_break.adjust(command, judgement, view, events, turn)
 
     def _propose(self, context) -> str:
         while True:

@@ -65,9 +65,13 @@ def test_runner_reports_what_the_events_say(rom_path, tmp_path):
                 assert state == "on" or figures["termination_reason"] == "max_turns"
         on, off = reports[scenario][f"{mode}_on"], reports[scenario][f"{mode}_off"]
         assert on["turns_saved"] == off["turns"] - on["turns"]
+        turn = result["llm_turn"]  # the measured cost of a stuck LLM turn prices what was saved
+        assert on["usd_saved"] == round(on["turns_saved"] * turn["cost_per_turn_usd"], 4)
+        assert on["llm_calls_saved"] == round(on["turns_saved"] * turn["total_calls_per_turn"])
         if mode != "looper":
-            assert on["turns_saved"] > 0
+            assert on["turns_saved"] > 0 and on["usd_saved"] > 0
 
+    assert "Money: a stuck LLM turn costs" in (tmp_path / "out" / "results.md").read_text()
     unparseable = reports["small_unparseable"]["llm_on"]
     assert unparseable["first_detection"]["parse_failure"] == 2
 

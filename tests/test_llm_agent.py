@@ -157,6 +157,18 @@ def test_critic_rejection_regenerates_with_feedback(rom_path, tmp_path, fake_llm
     assert result.summary["agent"] == "llm" and result.summary["critic"] == "llm"
 
 
+def test_a_proposal_repeated_after_its_rejection_costs_no_critic_call_and_ends_the_asking(rom_path, tmp_path, fake_llm):
+    """The agent insists on `north` after the critic rejected it: the earlier verdict stands (no second critic call)
+    and the agent is not asked a third time; the best of the turn's proposals runs."""
+    fake_llm.script("agent", "north", "N", "open mailbox")
+    fake_llm.script("critic", verdict(0.2, "open the mailbox first"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    assert Counter(r["role"] for r in fake_llm.requests) == {"agent": 2, "critic": 1}
+    (record,) = result.records
+    assert candidate_view(record) == [("north", 0.2, "llm", False), ("n", 0.2, "llm", False)]
+    assert record["command"] == "north" and record["room_id_after"] == NORTH_OF_HOUSE
+
+
 def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "open mailbox")
     play_llm(

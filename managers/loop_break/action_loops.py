@@ -382,17 +382,20 @@ class ActionLoops:
         status.banned = tuple(off)
         return status
 
-    def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int, events: list[dict]) -> Judgement:
-        """A blocking judgement for a banned or finally rejected command; else the signature-loop penalty."""
+    def blocked(self, command: str, view: GameView, turn: int, events: list[dict]) -> Judgement | None:
+        """A blocking judgement for a banned or finally rejected command (known before any critic call), else None."""
         key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
-            return self._block(command, judgement, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}",
-                               events, turn)  # fmt: skip
+            return self._block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
         if self._collaboration_on:
             final = self.collaboration.is_final(view.room_id, command)
             if final:
-                return self._block(command, judgement, "final_rejection",
+                return self._block(command, "final_rejection",
                                    f"'{final}' was re-proposed after rejections: rejected for good here", events, turn)  # fmt: skip
+        return None
+
+    def adjust(self, command: str, judgement: Judgement) -> Judgement:
+        """The signature-loop penalty on the critic's judgement of `command`."""
         result = self.signature_result
         if result.detected and action_key(command) == result.signature.action:
             reason = f"Action-loop penalty ('{result.command}' keeps failing)"
@@ -411,12 +414,12 @@ class ActionLoops:
         return self.config.enable_collaboration_loop_detection
 
     @staticmethod
-    def _block(command: str, judgement: Judgement, source: str, reason: str, events: list[dict], turn: int):
+    def _block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
         emit(
             events, "command_blocked", f"Blocked '{command}': {reason}", level="INFO",
-            turn=turn, action=command, base_score=judgement.score, source=source, reason=reason,
+            turn=turn, action=command, source=source, reason=reason,
         )  # fmt: skip
-        return Judgement(0.0, reason, source=source, base_score=judgement.base, adjustments=(reason,))
+        return Judgement(0.0, reason, source=source, adjustments=(reason,))
 
 
 def alternatives_for(objects: list, known_exits: list[str], untried_exits: list[str]) -> list[str]:

@@ -258,13 +258,17 @@ class LoopBreak:
         return tuple(fresh[:5])
 
     # -- while proposals are judged ----------------------------------------------------------------------
+    def blocked(self, command: str, view: GameView, events: list[dict], turn: int) -> Judgement | None:
+        """A blocking judgement when `command` is off the table here (banned, rejected for good), else None.
+
+        Asked before the critic: a verdict that cannot change the outcome is not worth a call."""
+        return self.action_loops.blocked(command, view, turn, events) if self.enabled else None
+
     def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
         """Apply programmatic penalties/bonuses to the critic's score used for acceptance."""
-        if not self.enabled:
+        if not self.enabled or judgement.source in BLOCKING_SOURCES:
             return judgement
-        adjusted = self.action_loops.adjust(command, judgement, view, turn, events)
-        if adjusted.source in BLOCKING_SOURCES:
-            return adjusted
+        adjusted = self.action_loops.adjust(command, judgement)
         destination = None
         deltas: list[tuple[float, str]] = []
         if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
