@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 
 from session.context import AgentContext
-from session.commands import DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of, directions_named
+from session.commands import (
+    ATTACK_VERBS, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of, directions_named,
+)  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 _DARK = ("pitch black", "too dark", "it is dark")
@@ -58,7 +60,7 @@ class OfflineAgent:
             if key in context.rejected or key in context.banned:
                 continue
             retry = key == self.retake and key.startswith("take ")
-            if key in context.tried_here and command not in DIRECTIONS and not key.startswith("kill ") and not retry:
+            if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
                 continue
             if retry:
                 self.retake = ""

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from session.context import AgentContext
-from session.commands import command_words, direction_of, is_observation, normalize_command, why_not_run
+from session.commands import (
+    ATTACK_VERBS, command_words, direction_of, is_observation, normalize_command, why_not_run,
+)  # fmt: skip
 from session.records import Judgement
-
-_ATTACKS = frozenset({"kill", "attack", "fight", "hit", "stab", "slay"})
 
 
 class OfflineCritic:
@@ -26,7 +26,7 @@ class OfflineCritic:
         refusal = why_not_run(text)  # the harness refuses these before any critic; a critic asked anyway agrees
         if refusal is not None:
             return Judgement(0.0, refusal)
-        if text.split()[0] in _ATTACKS:
+        if text.split()[0] in ATTACK_VERBS:
             return Judgement(0.7, "fights are random: another blow can land where the last missed")
         if text in context.refused_here:
             return Judgement(0.2, "this changed nothing the last time it ran here")

@@ -144,7 +144,7 @@ def _target(kind: str) -> int:
 def run_game(job: dict) -> list[dict]:
     """All trajectories of one story file, each run forced (and steered, for stuck kinds)."""
     logger.remove()
-    story, out = Path(job["story"]), Path(job["out"])
+    story = Path(job["story"])
     config_overrides = job["overrides"]
     rows: list[dict] = []
     built = build(story, set(job["kinds"]), job["factors"], job["seeds"], job["cuts"], Path(job["cache"]))

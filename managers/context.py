@@ -13,7 +13,7 @@ from collections import deque
 
 from managers.action_memory import ActionMemory
 from managers.map_graph import MapGraph
-from session.commands import PRIMARY_DIRECTIONS, command_words, directions_named
+from session.commands import LOOK_COMMANDS, PRIMARY_DIRECTIONS, command_words, directions_named, normalize_command
 from session.context import AgentContext
 from session.records import GameView, TurnRecord
 
@@ -38,7 +38,7 @@ class ContextBuilder:
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))
-        looked = record.moved or record.command.strip().lower() in ("look", "l")
+        looked = record.moved or normalize_command(record.command) in LOOK_COMMANDS
         self._hear(record.room_id_after, record.room_name_after, response, looked)
 
     def _hear(self, room_id: int | None, title: str, text: str, describes_room: bool) -> None:

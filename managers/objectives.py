@@ -18,7 +18,7 @@ from typing import Any
 from loguru import logger
 
 from managers.map_graph import MapGraph
-from session.commands import direction_of
+from session.commands import TAKE_VERBS, direction_of
 from session.config import LoopBreakConfig
 from session.context import ObjectiveReview
 from session.records import GameView, TurnRecord
@@ -183,4 +183,4 @@ def _key(kind: str, target: Any, text: str) -> str:
 def _verb_targets(command: str, item_name: str) -> bool:
     words = command.lower().split()
     noun = item_name.lower().replace("-", " ").split()[-1] if item_name.strip() else ""
-    return bool(words) and words[0] in ("take", "get", "pick", "grab") and noun in words
+    return bool(words) and words[0] in TAKE_VERBS and noun in words

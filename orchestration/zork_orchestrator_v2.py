@@ -310,12 +310,7 @@ class ZorkOrchestratorV2:
             adjustments=judgement.adjustments,
             would_reject=bool(forced and chosen and not chosen.accepted),
             rejections=sum(1 for c in candidates if not c.accepted) if not forced else 0,
-            candidates=[
-                {"command": c.command, "score": c.judgement.score, "base_score": c.judgement.base,
-                 "reason": c.judgement.reason, "source": c.judgement.source, "accepted": c.accepted,
-                 "thought": c.thought}
-                for c in candidates
-            ],  # fmt: skip
+            candidates=[_candidate_record(c) for c in candidates],
             llm_calls={},
             llm_tokens={},
             wall_seconds=0.0,
@@ -504,3 +499,12 @@ def _usage_line(summary: dict) -> str:
     ]
     unpriced = f" (no price for {', '.join(summary['unpriced_models'])})" if summary["unpriced_models"] else ""
     return f"LLM use: {'; '.join(parts)}; total ${cost['total']:.4f}{unpriced}"
+
+
+def _candidate_record(candidate: Candidate) -> dict:
+    judgement = candidate.judgement
+    return {
+        "command": candidate.command, "score": judgement.score, "base_score": judgement.base,
+        "reason": judgement.reason, "source": judgement.source, "accepted": candidate.accepted,
+        "thought": candidate.thought,
+    }  # fmt: skip

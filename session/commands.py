@@ -46,6 +46,12 @@ OBSERVATION_VERBS = frozenset(
     "look l examine x read listen smell search inventory i wait z score diagnose time verbose brief superbrief".split()
 )
 """Verbs that only look, listen or let time pass: repeating them is harmless, never a failure (issue 9)."""
+ATTACK_VERBS = frozenset("kill attack fight hit stab slay".split())
+"""Verbs of a fight: fights are random, so repeating a blow is play, not a loop."""
+TAKE_VERBS = frozenset("take get pick grab".split())
+"""Verbs that pick something up."""
+LOOK_COMMANDS = frozenset({"look", "l"})
+"""The commands that print the room's full description."""
 _SPACES = re.compile(r"\s+")
 
 

@@ -16,7 +16,7 @@ from agents.llm_critic import LLMCritic, parse_judgement
 from agents.prompts import AGENT_RETRY, role_of
 from managers.objectives import ObjectiveManager
 from tests.conftest import make_config, run_episode
-from tests.local_http import bypass_proxies, closed_port, serving
+from tests.local_http import bypass_proxies, serving
 
 WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH = 180, 81, 75
 # (prompt_tokens, completion_tokens) the server reports for each role's calls
@@ -87,9 +87,11 @@ class FakeLLM:
                 {"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop", "logprobs": None}
             ],
             "usage": {
-                "prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
                 "prompt_tokens_details": {"cached_tokens": self.cached_tokens},
-            },  # fmt: skip
+            },
         }
 
 
