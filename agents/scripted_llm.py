@@ -72,6 +72,8 @@ class ScriptedServer:
         self.reply = reply
         self.calls: Counter = Counter()
         """Requests answered, by role (agent, critic)."""
+        self.last_messages: dict[str, list[dict]] = {}
+        """The messages of the last request of each role."""
         self._lock = threading.Lock()
         self._http = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._thread = threading.Thread(target=self._http.serve_forever, args=(0.05,), daemon=True)
@@ -93,6 +95,7 @@ class ScriptedServer:
         messages = body.get("messages") or []
         with self._lock:  # the reply function keeps a script position: one request at a time
             self.calls[role_of(messages)] += 1
+            self.last_messages[role_of(messages)] = messages
             content = self.reply(messages)
         prompt = sum(estimated_tokens(str(m.get("content", ""))) for m in messages)
         completion = estimated_tokens(content)

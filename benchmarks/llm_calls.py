@@ -1,6 +1,7 @@
 """What the LLM path costs per turn: calls by role, prompt characters, tokens and dollars, on scripted play.
 
     uv run python -m benchmarks.llm_calls [--rom PATH] [--scenario NAME ...] [--config PATH] [--out FILE]
+    uv run python -m benchmarks.llm_calls --show-prompts TURN    # what the agent and critic are sent at TURN
 
 A scripted OpenAI-compatible server on 127.0.0.1 (`agents.scripted_llm.ScriptedServer`) plays the model, and the
 episode runs as `main.py --agent llm --critic llm` would: the real `openai` client over HTTP, the LLM agent in
@@ -80,8 +81,12 @@ def _scripted_environment(key_variable: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def measure(rom: Path, commands: list[str], config_path: Path, episode_dir: Path) -> dict:
-    """Play `commands` through the LLM path against a scripted server; the figures of the episode."""
+def measure(
+    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None
+) -> dict:
+    """Play `commands` through the LLM path against a scripted server; the figures of the episode.
+
+    `shown` (a dict) receives the messages of the last agent and critic requests."""
     from main import build_orchestrator  # main wires agents and managers exactly as a user's run does
 
     with ScriptedServer(scripted_player(commands)) as server:
@@ -94,6 +99,8 @@ def measure(rom: Path, commands: list[str], config_path: Path, episode_dir: Path
         with _scripted_environment(config.llm.api_key_env):
             orchestrator = build_orchestrator(config, Namespace(rom=str(rom), actions=None, quiet=True))
             summary = json.loads(orchestrator.play_episode().read_text())
+        if shown is not None:
+            shown.update(server.last_messages)
     turns = max(summary["turns"], 1)
     calls = summary["llm_calls"]
     return {
@@ -116,10 +123,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--out", help="also write the figures to this JSON file")
+    parser.add_argument("--show-prompts", type=int, metavar="TURN", help="print the prompts of this walkthrough turn")
     args = parser.parse_args(argv)
     logger.remove()
     rows = {}
     try:
+        if args.show_prompts:
+            print(example_prompts(Path(args.rom), args.show_prompts, Path(args.config)))
+            return 0
         for name in args.scenario or DEFAULT_SCENARIOS:
             built = build_scenario(name, args.rom)
             with tempfile.TemporaryDirectory() as folder:
@@ -133,6 +144,19 @@ def main(argv: list[str] | None = None) -> int:
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
     return 0
+
+
+def example_prompts(rom: Path, turn: int, config_path: Path) -> str:
+    """The messages the agent and the critic are sent at walkthrough turn `turn`, as Markdown."""
+    commands = build_scenario("healthy_walkthrough", rom).commands[: max(turn, 1)]
+    shown: dict = {}
+    with tempfile.TemporaryDirectory() as folder:
+        measure(rom, commands, config_path, Path(folder), shown)
+    parts = []
+    for role in ("agent", "critic"):
+        for message in shown.get(role, []):
+            parts += [f"**{role}, {message['role']} message:**", "", "```text", message["content"], "```", ""]
+    return "\n".join(parts)
 
 
 def _line(name: str, row: dict) -> str:
