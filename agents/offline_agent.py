@@ -30,6 +30,8 @@ _MOVABLE = frozenset("rug carpet leaves mat".split())
 _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
+_NOT_HERE = "can't see"
+"""How the game answers a command about something that is not in sight."""
 _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
 _EXIT_WORDS = {
     "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
@@ -53,6 +55,10 @@ class OfflineAgent:
         """A `take` refused because the load was too heavy: tried again once something was dropped."""
         self.left_behind: set[str] = set()
         """Nouns dropped to make room: not picked up again."""
+        self.room: int | None = None
+        self.absent_foes: set[str] = set()
+        """Foes the game said are not here (`You can't see any thief here!`) since the player came into this room:
+        an object in the room's tree can be hidden (zork1's thief), and attacking it only burns turns."""
 
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
@@ -70,6 +76,13 @@ class OfflineAgent:
                 self.read.add(key[len("read ") :])
             return command
         return "look" if "look" not in context.rejected else "wait"
+
+    def _note_absent_foes(self, context: AgentContext) -> None:
+        if context.view.room_id != self.room:
+            self.room, self.absent_foes = context.view.room_id, set()
+        last = canonical_command(context.recent[-1][0]).split() if context.recent else []
+        if len(last) > 1 and last[0] in ATTACK_VERBS and _NOT_HERE in context.view.text.lower():
+            self.absent_foes.add(last[1])
 
     # -- candidates, best first ---------------------------------------------------------------------------
     def _candidates(self, context: AgentContext):
@@ -94,8 +107,9 @@ class OfflineAgent:
         if self.retake:
             yield self.retake
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
+        self._note_absent_foes(context)
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
-            if weapons:
+            if weapons and foe not in self.absent_foes:
                 yield f"kill {foe} with {weapons[0]}"
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         # A light first (grues), then weapons, then the rest in the game's order.

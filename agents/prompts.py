@@ -121,9 +121,10 @@ def _state(context: AgentContext) -> list[str]:
         f"WHERE YOU ARE: {view.room_name}",
         "Description (as last printed in full here):",
         _cut(context.room_text, ROOM_TEXT_CHARS) or "(none printed)",
-        f"You can see: {', '.join(context.visible_objects) or 'nothing named'}.",
-        f"You carry: {', '.join(o.name for o in view.inventory) or 'nothing'}.",
     ]
+    if context.visible_objects:
+        lines.append(f"You can see: {', '.join(context.visible_objects)}.")
+    lines.append(f"You carry: {', '.join(o.name for o in view.inventory) or 'nothing'}.")
     lines += _exits(context)
     lines += _tried(context)
     lines += _objectives(context)
@@ -138,7 +139,7 @@ def _state(context: AgentContext) -> list[str]:
 
 def _exits(context: AgentContext) -> list[str]:
     parts = [f"{d} -> {name}" for d, name in sorted(context.known_exits.items())]
-    lines = [f"Exits known: {', '.join(parts)}." if parts else "Exits known: none yet."]
+    lines = [f"Exits that worked from here: {', '.join(parts) or 'none yet'}."]
     if context.named_exits:
         lines.append(f"Named in the description, not tried yet: {', '.join(context.named_exits)}.")
     if context.failed_exits:
