@@ -62,6 +62,16 @@ def estimated_tokens(text: str) -> int:
     return max(1, len(text) // CHARS_PER_TOKEN)
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, payload: dict) -> None:
+    """Answer an HTTP request with `payload` as a JSON body."""
+    data = json.dumps(payload).encode()
+    handler.send_response(status)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class ScriptedServer:
     """`POST /v1/chat/completions` on a free port of 127.0.0.1, answered by `reply(messages)`.
 
@@ -117,12 +127,7 @@ class ScriptedServer:
                 status, payload = 404, {"error": {"message": "only /v1/chat/completions is served"}}
                 if self.path.endswith("/chat/completions"):
                     status, payload = 200, server.answer(json.loads(self.rfile.read(length) or b"{}"))
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                send_json(self, status, payload)
 
             def log_message(self, *args) -> None:  # no request lines on the console
                 pass

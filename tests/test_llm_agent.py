@@ -14,6 +14,7 @@ from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic, parse_judgement
 from agents.prompts import AGENT_RETRY, role_of
+from agents.scripted_llm import send_json
 from managers.objectives import ObjectiveManager
 from tests.conftest import make_config, run_episode
 from tests.local_http import bypass_proxies, serving
@@ -104,13 +105,7 @@ def fake_llm(monkeypatch):
         def do_POST(self):
             length = int(self.headers.get("Content-Length") or 0)
             body = json.loads(self.rfile.read(length) or b"{}")
-            status, payload = fake.answer(self.path, body, self.headers)
-            data = json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            send_json(self, *fake.answer(self.path, body, self.headers))
 
         def log_message(self, *args):
             pass
