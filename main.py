@@ -1,6 +1,7 @@
-"""Play one episode of Zork I (or any Jericho game) with the chosen agent and critic.
+"""Play episodes of Zork I (or any Jericho game) with the chosen agent and critic.
 
     uv run python main.py                      # offline agent + critic (no API key needed)
+    uv run python main.py --episodes 5         # five episodes back to back, each learning from the ones before
     uv run python main.py --agent walkthrough  # Jericho's walkthrough, forced through the full orchestrator
     uv run python main.py --resume game_files/episodes/<episode_id>   # go on with an interrupted episode
 
@@ -26,6 +27,7 @@ from agents.llm_critic import LLMCritic
 from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
+from managers.knowledge import Knowledge, KnowledgeError, load_store
 from managers.objectives import ObjectiveManager
 from orchestration.recorder import RecordsUnwritable
 from orchestration.zork_orchestrator_v2 import EPISODE_FILE, ResumeError, ZorkOrchestratorV2
@@ -36,7 +38,9 @@ from session.safe_text import printable
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
-ENDED = frozenset({"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted"})
+ENDED = frozenset(
+    {"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted", "budget"}
+)
 """Termination reasons after which there is nothing to resume."""
 
 
@@ -59,6 +63,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--episode-dir", help="override files.episode_dir (default game_files/episodes)")
     parser.add_argument("--seed", type=int, help="emulator RNG seed (default: the game's walkthrough seed)")
     parser.add_argument("--resume", metavar="EPISODE_DIR", help="go on with an interrupted episode, in its files")
+    parser.add_argument("--episodes", type=int, help="override gameplay.episodes: episodes played back to back")
+    parser.add_argument("--knowledge", metavar="PATH", help="the knowledge store to read and add to (JSON)")
+    parser.add_argument("--no-knowledge", action="store_true", help="play fresh: no knowledge store")
     parser.add_argument("--quiet", action="store_true", help="no per-turn console log")
     return parser.parse_args(argv)
 
@@ -70,8 +77,10 @@ def load_config(args: argparse.Namespace) -> GameConfiguration:
             "critic": args.critic,
             "max_turns_per_episode": args.max_turns,
             "seed": args.seed,
+            "episodes": args.episodes,
         },
         "files": {"episode_dir": args.episode_dir},
+        "knowledge": {"path": args.knowledge, "enabled": False if args.no_knowledge else None},
     }
     config = GameConfiguration.from_toml(args.config, overrides)
     if args.actions and config.gameplay.agent != "replay":
@@ -83,10 +92,27 @@ def resolve_kind(kind: str, api_key: str | None) -> str:
     return ("llm" if api_key else "offline") if kind == "auto" else kind
 
 
+def build_session(config: GameConfiguration, args: argparse.Namespace) -> JerichoSession:
+    return JerichoSession(resolve_story_file(args.rom, config.files.game_file_path), seed=config.gameplay.seed)
+
+
+def open_knowledge(config: GameConfiguration, session: JerichoSession) -> Knowledge | None:
+    """The game's knowledge store, read now (KnowledgeError when it cannot be used); None when it is off."""
+    if not config.knowledge.enabled:
+        return None
+    default = Path(config.files.episode_dir) / "knowledge" / f"{session.game_name}.json"
+    path = Path(config.knowledge.path) if config.knowledge.path else default
+    return Knowledge(load_store(path, session.game_name, session.story_md5), path)
+
+
 def build_orchestrator(
-    config: GameConfiguration, args: argparse.Namespace, episode_id: str | None = None
+    config: GameConfiguration,
+    args: argparse.Namespace,
+    episode_id: str | None = None,
+    session: JerichoSession | None = None,
 ) -> ZorkOrchestratorV2:
-    session = JerichoSession(resolve_story_file(args.rom, config.files.game_file_path), seed=config.gameplay.seed)
+    """Every part of one episode. `session` is reused across a run's episodes (the emulator is reset each time)."""
+    session = session or build_session(config, args)
     api_key = config.api_key()
     agent_kind = resolve_kind(config.gameplay.agent, api_key)
     critic_kind = resolve_kind(config.gameplay.critic, api_key)
@@ -101,8 +127,9 @@ def build_orchestrator(
     # The LLM critic reviews objectives inside its verdicts; without it they are read off the game state.
     objectives = ObjectiveManager(config.loop_break, "llm" if critic_kind == "llm" else "state")
     orchestrator = ZorkOrchestratorV2(
-        config, session, agent, critic, client, objectives, episode_id=episode_id, quiet=args.quiet
-    )
+        config, session, agent, critic, client, objectives, episode_id=episode_id, quiet=args.quiet,
+        knowledge=open_knowledge(config, session),
+    )  # fmt: skip
     orchestrator.run_info = {"actions": str(Path(args.actions).resolve()) if args.actions else None}
     return orchestrator
 
@@ -183,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
             config, episode_id, records = load_resume(args)
         else:
             config, episode_id = load_config(args), None
-        orchestrator = build_orchestrator(config, args, episode_id)
+        session = build_session(config, args)
     except (ConfigError, StoryFileError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
@@ -192,6 +219,33 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(getattr(signal, name), _raise_interrupt)
     if hasattr(signal, "SIGXFSZ"):  # a file-size limit: a write error the recorder handles, not a dead process
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    episodes = 1 if records else config.gameplay.episodes  # a resumed episode finishes; it starts no run
+    summaries: list[dict] = []
+    for _ in range(episodes):
+        code, summary = play_one(config, args, session, episode_id, records)
+        if summary is not None:
+            summaries.append(summary)
+        if code != 0 or summary is None:
+            return code
+        episode_id, records = None, None
+    if episodes > 1:
+        print(write_run(Path(config.files.episode_dir), summaries))
+    return 0
+
+
+def play_one(
+    config: GameConfiguration,
+    args: argparse.Namespace,
+    session: JerichoSession,
+    episode_id: str | None,
+    records: list[TurnRecord] | None,
+) -> tuple[int, dict | None]:
+    """One episode: its exit code (0 when it ended normally) and its summary (None when it never started)."""
+    try:
+        orchestrator = build_orchestrator(config, args, episode_id, session)
+    except (ConfigError, StoryFileError, KnowledgeError) as exc:
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
+        return EXIT_USAGE, None
     try:
         summary_path = orchestrator.play_episode(resume=records)
     except KeyboardInterrupt as exc:  # Ctrl-C or a signal: the records so far and summary.json are written
@@ -199,15 +253,38 @@ def main(argv: list[str] | None = None) -> int:
         recorder = orchestrator.recorder  # None: stopped before the episode folder existed
         where = f"; records in {recorder.folder}" if recorder is not None else ""
         print(f"interrupted ({signal.Signals(signum).name}){where}", file=sys.stderr)
-        return 128 + signum
+        return 128 + signum, None
     except (RecordsUnwritable, ResumeError, StoryFileError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
-        return EXIT_USAGE
+        return EXIT_USAGE, None
     print(summary_path)
+    summary = json.loads(summary_path.read_text())
     if orchestrator.game_state.termination_reason == "llm_unavailable":
         print(f"error: the LLM became unavailable; records in {summary_path.parent}", file=sys.stderr)
-        return EXIT_LLM_UNAVAILABLE
-    return 0
+        return EXIT_LLM_UNAVAILABLE, summary
+    return 0, summary
+
+
+RUN_COLUMNS = ("episode_id", "final_score", "best_score", "turns", "termination_reason", "rooms_visited")
+
+
+def write_run(episode_dir: Path, summaries: list[dict]) -> Path:
+    """run.json and run.md over a run's episodes, in `<episode_dir>/runs/<first episode id>/`; the run.json path."""
+    rows = []
+    for number, summary in enumerate(summaries, start=1):
+        row = {"episode": number, **{key: summary.get(key) for key in RUN_COLUMNS}}
+        row["llm_calls"] = sum(summary.get("llm_calls", {}).values())
+        row["cost_usd"] = summary.get("cost_usd", {}).get("total", 0.0)
+        rows.append(row)
+    folder = episode_dir / "runs" / summaries[0]["episode_id"]
+    folder.mkdir(parents=True, exist_ok=True)
+    run = {"game": summaries[0]["game"], "episodes": rows, "knowledge_store": summaries[-1].get("knowledge_store")}
+    (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    columns = ["episode", *RUN_COLUMNS, "llm_calls", "cost_usd"]
+    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    table += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
+    (folder / "run.md").write_text(f"# {run['game']}: {len(rows)} episodes\n\n" + "\n".join(table) + "\n")
+    return folder / "run.json"
 
 
 if __name__ == "__main__":

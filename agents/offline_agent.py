@@ -16,12 +16,12 @@ from __future__ import annotations
 import re
 
 from session.context import AgentContext
+from session.outcomes import DARK_PHRASES
 from session.commands import (
     ATTACK_VERBS, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of, directions_named,
 )  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
-_DARK = ("pitch black", "too dark", "it is dark")
 # Common interactive-fiction affordances: nouns worth a verb when the room description mentions them.
 _OPENABLE = frozenset(
     "window door mailbox trapdoor trap case box bag sack chest bottle coffin lid grating gate cage basket".split()
@@ -63,7 +63,7 @@ class OfflineAgent:
     def propose(self, context: AgentContext) -> str:
         for command in self._candidates(context):
             key = canonical_command(command)
-            if key in context.rejected or key in context.banned:
+            if key in context.rejected or key in context.banned or key in context.knowledge.avoid_here:
                 continue
             retry = key == self.retake and key.startswith("take ")
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
@@ -88,7 +88,7 @@ class OfflineAgent:
     def _candidates(self, context: AgentContext):
         view = context.view
         text = view.text.lower()
-        if any(marker in text for marker in _DARK):
+        if any(marker in text for marker in DARK_PHRASES):
             lights = [obj.noun for obj in view.inventory if obj.noun in _LIGHTS]
             yield from (f"turn on {noun}" for noun in lights)
             if not lights and context.recent:
@@ -111,6 +111,8 @@ class OfflineAgent:
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
             if weapons and foe not in self.absent_foes:
                 yield f"kill {foe} with {weapons[0]}"
+        # What scored here in an earlier episode, unless it changed nothing the last time (until the room changes).
+        yield from (c for c in context.knowledge.known_here if c not in context.refused_here)
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         # A light first (grues), then weapons, then the rest in the game's order.
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
@@ -129,6 +131,8 @@ class OfflineAgent:
                 yield f"read {obj.noun}"
         mentioned = set(directions_named(context.room_text + " " + text))
         mentioned |= {d for word, d in _EXIT_WORDS.items() if word in described}
+        if context.knowledge.path_to_known:  # towards a room where an earlier episode scored
+            yield context.knowledge.path_to_known[0]
         first = [d for d in context.untried_exits if d in mentioned or d in PRIMARY_DIRECTIONS]
         yield from sorted(first, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
         if context.path_to_primary_frontier:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from session.context import AgentContext
 from session.commands import (
-    ATTACK_VERBS, command_words, direction_of, is_observation, normalize_command, why_not_run,
+    ATTACK_VERBS, canonical_command, command_words, direction_of, is_observation, normalize_command, why_not_run,
 )  # fmt: skip
 from session.records import Judgement
 
@@ -14,9 +14,12 @@ class OfflineCritic:
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         text = normalize_command(command)
+        key = canonical_command(text)
+        if key in context.knowledge.known_here and key not in context.refused_here:
+            return Judgement(0.9, "it scored here in an earlier episode")
         direction = direction_of(text)
         if direction is not None:
-            if direction in context.failed_exits:
+            if direction in context.failed_exits and key in context.refused_here:
                 return Judgement(0.15, f"{direction} did not lead anywhere from here before")
             if direction in context.known_exits:
                 return Judgement(0.7, f"known exit to {context.known_exits[direction]}")

@@ -20,6 +20,7 @@ from agents.offline_critic import OfflineCritic
 from agents.precheck import ObjectPrecheck
 from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
+from managers.knowledge import Knowledge
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
@@ -28,7 +29,7 @@ from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
 from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
 from session.config import GameConfiguration
-from session.context import AgentContext, ObjectiveReview
+from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
@@ -70,8 +71,11 @@ class ZorkOrchestratorV2:
         quiet: bool = False,
         human_input: TextIO | None = None,
         human_output: TextIO | None = None,
+        knowledge: Knowledge | None = None,
     ):
         self.config = config
+        self.knowledge = knowledge
+        """What earlier episodes of this game learned; this episode adds to it at its end (None: play fresh)."""
         self.session = session
         self.agent = agent
         self.critic = critic
@@ -179,9 +183,7 @@ class ZorkOrchestratorV2:
             if (after.room_id, after.score, after.text) != (record.room_id_after, record.score_after, record.response):
                 raise ResumeError(f"turn {turn}: the game does not replay as recorded ({record.command!r})")
             self.novelty.observe(view, after, record.command, record.result_category, self.session.idle_world)
-            self.map.observe(record)
-            self.memory.observe(record)
-            self.contexts.observe(record)
+            self._learn(record)
             self.objectives.restore(record)
             verdict = self.loop_break.observe(record)
             if verdict.terminate or record.victory or record.game_over:
@@ -259,9 +261,7 @@ class ZorkOrchestratorV2:
         record.ran = refusal is None
         record.parse_failures = parse_failures
         record.thought = chosen.thought if chosen is not None and not fallback else ""
-        self.map.observe(record)
-        self.memory.observe(record)
-        self.contexts.observe(record)
+        self._learn(record)
         record.objectives_completed = self.objectives.observe(record)
         if self.review is not None:
             completed, record.objectives_added = self.objectives.review(turn, self.review, self.last_record)
@@ -325,6 +325,14 @@ class ZorkOrchestratorV2:
             events=events,
         )
 
+    def _learn(self, record: TurnRecord) -> None:
+        """The managers that learn from every executed turn's record (live and when resuming)."""
+        self.map.observe(record)
+        self.memory.observe(record)
+        self.contexts.observe(record)
+        if self.knowledge is not None:
+            self.knowledge.observe(record, self.game_state.episode_id)
+
     def _context(self, turn: int, view: GameView, events: list[dict]) -> AgentContext:
         """What the agent and critic may know this turn, with the loop status built on the same facts."""
         objectives = self.objectives.current()
@@ -336,6 +344,7 @@ class ZorkOrchestratorV2:
         return replace(
             context, loop_status=status.text, banned=status.banned,
             review_objectives=self.objectives.wants_review(turn, self.last_record),
+            knowledge=self.knowledge.guidance(view) if self.knowledge is not None else Guidance(),
         )  # fmt: skip
 
     # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
@@ -446,6 +455,17 @@ class ZorkOrchestratorV2:
             f"Episode ends after {self.game_state.turn_count} turns: {reason}" + (f" ({detail})" if detail else "")
         )
 
+    def _save_knowledge(self, summary: dict) -> str | None:
+        """Add this episode to the knowledge store (on every ending, crashes included); the store's path."""
+        if self.knowledge is None:
+            return None
+        try:
+            path = self.knowledge.save(summary)
+        except OSError as exc:  # the episode's own records matter more: say so and go on
+            logger.warning(f"knowledge store not written: {exc.strerror or exc}")
+            return None
+        return str(path) if path is not None else None
+
     def _finish(self, folder: Path, wall_seconds: float) -> Path:
         try:
             self.map.export(folder)
@@ -483,6 +503,7 @@ class ZorkOrchestratorV2:
             },
             "completed_objectives": self.objectives.completed_objectives,
         }
+        summary["knowledge_store"] = self._save_knowledge(summary)
         if summary["llm_calls"]:
             logger.bind(event_type="llm_usage").info(_usage_line(summary))
         path = self.recorder.close(summary)

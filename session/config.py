@@ -120,6 +120,9 @@ class GameplayConfig(_Section):
     seed: int | None = Field(None, ge=1, le=2**31 - 1)
     """Emulator RNG seed. None: the game's walkthrough seed (zork1: 12), so runs are reproducible. Jericho reads 0 as
     "no seed" and keeps a C int, hence the range."""
+    episodes: int = Field(1, ge=1, le=10_000)
+    """Episodes of the game played back to back (`max_turns_per_episode` each), with `run.json` and `run.md` over
+    them; each learns from the ones before through the knowledge store."""
 
 
 class OrchestratorConfig(_Section):
@@ -143,6 +146,15 @@ class FilesConfig(_Section):
     """Story file used when neither `--rom` nor `ZORK_ROM` is given (git-ignored)."""
     episode_dir: str = "game_files/episodes"
     """Each episode writes `<episode_dir>/<episode_id>/` (events.jsonl, summary.json, map, log)."""
+
+
+class KnowledgeConfig(_Section):
+    """`[tool.zorkgpt.knowledge]`: what earlier episodes of a game learned, carried to the next ones."""
+
+    enabled: bool = True
+    """Read the game's store at the start of an episode and add the episode to it at its end. False: play fresh."""
+    path: str | None = None
+    """The store's JSON file (a Markdown view is written beside it). None: `<episode_dir>/knowledge/<game>.json`."""
 
 
 class LoopBreakConfig(_Section):
@@ -316,6 +328,8 @@ class GameConfiguration(_Section):
     """Turn-loop plumbing."""
     files: FilesConfig = Field(default_factory=FilesConfig)
     """Story file and output folder."""
+    knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
+    """Learning across episodes."""
     loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
     """The loop-break system."""
     action_loops: ActionLoopsConfig = Field(default_factory=ActionLoopsConfig)

@@ -16,6 +16,22 @@ HARNESS_NOTE = "[harness note, not game text]"
 
 
 @dataclass(frozen=True)
+class Guidance:
+    """What the knowledge store of earlier episodes suggests where the player stands (plain data)."""
+
+    known_here: tuple[str, ...] = ()
+    """Commands that scored in this room in an earlier episode and have not been tried here in this one."""
+    avoid_here: tuple[str, ...] = ()
+    """Commands that killed the player here, or changed nothing here in a loop that ended an episode, and exits
+    that never worked from here."""
+    path_to_known: tuple[str, ...] = ()
+    """Known exits to the nearest room where an earlier episode scored and this one has not tried yet."""
+    known_target: str = ""
+    earlier: tuple[str, ...] = ()
+    """A few lines for an LLM: where points came from, deaths, loops."""
+
+
+@dataclass(frozen=True)
 class AgentContext:
     """What an agent (and the critic) may know at the start of a turn."""
 
@@ -58,6 +74,8 @@ class AgentContext:
     """Commands rejected earlier in this turn, in canonical form (`session.commands.canonical_command`)."""
     review_objectives: bool = False
     """The critic is asked, this call, which objectives the last turn completed and which are worth adding."""
+    knowledge: Guidance = field(default_factory=lambda: Guidance())
+    """What earlier episodes of this game suggest here (empty without a knowledge store)."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(

@@ -133,6 +133,7 @@ class JerichoSession:
                 f"{path.name} is not fully supported by Jericho: score, moves and change detection are reduced"
             )
         self.story_file = path
+        self.story_md5 = hashlib.md5(story).hexdigest()
         self.game_name = (self.env.bindings or {}).get("name", path.stem)
         self.version = story[0]
         self.objects = ObjectTable(story)

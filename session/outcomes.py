@@ -63,6 +63,8 @@ REFUSAL_PHRASES = (
     "won't",
 )
 DEATH_PHRASES = ("you have died", "you are dead")
+DARK_PHRASES = ("pitch black", "too dark", "it is dark")
+"""How games say the player cannot see: a dark room (grues in the Zork games)."""
 
 
 def classify_outcome(
