@@ -27,6 +27,8 @@ _OPENABLE = frozenset(
     "window door mailbox trapdoor trap case box bag sack chest bottle coffin lid grating gate cage basket".split()
 )
 _MOVABLE = frozenset("rug carpet leaves mat".split())
+_CONTAINERS = frozenset("case chest box basket cabinet coffin urn vase".split())
+"""Nouns of things that hold others: where a valuable item may be worth putting."""
 _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
@@ -55,6 +57,8 @@ class OfflineAgent:
         """A `take` refused because the load was too heavy: tried again once something was dropped."""
         self.left_behind: set[str] = set()
         """Nouns dropped to make room: not picked up again."""
+        self.stored: set[str] = set()
+        """Valuables put into a container: never taken out again (that would give the points back)."""
         self.room: int | None = None
         self.absent_foes: set[str] = set()
         """Foes the game said are not here (`You can't see any thief here!`) since the player came into this room:
@@ -74,6 +78,8 @@ class OfflineAgent:
                 self.left_behind.add(key[len("drop ") :])
             if key.startswith("read "):
                 self.read.add(key[len("read ") :])
+            if key.startswith("put "):
+                self.stored.add(key.split()[1])
             return command
         return "look" if "look" not in context.rejected else "wait"
 
@@ -113,11 +119,15 @@ class OfflineAgent:
                 yield f"kill {foe} with {weapons[0]}"
         # What scored here in an earlier episode, unless it changed nothing the last time (until the room changes).
         yield from (c for c in context.knowledge.known_here if c not in context.refused_here)
+        # Items that scored when taken may score again when stored: try each container here once.
+        containers = [o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}]
+        for item in (o.noun for o in view.inventory if o.noun in context.knowledge.valuables):
+            yield from (f"put {item} in {container}" for container in containers)
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         # A light first (grues), then weapons, then the rest in the game's order.
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
-            if obj.noun not in self.left_behind:
+            if obj.noun not in self.left_behind and obj.noun not in self.stored:
                 yield f"take {name}"
             if obj.noun in _OPENABLE:
                 yield f"open {name}"

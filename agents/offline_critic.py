@@ -19,7 +19,7 @@ class OfflineCritic:
             return Judgement(0.9, "it scored here in an earlier episode")
         direction = direction_of(text)
         if direction is not None:
-            if direction in context.failed_exits and key in context.refused_here:
+            if direction in context.failed_exits and key in context.failed_here:
                 return Judgement(0.15, f"{direction} did not lead anywhere from here before")
             if direction in context.known_exits:
                 return Judgement(0.7, f"known exit to {context.known_exits[direction]}")
@@ -31,8 +31,8 @@ class OfflineCritic:
             return Judgement(0.0, refusal)
         if text.split()[0] in ATTACK_VERBS:
             return Judgement(0.7, "fights are random: another blow can land where the last missed")
-        if text in context.refused_here:
-            return Judgement(0.2, "this changed nothing the last time it ran here")
+        if key in context.failed_here:
+            return Judgement(0.2, "the game refused this here the last time, and nothing here has changed since")
         if is_observation(text) and len(text.split()) == 1:
             return Judgement(0.55, "information only")
         visible = {obj.noun for obj in context.view.room_objects + context.view.inventory}

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from session.commands import canonical_command
+from session.outcomes import is_failure
 from session.records import TurnRecord
 
 
@@ -19,11 +20,19 @@ class ActionMemory:
     def __init__(self) -> None:
         self._tried: dict[int | None, set[str]] = defaultdict(set)
         self._refused: dict[int | None, set[str]] = defaultdict(set)
+        self._failed: dict[int | None, dict[str, str]] = defaultdict(dict)
+        """Room -> command -> the world hash after the game refused it there (its answer stands while that holds)."""
 
     def observe(self, record: TurnRecord) -> None:
         key = canonical_command(record.command)
         room = record.room_id_before
         self._tried[room].add(key)
+        # A move answered by the room's own title moved the player within it (zork3's Royal Puzzle): no refusal.
+        within = record.room_name_after and record.response.lstrip().startswith(record.room_name_after)
+        if is_failure(record.command, record.result_category) and not within:
+            self._failed[room][key] = record.world_hash_after
+        else:
+            self._failed[room].pop(key, None)
         unchanged = (
             record.world_hash_after == record.world_hash_before and not record.moved and not record.score_changed
         )
@@ -37,9 +46,15 @@ class ActionMemory:
         if changed_room and record.inventory_after == record.inventory_before:  # not a mere take or drop
             self._tried[room] -= self._refused[room]
             self._refused[room].clear()
+            self._failed[room].clear()
 
     def tried(self, room_id: int | None) -> frozenset[str]:
         return frozenset(self._tried.get(room_id, ()))
 
     def refused(self, room_id: int | None) -> frozenset[str]:
         return frozenset(self._refused.get(room_id, ()))
+
+    def failed(self, room_id: int | None, world_hash: str) -> frozenset[str]:
+        """Commands the game refused here whose refusal still stands: nothing in the world has changed since (a
+        door opened elsewhere, a lamp lit, time passed for a timed event)."""
+        return frozenset(k for k, at in self._failed.get(room_id, {}).items() if at == world_hash)

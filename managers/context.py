@@ -78,6 +78,8 @@ class ContextBuilder:
             visible_objects=self.visible_objects(view),
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
+            failed_here=memory.failed(view.room_id, view.world_hash),
+            heard_here=frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text))),
             path_to_frontier=path,
             frontier_room=game_map.name_of(game_map.follow(view.room_id, path)) if path else "",
             path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),

@@ -18,7 +18,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from managers.map_graph import MapGraph
-from session.commands import ATTACK_VERBS, canonical_command, command_words, direction_of
+from session.commands import ATTACK_VERBS, TAKE_VERBS, canonical_command, command_words, direction_of
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH
 from session.records import GameView, TurnRecord
@@ -266,8 +266,13 @@ class Knowledge:
         here = view.room_id
         scored = {(e.room_id, e.command) for e in self.scored}
         open_events = [e for e in store.score_events if (e.room_id, e.command) not in scored]
-        # Here: every known source not realised yet (the agent skips what changed nothing until the room changes).
-        known_here = tuple(dict.fromkeys(e.command for e in open_events if e.room_id == here))
+        # Here: every known source not realised yet (the agent skips what changed nothing until the room changes),
+        # and the valuable items in sight wherever they scored (items move: the thief, the player's own drops).
+        valuables = self.valuables()
+        held = {obj.num for obj in view.inventory}
+        takes = [f"take {o.noun}" for o in view.room_objects if o.noun in valuables and o.num not in held]
+        done = {e.command for e in self.scored}
+        known_here = tuple(dict.fromkeys([e.command for e in open_events if e.room_id == here] + [t for t in takes if t not in done]))
         # Elsewhere: only sources not attempted in this episode, so a source that cannot work yet draws no shuttle.
         targets = {e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried}
         path = tuple(self._path(here, targets)) if targets else ()
@@ -277,8 +282,18 @@ class Knowledge:
             avoid_here=self.avoid(here),
             path_to_known=path,
             known_target=self.graph.name_of(target) if target is not None else "",
+            valuables=tuple(sorted(valuables)),
             earlier=self.earlier_lines(),
         )
+
+    def valuables(self) -> set[str]:
+        """Nouns of items whose `take` or `put` scored in some episode."""
+        nouns = set()
+        for event in self.store.score_events:
+            words = command_words(event.command)
+            if len(words) > 1 and (words[0] in TAKE_VERBS or words[0] == "put"):
+                nouns.add((words[1:words.index("in")] if "in" in words else words[1:])[-1])
+        return nouns
 
     def _path(self, here: int | None, targets: set[int | None]) -> list[str]:
         """Known exits to the nearest target, leaving out the exits that failed in this episode since they last

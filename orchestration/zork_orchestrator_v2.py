@@ -393,7 +393,7 @@ class ZorkOrchestratorV2:
         can change the outcome (never for a command off the table, nor again for one it judged this turn)."""
         view = context.view
         earlier = judged.get(canonical_command(command))
-        judgement = self.precheck.check(command) or self.loop_break.blocked(command, view, events, turn)
+        judgement = self.precheck.check(command, context.heard_here) or self.loop_break.blocked(command, view, events, turn)
         if judgement is None and earlier is not None:
             return earlier
         judgement = judgement or self._evaluate(command, context)

@@ -29,6 +29,15 @@ OPPOSITE: dict[str, str] = {
     "in": "out", "out": "in",
 }  # fmt: skip
 _CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
+DIRECTION_WORDS = frozenset(_CANONICAL)
+"""Every spelling of a direction (`n`, `north`, `inside`...)."""
+FUNCTION_WORDS = frozenset(
+    "a an the some all it them everything him her me myself to about with on onto in into at from for under over "
+    "through off of up down out by".split()
+)
+"""Words of a command that name no object: articles, pronouns, prepositions."""
+TOPIC_VERBS = frozenset("ask tell say talk answer reply learn consult shout yell speak write type sing".split())
+"""Verbs whose other words are a person and a topic, a spell or a text: not things that must be in sight."""
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
 MAX_COMMAND_LENGTH = 120
 """Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes
@@ -48,6 +57,8 @@ OBSERVATION_VERBS = frozenset(
 """Verbs that only look, listen or let time pass: repeating them is harmless, never a failure (issue 9)."""
 ATTACK_VERBS = frozenset("kill attack fight hit stab slay".split())
 """Verbs of a fight: fights are random, so repeating a blow is play, not a loop."""
+WAIT_VERBS = frozenset({"wait", "z"})
+"""Verbs that let time pass: timed events (a pod landing, a cave closing) take several in a row."""
 TAKE_VERBS = frozenset("take get pick grab".split())
 """Verbs that pick something up."""
 LOOK_COMMANDS = frozenset({"look", "l"})

@@ -20,7 +20,10 @@ class Guidance:
     """What the knowledge store of earlier episodes suggests where the player stands (plain data)."""
 
     known_here: tuple[str, ...] = ()
-    """Commands that scored in this room in an earlier episode and have not been tried here in this one."""
+    """Commands that scored in this room in an earlier episode and have not scored in this one, and `take` for
+    an item here whose taking scored anywhere."""
+    valuables: tuple[str, ...] = ()
+    """Nouns of items whose taking (or putting somewhere) scored in an earlier episode."""
     avoid_here: tuple[str, ...] = ()
     """Commands that killed the player here, or changed nothing here in a loop that ended an episode, and exits
     that never worked from here."""
@@ -56,6 +59,11 @@ class AgentContext:
     """Canonical commands already run in this room (this episode)."""
     refused_here: frozenset[str] = frozenset()
     """Canonical commands that changed nothing the last time they ran in this room."""
+    failed_here: frozenset[str] = frozenset()
+    """Canonical commands the game refused or did not understand the last time they ran in this room (never an
+    observation: waiting or looking again is harmless)."""
+    heard_here: frozenset[str] = frozenset()
+    """Words the game has printed while the player was in this room."""
     path_to_frontier: tuple[str, ...] = ()
     """Known exits leading to the nearest room with untried directions."""
     frontier_room: str = ""
