@@ -143,7 +143,11 @@ class OfflineAgent:
         mentioned |= {d for word, d in _EXIT_WORDS.items() if word in described}
         if context.knowledge.path_to_known:  # towards a room where an earlier episode scored
             yield context.knowledge.path_to_known[0]
-        first = [d for d in context.untried_exits if d in mentioned or d in PRIMARY_DIRECTIONS]
+        fresh = [d for d in context.untried_exits if d not in context.knowledge.explored_here]
+        first = [d for d in fresh if d in mentioned or d in PRIMARY_DIRECTIONS]
+        if not first and context.knowledge.path_to_unexplored:  # earlier episodes saw everything here: move on
+            yield context.knowledge.path_to_unexplored[0]
+        first = first or [d for d in context.untried_exits if d in mentioned or d in PRIMARY_DIRECTIONS]
         yield from sorted(first, key=lambda d: (d not in mentioned, DIRECTIONS.index(d)))
         if context.path_to_primary_frontier:
             yield context.path_to_primary_frontier[0]

@@ -128,6 +128,7 @@ def _state(context: AgentContext) -> list[str]:
     lines += _exits(context)
     lines += _tried(context)
     lines += _objectives(context)
+    lines += _earlier(context)
     lines += _history(context)
     notes = [line for line in context.loop_status.splitlines() if line.strip()]
     if context.banned:
@@ -172,6 +173,19 @@ def _objectives(context: AgentContext) -> list[str]:
         done = context.completed_objectives[-COMPLETED_SHOWN:]
         lines += ([] if context.objectives else [""]) + [f"Completed: {'; '.join(done)}."]
     return lines
+
+
+def _earlier(context: AgentContext) -> list[str]:
+    """What earlier episodes of this game learned, from their records (bounded)."""
+    known = context.knowledge
+    lines = list(known.earlier)
+    if known.known_here:
+        lines.append(f"Scored here in an earlier episode: {_capped(list(known.known_here))}.")
+    if known.avoid_here:
+        lines.append(f"Failed, killed or looped here in an earlier episode: {_capped(list(known.avoid_here))}.")
+    if known.path_to_known and not known.known_here:
+        lines.append(f"Nearest room where an earlier episode scored: {known.known_target}, via {', '.join(known.path_to_known)}.")
+    return ["", "FROM EARLIER EPISODES:", *lines] if lines else []
 
 
 def _history(context: AgentContext) -> list[str]:

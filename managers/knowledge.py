@@ -18,7 +18,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from managers.map_graph import MapGraph
-from session.commands import ATTACK_VERBS, TAKE_VERBS, canonical_command, command_words, direction_of
+from session.commands import (
+    ATTACK_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
+)  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH
 from session.records import GameView, TurnRecord
@@ -277,8 +279,12 @@ class Knowledge:
         targets = {e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried}
         path = tuple(self._path(here, targets)) if targets else ()
         target = self.graph.follow(here, path) if path else None
+        facts = store.rooms.get(str(here))
+        explored = tuple(sorted(set(facts.exits) | set(facts.failed_exits))) if facts else ()
         return Guidance(
             known_here=known_here,
+            explored_here=explored,
+            path_to_unexplored=tuple(self._path(here, self._unexplored_rooms())),
             avoid_here=self.avoid(here),
             path_to_known=path,
             known_target=self.graph.name_of(target) if target is not None else "",
@@ -294,6 +300,16 @@ class Knowledge:
             if len(words) > 1 and (words[0] in TAKE_VERBS or words[0] == "put"):
                 nouns.add((words[1:words.index("in")] if "in" in words else words[1:])[-1])
         return nouns
+
+    def _unexplored_rooms(self) -> set[int | None]:
+        """Rooms with a primary direction that no episode (this one included) has tried."""
+        rooms = set()
+        for room_id, room in self.graph.rooms.items():
+            facts = self.store.rooms.get(str(room_id))
+            tried = set(room.exits) | room.failed_exits | (set(facts.exits) | set(facts.failed_exits) if facts else set())
+            if PRIMARY_DIRECTIONS - tried:
+                rooms.add(room_id)
+        return rooms
 
     def _path(self, here: int | None, targets: set[int | None]) -> list[str]:
         """Known exits to the nearest target, leaving out the exits that failed in this episode since they last

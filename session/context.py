@@ -30,6 +30,10 @@ class Guidance:
     path_to_known: tuple[str, ...] = ()
     """Known exits to the nearest room where an earlier episode scored and this one has not tried yet."""
     known_target: str = ""
+    explored_here: tuple[str, ...] = ()
+    """Directions earlier episodes tried from this room (they worked or failed: nothing new to learn there)."""
+    path_to_unexplored: tuple[str, ...] = ()
+    """Known exits to the nearest room with a north/south/east/west/up/down no episode has tried."""
     earlier: tuple[str, ...] = ()
     """A few lines for an LLM: where points came from, deaths, loops."""
 
