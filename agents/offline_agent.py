@@ -159,6 +159,7 @@ class OfflineAgent:
             # Least recently used first, so it does not bounce between two rooms.
             newest_first = [cmd for cmd, _ in reversed(context.recent)]
             yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)
+        yield from context.knowledge.exits_here  # ways out earlier episodes took, though they failed here today
 
 
 def _object_phrase(name: str, noun: str) -> str:

@@ -3,6 +3,7 @@ episode?
 
     uv run python -m benchmarks.evaluate [--rom PATH] [--scenario NAME|PATH|all] [--config PATH] [--out DIR]
     uv run python -m benchmarks.evaluate --walkthroughs DIR      # the healthy scenario for every story file there
+    uv run python -m benchmarks.evaluate --learning DIR [--episodes 5] [--max-turns 300]   # learning curves
     uv run --extra plot python -m benchmarks.evaluate --scenario all --out docs/results   # with pictures
 
 Each scenario runs through the real orchestrator with the offline critic, loop break on and off: forced (scripted
@@ -32,7 +33,7 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from benchmarks import llm_calls, throughput
+from benchmarks import learning, llm_calls, throughput
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
@@ -351,10 +352,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--walkthroughs", help="folder of story files: one healthy-walkthrough row per game")
     parser.add_argument("--no-overhead", action="store_true", help="skip the overhead and memory measurements")
+    parser.add_argument("--learning", help="folder of story files: N episodes each with the knowledge store")
+    parser.add_argument("--episodes", type=int, default=5, help="--learning: episodes per game")
+    parser.add_argument("--max-turns", type=int, default=300, help="--learning: turns per episode")
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
         GameConfiguration.from_toml(args.config)
+        if args.learning:
+            result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns)
+            print((out / "learning.md").read_text())
+            print(f"wrote {out / 'learning.json'}, {out / 'learning.md'}" + (f", {result['picture']}" if result["picture"] else ""))
+            return 0
         if args.walkthroughs:
             columns = ["game", "walkthrough_steps", "turns", "score", "termination_reason", "false_termination",
                        "turned_to_reject", "would_reject", "skipped"]  # fmt: skip

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    ATTACK_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
+    ATTACK_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of, is_observation,
 )  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH
@@ -267,7 +267,10 @@ class Knowledge:
             return Guidance()
         here = view.room_id
         scored = {(e.room_id, e.command) for e in self.scored}
-        open_events = [e for e in store.score_events if (e.room_id, e.command) not in scored]
+        # Points that came on a look or a wait came from the clock, not from the command: nothing to repeat.
+        open_events = [
+            e for e in store.score_events if (e.room_id, e.command) not in scored and not is_observation(e.command)
+        ]
         # Here: every known source not realised yet (the agent skips what changed nothing until the room changes),
         # and the valuable items in sight wherever they scored (items move: the thief, the player's own drops).
         valuables = self.valuables()
@@ -284,6 +287,7 @@ class Knowledge:
         return Guidance(
             known_here=known_here,
             explored_here=explored,
+            exits_here=tuple(sorted(facts.exits)) if facts else (),
             path_to_unexplored=tuple(self._path(here, self._unexplored_rooms())),
             avoid_here=self.avoid(here),
             path_to_known=path,

@@ -30,6 +30,8 @@ class Guidance:
     path_to_known: tuple[str, ...] = ()
     """Known exits to the nearest room where an earlier episode scored and this one has not tried yet."""
     known_target: str = ""
+    exits_here: tuple[str, ...] = ()
+    """Directions that led somewhere from this room in an earlier episode (a way may open only later)."""
     explored_here: tuple[str, ...] = ()
     """Directions earlier episodes tried from this room (they worked or failed: nothing new to learn there)."""
     path_to_unexplored: tuple[str, ...] = ()

@@ -1,0 +1,110 @@
+"""Learning curves: N episodes per game, back to back, each learning from the ones before (the knowledge store).
+
+    uv run python -m benchmarks.evaluate --learning ../shared/games [--episodes 5] [--max-turns 300] [--out DIR]
+
+The offline agent and critic play every story file of the folder, as `main.py --episodes N` would, with a fresh
+knowledge store per game. Writes learning.json, learning.md (best score by episode, per game and the mean) and,
+with matplotlib installed, learning.png (best score over episodes, one line per game, as a share of the game's
+maximum so that games of 1 and 400 points share an axis).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import tempfile
+from argparse import Namespace
+from pathlib import Path
+
+from loguru import logger
+
+from session.config import GameConfiguration
+
+STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
+
+
+def learn_game(job: dict) -> dict:
+    """`episodes` episodes of one story file; per episode its best score, turns, ending and turns to reach the
+    first episode's best score."""
+    from main import build_orchestrator, build_session  # main wires the parts exactly as a user's run does
+
+    logger.remove()
+    story = Path(job["story"])
+    with tempfile.TemporaryDirectory() as folder:
+        config = GameConfiguration.from_toml(job["config"], {
+            "gameplay": {"agent": "offline", "critic": "offline", "max_turns_per_episode": job["max_turns"]},
+            "files": {"episode_dir": folder},
+            "knowledge": {"enabled": True, "path": str(Path(folder) / "knowledge.json")},
+        })  # fmt: skip
+        args = Namespace(rom=str(story), actions=None, quiet=True)
+        session = build_session(config, args)
+        rows = []
+        for _ in range(job["episodes"]):
+            summary_path = build_orchestrator(config, args, session=session).play_episode()
+            summary = json.loads(summary_path.read_text())
+            scores = [json.loads(line)["score_after"] for line in (summary_path.parent / "events.jsonl").open()]
+            target = rows[0]["best_score"] if rows else summary["best_score"]
+            reached = next((i + 1 for i, s in enumerate(scores) if s >= target), None) if target > 0 else None
+            rows.append({
+                "best_score": summary["best_score"], "turns": summary["turns"],
+                "termination_reason": summary["termination_reason"], "turns_to_first_best": reached,
+            })  # fmt: skip
+    return {"game": session.game_name, "max_score": session.max_score, "episodes": rows}
+
+
+def learning_curves(folder: Path, config_path: str, episodes: int, max_turns: int, jobs: int = 2) -> list[dict]:
+    stories = sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+    work = [
+        {"story": str(s), "config": config_path, "episodes": episodes, "max_turns": max_turns} for s in stories
+    ]  # fmt: skip
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        return pool.map(learn_game, work)
+
+
+def markdown(games: list[dict], episodes: int) -> str:
+    header = "| game | max | " + " | ".join(f"ep {i + 1}" for i in range(episodes)) + " | turns to ep 1's best: ep 1 → last |"
+    lines = [header, "|---|---|" + "---|" * episodes + "---|"]
+    for game in games:
+        bests = " | ".join(str(row["best_score"]) for row in game["episodes"])
+        first_best = game["episodes"][-1]["turns_to_first_best"]
+        first_turns = game["episodes"][0]["turns_to_first_best"]
+        shown = f"{first_turns} → {first_best}" if first_turns is not None else "-"
+        lines.append(f"| {game['game']} | {game['max_score']} | {bests} | {shown} |")
+    means = [sum(g["episodes"][i]["best_score"] for g in games) / max(len(games), 1) for i in range(episodes)]
+    lines.append("| **mean** | | " + " | ".join(f"**{m:.1f}**" for m in means) + " | |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(games: list[dict], out: Path) -> Path | None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return None
+    figure, axis = plt.subplots(figsize=(9, 5))
+    for game in games:
+        top = max(game["max_score"] or 1, 1)
+        best = [row["best_score"] / top for row in game["episodes"]]
+        axis.plot(range(1, len(best) + 1), best, marker="o", linewidth=1, label=game["game"])
+    axis.set_xlabel("episode")
+    axis.set_ylabel("best score / max score")
+    axis.set_title("Best score by episode, offline agent with the knowledge store", fontsize=10)
+    axis.legend(fontsize=6, ncol=3, loc="upper left")
+    figure.tight_layout()
+    path = out / "learning.png"
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def run(folder: Path, config_path: str, out: Path, episodes: int, max_turns: int) -> dict:
+    out.mkdir(parents=True, exist_ok=True)
+    games = learning_curves(folder, config_path, episodes, max_turns)
+    result = {"episodes": episodes, "max_turns": max_turns, "games": games}
+    (out / "learning.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "learning.md").write_text(markdown(games, episodes))
+    picture = plot(games, out)
+    result["picture"] = str(picture) if picture else None
+    return result
