@@ -4,6 +4,7 @@
     uv run python main.py --episodes 5         # five episodes back to back, each learning from the ones before
     uv run python main.py --agent walkthrough  # Jericho's walkthrough, forced through the full orchestrator
     uv run python main.py --resume game_files/episodes/<episode_id>   # go on with an interrupted episode
+    uv run python main.py view [DIR ...] [--port N]   # watch and review episodes in the browser (127.0.0.1)
 
 Exit codes: 0 the episode ended (victory, game over, max turns, a loop break); 2 bad input (flags, configuration,
 story file, replay file, an episode folder that cannot be written or resumed); 3 the LLM became unavailable;
@@ -202,6 +203,9 @@ def _raise_interrupt(signum: int, _frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["view"]:
+        return view(argv[1:])
     args = parse_args(argv)
     logger.remove()
     records: list[TurnRecord] | None = None
@@ -231,6 +235,17 @@ def main(argv: list[str] | None = None) -> int:
     if episodes > 1:
         print(write_run(Path(config.files.episode_dir), summaries))
     return 0
+
+
+def view(argv: list[str]) -> int:
+    """`main.py view [DIR ...] [--port N]`: the episode viewer (default folder: the configured episode_dir)."""
+    from viewer import server
+
+    try:
+        default = GameConfiguration.from_toml("pyproject.toml").files.episode_dir
+    except ConfigError:
+        default = "game_files/episodes"
+    return server.main(argv, default)
 
 
 def play_one(

@@ -21,6 +21,7 @@ from agents.precheck import ObjectPrecheck
 from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
 from managers.knowledge import Knowledge
+from viewer.report import write_report
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
@@ -507,6 +508,10 @@ class ZorkOrchestratorV2:
         if summary["llm_calls"]:
             logger.bind(event_type="llm_usage").info(_usage_line(summary))
         path = self.recorder.close(summary)
+        try:
+            write_report(folder)
+        except OSError as exc:  # the records and summary are what matter; the page can be rebuilt from them
+            logger.warning(f"report.html not written: {exc.strerror or exc}")
         return path
 
 

@@ -1,0 +1,142 @@
+"""Issue 13: the episode viewer, in a real browser (headless Debian Chromium, driven by Playwright).
+
+`.ci/run` installs Chromium when it is missing; without it these tests fail with a message saying so."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from agents.looper_agent import LooperAgent
+from benchmarks.scenarios import build_scenario
+from tests.conftest import make_config, run_episode
+from viewer.report import REPORT_FILE
+from viewer.server import HOST, Viewer, serve
+
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    executable = next((p for p in CHROMIUM_PATHS if Path(p).is_file()), None) or shutil.which("chromium")
+    if executable is None:
+        pytest.fail("the viewer tests need Chromium: `apt-get install chromium` (.ci/run does it)", pytrace=False)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture(scope="module")
+def stuck_episode(rom_path, tmp_path_factory) -> Path:
+    """A recorded episode the loop break ended: the dam_ab looper."""
+    built = build_scenario("dam_ab", rom_path)
+    config = make_config(tmp_path_factory.mktemp("stuck"), gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    return result.folder
+
+
+def open_page(browser, url: str):
+    page = browser.new_page(viewport={"width": 1300, "height": 1400})
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    return page, errors
+
+
+def test_the_report_of_a_stuck_episode_renders_and_a_point_opens_its_turn(browser, stuck_episode):
+    report = stuck_episode / REPORT_FILE
+    assert report.is_file()
+    assert "http://" not in report.read_text().split("<script")[0] + report.read_text().split("</script>")[-1]
+    page, errors = open_page(browser, report.as_uri())
+    summary = json.loads((stuck_episode / "summary.json").read_text())
+    assert f"stuck_no_progress at turn {summary['turns']}" in page.inner_text("header")
+    assert page.locator("#chartsvg circle.point").count() == summary["turns"]
+    assert page.locator("#turnrows tr.turn").count() == summary["turns"]
+    assert page.locator("#mapsvg g.room").count() == summary["rooms_visited"]
+    assert page.locator("#mapsvg rect[fill='#f5b041']").count() >= 1  # the loop's rooms
+    page.click("#chartsvg circle.point[data-turn='40']")
+    assert page.inner_text("#turn-detail").startswith("Turn 40")
+    assert "selected" in page.get_attribute("#turn-40", "class")
+    assert "stuck_termination" in page.inner_text("#events")
+    assert errors == []
+    page.close()
+
+
+def write_lines(path: Path, records: list[dict]) -> None:
+    with path.open("a", encoding="utf-8") as out:
+        for record in records:
+            out.write(json.dumps(record) + "\n")
+
+
+@pytest.fixture
+def server(tmp_path):
+    httpd = serve([tmp_path], 0)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    yield f"http://{HOST}:{httpd.server_address[1]}", tmp_path
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server):
+    base, root = server
+    records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
+    running = root / "running-episode"
+    running.mkdir()
+    shutil.copy(stuck_episode / "episode.json", running / "episode.json")
+    write_lines(running / "events.jsonl", records[:5])
+    page, errors = open_page(browser, f"{base}/")
+    assert "running-episode" in page.inner_text("#list")
+    page.click("text=running-episode")
+    assert "running (following live)" in page.inner_text("header")
+    assert page.locator("#turnrows tr.turn").count() == 5
+    started = time.monotonic()
+    write_lines(running / "events.jsonl", records[5:7])
+    page.wait_for_selector("#turn-7", timeout=3000)
+    assert time.monotonic() - started < 2.5
+    shutil.copy(stuck_episode / "summary.json", running / "summary.json")  # the episode ends
+    page.wait_for_function("document.querySelector('header').innerText.includes('stuck_no_progress')", timeout=3000)
+    assert errors == []
+    page.close()
+
+
+def test_a_partly_written_episode_shows_what_is_there(browser, stuck_episode, server):
+    base, root = server
+    lines = (stuck_episode / "events.jsonl").read_text().splitlines()
+    killed = root / "killed-episode"
+    killed.mkdir()
+    (killed / "events.jsonl").write_text("\n".join(lines[:10]) + "\n" + lines[10][: len(lines[10]) // 2])
+    page, errors = open_page(browser, f"{base}/episode/killed-episode")
+    notes = page.inner_text("main")
+    assert "no summary.json yet" in notes and "line 11 is partly written" in notes
+    assert page.locator("#turnrows tr.turn").count() == 10
+    assert errors == []
+    page.close()
+
+
+def test_the_server_serves_only_episode_folders(tmp_path):
+    (tmp_path / "episodes" / "one").mkdir(parents=True)
+    (tmp_path / "episodes" / "one" / "events.jsonl").write_text("")
+    (tmp_path / "secret.txt").write_text("no")
+    viewer = Viewer([tmp_path / "episodes"])
+    assert viewer.answer("/")[0] == 200 and viewer.answer("/episode/one")[0] == 200
+    for target in ("/episode/..", "/episode/../secret.txt", "/episode/%2e%2e%2fsecret.txt", "/secret.txt",
+                   "/api/episode/two", "/episode/one/../../secret.txt", "/etc/passwd"):  # fmt: skip
+        assert viewer.answer(target)[0] == 404, target
+    assert HOST == "127.0.0.1"
+
+
+def test_view_of_a_missing_folder_is_one_error_line(tmp_path, capsys):
+    from main import main
+
+    assert main(["view", str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: not a folder:")

@@ -1,0 +1,184 @@
+"""Episode folders read for the viewer: whatever is there, with a note for what is missing or partly written.
+
+An episode folder holds events.jsonl (one record per turn), and at its end summary.json and map.json. A running
+episode has no summary yet; a killed one may end in a partly written line. Neither is an error here: the page
+shows what there is and says what is missing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+MARKED_EVENTS = {
+    "loop_detected": "detection",
+    "loop_break_warning": "warning",
+    "loop_penalty_applied": "penalty",
+    "stuck_termination": "termination",
+    "loop_gate": "termination",
+    "identical_action_warning": "warning",
+    "failure_loop": "detection",
+    "collaboration_loop": "detection",
+}
+"""Event types marked on the chart, by marker kind."""
+LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
+RESPONSE_CHARS = 2000
+"""The game's response kept per turn on the page."""
+
+
+def is_episode(folder: Path) -> bool:
+    return (folder / "events.jsonl").is_file() or (folder / "episode.json").is_file()
+
+
+def find_episodes(roots: list[Path]) -> dict[str, Path]:
+    """Episode id (its folder's name) -> folder, for every root that is an episode or holds episodes."""
+    found: dict[str, Path] = {}
+    for root in roots:
+        if is_episode(root):
+            found[root.name] = root
+        elif root.is_dir():
+            for child in sorted(root.iterdir()):
+                if child.is_dir() and is_episode(child):
+                    found[child.name] = child
+    return found
+
+
+def read_json(path: Path) -> Any | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def read_turns(folder: Path, since: int = 0) -> tuple[list[dict], list[str]]:
+    """The compact turns after turn `since`, and notes on lines that could not be read."""
+    notes: list[str] = []
+    path = folder / "events.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
+    except OSError:
+        return [], ["no events.jsonl: no turn was recorded"]
+    turns = []
+    last_progress = 0
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            last = number == len(lines) or all(not rest.strip() for rest in lines[number:])
+            notes.append(
+                f"events.jsonl line {number} is partly written (the episode is running or was killed): skipped"
+                if last else f"events.jsonl line {number} is not a JSON record: skipped"
+            )  # fmt: skip
+            continue
+        if not isinstance(record, dict) or "turn" not in record:
+            notes.append(f"events.jsonl line {number} is not a turn record: skipped")
+            continue
+        events = record.get("events") or []
+        if any(e.get("event_type") == "progress_detected" for e in events if isinstance(e, dict)):
+            last_progress = record["turn"]
+        if record["turn"] > since:
+            turns.append(compact(record, record["turn"] - last_progress))
+    return turns, notes
+
+
+def compact(record: dict, turns_stuck: int) -> dict:
+    """What the page shows of one turn."""
+    calls = record.get("llm_calls") or {}
+    tokens = record.get("llm_tokens") or {}
+    cost = record.get("llm_cost_usd") or {}
+    return {
+        "turn": record["turn"],
+        "command": str(record.get("command", "")),
+        "response": str(record.get("response", ""))[:RESPONSE_CHARS],
+        "room_id": record.get("room_id_after"),
+        "room": record.get("room_name_after", ""),
+        "room_before_id": record.get("room_id_before"),
+        "score": record.get("score_after", 0),
+        "base": record.get("critic_base_score"),
+        "adjusted": record.get("critic_adjusted_score"),
+        "reason": record.get("critic_reason", ""),
+        "adjustments": record.get("adjustments") or [],
+        "candidates": [
+            {k: c.get(k) for k in ("command", "score", "reason", "accepted", "thought")}
+            for c in record.get("candidates") or [] if isinstance(c, dict)
+        ],  # fmt: skip
+        "thought": record.get("thought", ""),
+        "llm_calls": sum(v for v in calls.values() if isinstance(v, int)),
+        "tokens": sum(v for v in tokens.values() if isinstance(v, int)),
+        "cost": round(sum(v for v in cost.values() if isinstance(v, (int, float))), 6),
+        "stuck": turns_stuck,
+        "category": record.get("result_category", ""),
+        "marks": [
+            {"kind": MARKED_EVENTS[e["event_type"]], "type": e["event_type"], "text": describe(e)}
+            for e in record.get("events") or [] if isinstance(e, dict) and e.get("event_type") in MARKED_EVENTS
+        ],  # fmt: skip
+        "objectives": [o.get("objective", "") for o in record.get("objectives_completed") or [] if isinstance(o, dict)],
+    }
+
+
+def describe(event: dict) -> str:
+    """The event's type and its scalar fields, in one line."""
+    parts = [
+        f"{key} {value}" for key, value in event.items()
+        if key not in ("event_type", "turn") and isinstance(value, (str, int, float)) and value != ""
+    ]  # fmt: skip
+    return f"{event['event_type']}: {'; '.join(parts)}"[:300]
+
+
+def load_episode(folder: Path) -> dict:
+    """Everything the page needs of one episode, with notes on what is missing."""
+    turns, notes = read_turns(folder)
+    summary = read_json(folder / "summary.json")
+    info = read_json(folder / "episode.json") or {}
+    game_map = read_json(folder / "map.json")
+    if summary is None:
+        notes.insert(0, "no summary.json yet: the episode is running, or it was killed before its end")
+    if game_map is None:
+        game_map = map_from_turns(turns)
+    config = info.get("config") or {}
+    llm = config.get("llm") or {}
+    loop_rooms: list[int] = []
+    if summary and summary.get("termination_reason") in LOOP_ENDINGS:
+        since = (summary.get("loop_break") or {}).get("last_progress_turn", 0)
+        loop_rooms = sorted({t["room_id"] for t in turns if t["turn"] > since and t["room_id"] is not None})
+    return {
+        "episode_id": folder.name,
+        "summary": summary,
+        "info": {
+            "game": (summary or {}).get("game") or Path(str(info.get("story_file", ""))).stem,
+            "agent": (summary or {}).get("agent") or info.get("agent"),
+            "critic": (summary or {}).get("critic") or info.get("critic"),
+            "models": {"agent": llm.get("agent_model"), "critic": llm.get("critic_model")},
+        },
+        "turns": turns,
+        "map": game_map,
+        "loop_rooms": loop_rooms,
+        "notes": notes,
+    }
+
+
+def map_from_turns(turns: list[dict]) -> dict:
+    """A map from the turns alone (a running or killed episode has no map.json yet)."""
+    rooms: dict[str, dict] = {}
+    for turn in turns:
+        if turn["room_id"] is not None:
+            rooms.setdefault(str(turn["room_id"]), {"name": turn["room"], "exits": {}, "failed_exits": []})
+    return {"rooms": rooms}
+
+
+def episode_row(episode_id: str, folder: Path) -> dict:
+    """One line of the episode list."""
+    summary = read_json(folder / "summary.json") or {}
+    info = read_json(folder / "episode.json") or {}
+    return {
+        "episode_id": episode_id,
+        "game": summary.get("game") or Path(str(info.get("story_file", ""))).stem,
+        "agent": summary.get("agent") or info.get("agent"),
+        "turns": summary.get("turns"),
+        "score": summary.get("final_score"),
+        "max_score": summary.get("max_score"),
+        "termination_reason": summary.get("termination_reason") or "running or killed",
+    }
