@@ -206,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["view"]:
         return view(argv[1:])
+    if argv[:1] == ["batch"]:
+        from batch import runner
+
+        logger.remove()
+        return runner.main(argv[1:])
     args = parse_args(argv)
     logger.remove()
     records: list[TurnRecord] | None = None

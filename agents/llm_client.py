@@ -9,6 +9,7 @@ key; an error message leaves it also free of terminal control characters.
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import NoReturn
 
@@ -20,6 +21,9 @@ from agents.reply import MAX_REPLY_CHARS
 from session.config import LLMConfig
 from session.safe_text import encodable, printable, redact
 
+REQUEST_LIMITS: dict = {}
+"""base_url -> a semaphore bounding the requests in flight to that server across a batch's processes (empty: no
+limit). A batch installs them in each worker (`batch.jobs.install_request_limits`)."""
 MAX_DETAIL_CHARS = 300
 """Server text kept in a failure's message and log line."""
 
@@ -155,7 +159,8 @@ class LLMClient:
         if response_format is not None:
             request["response_format"] = response_format
         try:
-            response = self.client.chat.completions.create(**request)
+            with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
+                response = self.client.chat.completions.create(**request)
             self._count_tokens(role, model, response)
             text = reply_text(response)
         except (openai.OpenAIError, MalformedResponse, ValueError) as exc:

@@ -85,6 +85,9 @@ class LLMConfig(_Section):
     """How the cap is sent: `max_completion_tokens` for OpenAI's reasoning models, `none` to send no cap."""
     timeout_seconds: float = Field(60.0, gt=0.0, le=3600.0)
     """Per-request timeout handed to the openai client."""
+    max_concurrent_requests: int = Field(4, ge=1, le=1000)
+    """Requests in flight to one base_url at once, across all the worker processes of a batch (`main.py batch`):
+    a provider's rate limit is per key, not per process. A 429 is retried by the client within its slot."""
     max_retries: int = Field(2, ge=0, le=10)
     """Retries the openai client makes itself (with backoff) before a call counts as failed."""
     prices: dict[str, ModelPrice] = Field(default_factory=lambda: dict(DEFAULT_PRICES))

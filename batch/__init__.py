@@ -1,0 +1,1 @@
+"""Batches: many games, seeds and configurations, in parallel processes or on a Ray cluster, resumable."""

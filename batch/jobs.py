@@ -1,0 +1,63 @@
+"""One batch job: one episode of one game, seed and named configuration (a grid cell). Runs in any process."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import traceback
+from argparse import Namespace
+from pathlib import Path
+from typing import Any
+
+from loguru import logger
+
+_REQUEST_LIMITS: dict[str, Any] = {}
+"""base_url -> a semaphore shared by the batch's worker processes (installed by `install_request_limits`)."""
+
+
+def install_request_limits(limits: dict[str, Any]) -> None:
+    """Pool initializer: every LLM client of this process waits on the batch's shared limit for its base_url."""
+    from agents import llm_client
+
+    _REQUEST_LIMITS.update(limits)
+    llm_client.REQUEST_LIMITS.update(limits)
+
+
+def job_id(cell: str, game: str, seed: int, episode: int) -> str:
+    return f"{cell}/{game}/seed{seed}/ep{episode}"
+
+
+def run_job(job: dict) -> dict:
+    """Play the job's episode; its result row (`status` finished or crashed), never an exception."""
+    from main import build_orchestrator, build_session
+    from session.config import GameConfiguration
+
+    logger.remove()
+    folder = Path(job["folder"])
+    shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier try of this job: start it over
+    row = {"id": job["id"], "cell": job["cell"], "game": job["game"], "seed": job["seed"], "episode": job["episode"]}
+    try:
+        overrides = json.loads(json.dumps(job["overrides"]))
+        overrides.setdefault("files", {})["episode_dir"] = str(folder)
+        overrides.setdefault("gameplay", {})["seed"] = job["seed"]
+        config = GameConfiguration.from_toml(job["config"], overrides)
+        args = Namespace(rom=job["story"], actions=None, quiet=True)
+        orchestrator = build_orchestrator(config, args, session=build_session(config, args))
+        summary = json.loads(orchestrator.play_episode().read_text())
+    except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
+        return {**row, "status": "crashed", "error": f"{type(exc).__name__}: {exc}"[:500],
+                "trace": traceback.format_exc(limit=3)[-1500:]}  # fmt: skip
+    return {
+        **row,
+        "status": "finished",
+        "final_score": summary["final_score"],
+        "best_score": summary["best_score"],
+        "max_score": summary["max_score"],
+        "turns": summary["turns"],
+        "termination_reason": summary["termination_reason"],
+        "llm_calls": sum(summary["llm_calls"].values()),
+        "tokens": sum(summary["tokens"].values()),
+        "cost_usd": summary["cost_usd"].get("total", 0.0),
+        "wall_seconds": summary["wall_seconds"],
+        "episode_folder": str(Path(summary["episode_id"]).name),
+    }

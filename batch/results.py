@@ -1,0 +1,103 @@
+"""The results of a batch: one row per cell (and per cell and game), as JSON, CSV and Markdown."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from pathlib import Path
+from statistics import mean
+
+LOOP_BREAK_SWITCH = ("loop_break", "enable_velocity_detection")
+"""The key whose on/off pairs of cells give the turns and cost the loop break saved."""
+COLUMNS = ("cell", "game", "episodes", "crashed", "mean_score", "best_score", "score_share", "mean_turns",
+           "terminations", "llm_calls", "tokens", "cost_usd")  # fmt: skip
+
+
+def summarise(cell: str, game: str, rows: list[dict]) -> dict:
+    finished = [r for r in rows if r["status"] == "finished"]
+    shares = [r["best_score"] / r["max_score"] for r in finished if r.get("max_score")]
+    return {
+        "cell": cell,
+        "game": game,
+        "episodes": len(finished),
+        "crashed": len(rows) - len(finished),
+        "mean_score": round(mean(r["final_score"] for r in finished), 2) if finished else None,
+        "best_score": max((r["best_score"] for r in finished), default=None),
+        "score_share": round(mean(shares), 4) if shares else None,
+        "mean_turns": round(mean(r["turns"] for r in finished), 1) if finished else None,
+        "terminations": dict(Counter(r["termination_reason"] for r in finished)),
+        "llm_calls": sum(r["llm_calls"] for r in finished),
+        "tokens": sum(r["tokens"] for r in finished),
+        "cost_usd": round(sum(r["cost_usd"] for r in finished), 6),
+    }
+
+
+def loop_break_pairs(grid: dict[str, dict], cells: dict[str, dict]) -> list[dict]:
+    """Turns and cost saved, for each pair of cells that differ only in the loop break's master switch."""
+    pairs = []
+    for on_name, on in grid.items():
+        for off_name, off in grid.items():
+            switch_on = on.get(LOOP_BREAK_SWITCH[0], {}).get(LOOP_BREAK_SWITCH[1], True)
+            switch_off = off.get(LOOP_BREAK_SWITCH[0], {}).get(LOOP_BREAK_SWITCH[1], True)
+            strip = lambda g: {s: {k: v for k, v in keys.items() if (s, k) != LOOP_BREAK_SWITCH} for s, keys in g.items()}  # noqa: E731
+            if switch_on and not switch_off and strip(on) == strip(off) and cells[on_name]["episodes"]:
+                a, b = cells[on_name], cells[off_name]
+                if a["mean_turns"] is None or b["mean_turns"] is None:
+                    continue
+                pairs.append({
+                    "on": on_name, "off": off_name,
+                    "turns_saved_per_episode": round(b["mean_turns"] - a["mean_turns"], 1),
+                    "cost_saved_usd": round(b["cost_usd"] - a["cost_usd"], 6),
+                })  # fmt: skip
+    return pairs
+
+
+def write_results(out: Path, rows: list[dict], grid: dict, wall_seconds: float, workers: int) -> dict:
+    by_cell: dict[str, list[dict]] = {}
+    by_cell_game: dict[tuple[str, str], list[dict]] = {}
+    for row in rows:
+        by_cell.setdefault(row["cell"], []).append(row)
+        by_cell_game.setdefault((row["cell"], row["game"]), []).append(row)
+    cells = {cell: summarise(cell, "all", group) for cell, group in by_cell.items()}
+    games = [summarise(cell, game, group) for (cell, game), group in sorted(by_cell_game.items())]
+    episode_seconds = sum(r.get("wall_seconds", 0.0) for r in rows if r["status"] == "finished")
+    result = {
+        "cells": list(cells.values()),
+        "games": games,
+        "loop_break_saved": loop_break_pairs(grid, cells) if set(grid) == set(cells) else [],
+        "episodes": len(rows),
+        "crashed": sum(1 for r in rows if r["status"] != "finished"),
+        "wall_seconds": round(wall_seconds, 1),
+        "episode_seconds": round(episode_seconds, 1),
+        "workers": workers,
+    }
+    (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
+    with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer.writeheader()
+        for line in [*cells.values(), *games]:
+            writer.writerow({**line, "terminations": json.dumps(line["terminations"])})
+    (out / "results.md").write_text(markdown(result))
+    return result
+
+
+def markdown(result: dict) -> str:
+    def table(lines: list[dict]) -> list[str]:
+        text = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        for line in lines:
+            ends = ", ".join(f"{k} {v}" for k, v in sorted(line["terminations"].items()))
+            text.append("| " + " | ".join(str(line[c]) if c != "terminations" else ends for c in COLUMNS) + " |")
+        return text
+
+    lines = ["# Batch results", "", f"{result['episodes']} episodes ({result['crashed']} crashed), "
+             f"{result['wall_seconds']} s wall with {result['workers']} workers "
+             f"({result['episode_seconds']} s of episodes).", "", "## By cell", ""]  # fmt: skip
+    lines += table(result["cells"])
+    if result["loop_break_saved"]:
+        lines += ["", "## Saved by the loop break", "", "| on | off | turns saved per episode | cost saved (USD) |",
+                  "|---|---|---|---|"]  # fmt: skip
+        lines += [f"| {p['on']} | {p['off']} | {p['turns_saved_per_episode']} | {p['cost_saved_usd']} |"
+                  for p in result["loop_break_saved"]]  # fmt: skip
+    lines += ["", "## By cell and game", ""] + table(result["games"])
+    return "\n".join(lines) + "\n"

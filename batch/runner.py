@@ -1,0 +1,252 @@
+"""`main.py batch`: every (cell, game, seed, episode) of a batch, in parallel, resumable, with one results table.
+
+    uv run python main.py batch --games ../shared/games --seeds 1,2,3 --workers 2 --out batches/first
+    uv run python main.py batch --games zork1,zork2 --grid grid.toml --backend ray --ray-address auto
+
+The manifest (`OUT/manifest.jsonl`) gets one whole line per finished or crashed job; run the same command again and
+it skips those and runs the others (an interrupted job starts over in a clean folder). Results: `OUT/results.json`,
+`results.csv` and `results.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import tomli
+from tqdm import tqdm
+
+from batch.jobs import install_request_limits, job_id, run_job
+from batch.results import write_results
+from session.config import ConfigError, GameConfiguration
+
+STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
+MANIFEST = "manifest.jsonl"
+# Ray workers run this project's code with this interpreter. Ray's `uv run` integration, read once when ray is first
+# imported, would start each worker through `uv run` in Ray's session folder, outside this project and its extras.
+os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
+DEFAULT_CELL = "default"
+
+
+class BatchError(Exception):
+    """Bad batch input: games, seeds, a grid file, a manifest of another batch."""
+
+
+# -- what to run ------------------------------------------------------------------------------------------------
+def story_files(spec: str) -> list[Path]:
+    """A folder of story files, or comma-separated story files or game names (found beside $ZORK_ROM or in
+    games/ or ../shared/games)."""
+    found: list[Path] = []
+    folders = [Path(os.environ["ZORK_ROM"]).parent] if os.environ.get("ZORK_ROM") else []
+    folders += [Path("games"), Path("../shared/games")]
+    for item in filter(None, (part.strip() for part in spec.split(","))):
+        path = Path(item)
+        if path.is_dir():
+            found += sorted(p for p in path.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+        elif path.is_file():
+            found.append(path)
+        else:
+            matches = [p for folder in folders if folder.is_dir() for p in sorted(folder.glob(f"{item}.z*"))]
+            if not matches:
+                raise BatchError(f"--games: no story file or folder named {item!r}")
+            found.append(matches[0])
+    if not found:
+        raise BatchError(f"--games {spec}: no story file")
+    return [p.resolve() for p in found]
+
+
+def read_grid(path: str | None) -> dict[str, dict[str, dict[str, Any]]]:
+    """Named configurations: `[cells.<name>.<section>]` tables of `[tool.zorkgpt.*]` keys."""
+    if path is None:
+        return {DEFAULT_CELL: {}}
+    try:
+        data = tomli.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomli.TOMLDecodeError) as exc:
+        raise BatchError(f"--grid {path}: not a readable TOML file ({exc})") from None
+    cells = data.get("cells")
+    if not isinstance(cells, dict) or not cells:
+        raise BatchError(f"--grid {path}: needs [cells.<name>] tables")
+    for name, sections in cells.items():
+        if not isinstance(sections, dict) or not all(isinstance(v, dict) for v in sections.values()):
+            raise BatchError(f"--grid {path}: cells.{name} must hold [cells.{name}.<section>] tables")
+        if "/" in name:
+            raise BatchError(f"--grid {path}: a cell name cannot hold '/': {name!r}")
+    return cells
+
+
+def plan(args: argparse.Namespace) -> list[dict]:
+    """Every job of the batch, in a stable order."""
+    try:
+        seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
+    except ValueError:
+        raise BatchError(f"--seeds {args.seeds!r}: comma-separated integers, e.g. 1,2,3") from None
+    if not seeds or any(not 1 <= s < 2**31 for s in seeds):
+        raise BatchError("--seeds: at least one seed, each from 1 to 2^31-1")
+    stories = story_files(args.games)
+    cli = {"gameplay": {"agent": args.agent, "critic": args.critic, "max_turns_per_episode": args.max_turns}}
+    cli = {section: {k: v for k, v in keys.items() if v is not None} for section, keys in cli.items()}
+    jobs = []
+    for cell, sections in read_grid(args.grid).items():
+        overrides = {"knowledge": {"enabled": False}}  # episodes of a batch are independent samples
+        for section, keys in [*cli.items(), *sections.items()]:
+            overrides.setdefault(section, {}).update(keys)
+        try:
+            GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
+        except ConfigError as exc:
+            raise BatchError(f"cell {cell}: {exc}") from None
+        for story in stories:
+            for seed in seeds:
+                for episode in range(1, args.episodes + 1):
+                    ident = job_id(cell, story.stem, seed, episode)
+                    jobs.append({
+                        "id": ident, "cell": cell, "game": story.stem, "story": str(story), "seed": seed,
+                        "episode": episode, "overrides": overrides, "config": str(Path(args.config).resolve()),
+                        "folder": str((Path(args.out) / "episodes" / ident).resolve()),
+                    })  # fmt: skip
+    return jobs
+
+
+# -- the manifest -----------------------------------------------------------------------------------------------
+def read_manifest(out: Path) -> dict[str, dict]:
+    """Finished and crashed jobs by id (a partly written last line is an interrupted write: that job reruns)."""
+    done: dict[str, dict] = {}
+    path = out / MANIFEST
+    if not path.is_file():
+        return done
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(row, dict) and "id" in row:
+            done[row["id"]] = row
+    return done
+
+
+def record(out: Path, row: dict) -> None:
+    """One whole line per job, flushed and synced before the next job is counted."""
+    with (out / MANIFEST).open("a", encoding="utf-8") as manifest:
+        manifest.write(json.dumps(row) + "\n")
+        manifest.flush()
+        os.fsync(manifest.fileno())
+
+
+# -- running ----------------------------------------------------------------------------------------------------
+def request_limits(jobs: list[dict], manager) -> dict[str, Any]:
+    """One semaphore per base_url the jobs may call, of `[tool.zorkgpt.llm] max_concurrent_requests` slots."""
+    limits: dict[str, Any] = {}
+    for job in jobs:
+        llm = GameConfiguration.from_toml(job["config"], job["overrides"]).llm
+        limits.setdefault(llm.base_url, manager.BoundedSemaphore(llm.max_concurrent_requests))
+    return limits
+
+
+def run_local(todo: list[dict], workers: int, on_result) -> None:
+    context = multiprocessing.get_context("spawn")
+    with context.Manager() as manager:
+        limits = request_limits(todo, manager)
+        with context.Pool(workers, initializer=install_request_limits, initargs=(limits,)) as pool:
+            for row in pool.imap_unordered(run_job, todo):
+                on_result(row)
+
+
+def run_ray(todo: list[dict], workers: int, address: str | None, on_result) -> None:
+    try:
+        import ray
+    except ImportError:
+        raise BatchError("--backend ray needs the ray extra: uv sync --extra ray") from None
+    started_here = not ray.is_initialized()
+    if started_here:
+        project = str(Path(__file__).resolve().parents[1])
+        runtime_env = (
+            {"py_executable": sys.executable, "env_vars": {"PYTHONPATH": project}} if not address
+            else {"working_dir": project}
+        )  # fmt: skip
+        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
+                 log_to_driver=False, configure_logging=False, runtime_env=runtime_env)  # fmt: skip
+    try:
+        remote = ray.remote(run_job)
+        pending = [remote.remote(job) for job in todo]
+        while pending:
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                on_result(ray.get(ref))
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_batch(args: argparse.Namespace) -> dict:
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    jobs = plan(args)
+    done = read_manifest(out)
+    unknown = set(done) - {job["id"] for job in jobs}
+    if unknown:
+        raise BatchError(f"{out / MANIFEST} holds jobs this batch does not plan (e.g. {sorted(unknown)[0]}): "
+                         "use another --out, or the same flags as before")  # fmt: skip
+    todo = [job for job in jobs if job["id"] not in done]
+    failed = sum(1 for row in done.values() if row["status"] != "finished")
+    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="episode", dynamic_ncols=True,
+               disable=args.quiet, file=sys.stderr)  # fmt: skip
+    running = min(args.workers, len(todo))
+    bar.set_postfix(running=running, failed=failed)
+    started = time.perf_counter()
+
+    def on_result(row: dict) -> None:
+        nonlocal failed
+        record(out, row)
+        done[row["id"]] = row
+        failed += row["status"] != "finished"
+        bar.update(1)
+        bar.set_postfix(running=min(args.workers, len(jobs) - len(done)), failed=failed)
+
+    try:
+        if args.backend == "ray":
+            run_ray(todo, args.workers, args.ray_address, on_result)
+        else:
+            run_local(todo, args.workers, on_result)
+    finally:
+        bar.close()
+    rows = [done[job["id"]] for job in jobs if job["id"] in done]
+    return write_results(out, rows, read_grid(args.grid), time.perf_counter() - started, args.workers)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="main.py batch", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", required=True, help="a folder of story files, or story files / game names, comma-separated")
+    parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds (default 1)")
+    parser.add_argument("--episodes", type=int, default=1, help="episodes per (cell, game, seed)")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel episodes")
+    parser.add_argument("--out", default="batches/latest", help="the batch folder (manifest, episodes, results)")
+    parser.add_argument("--backend", choices=["local", "ray"], default="local")
+    parser.add_argument("--ray-address", help="a Ray cluster (e.g. auto, or ray://host:10001); default: a local instance")
+    parser.add_argument("--grid", help="TOML of named configurations: [cells.<name>.<section>] key = value")
+    parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough"])
+    parser.add_argument("--critic", choices=["auto", "offline", "llm"])
+    parser.add_argument("--max-turns", type=int)
+    parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    if args.workers < 1 or args.episodes < 1:
+        parser.error("--workers and --episodes must be at least 1")
+    return args
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    try:
+        results = run_batch(args)
+    except BatchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(Path(args.out) / "results.md")
+    if results["crashed"]:
+        print(f"{results['crashed']} episode(s) crashed: see {Path(args.out) / MANIFEST}", file=sys.stderr)
+    return 0
