@@ -24,9 +24,9 @@ from tqdm import tqdm
 
 from batch.jobs import install_request_limits, job_id, run_job
 from batch.results import write_results
+from session.jericho_session import STORY_SUFFIXES
 from session.config import ConfigError, GameConfiguration
 
-STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 MANIFEST = "manifest.jsonl"
 # Ray workers run this project's code with this interpreter. Ray's `uv run` integration, read once when ray is first
 # imported, would start each worker through `uv run` in Ray's session folder, outside this project and its extras.

@@ -35,9 +35,8 @@ from benchmarks import trajectories
 from benchmarks.trajectories import PURE_REPETITION, STUCK_KINDS, Trajectory
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession, StoryFileError
+from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
 
-STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
 GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached

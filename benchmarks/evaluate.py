@@ -38,10 +38,9 @@ from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, s
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
+from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import TurnRecord
 
-STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 DETECTOR_EVENTS = {
     "identical_action": "identical_action_warning",
     "parse_failure": "parse_failure_recovery",

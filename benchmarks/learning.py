@@ -18,9 +18,9 @@ from pathlib import Path
 
 from loguru import logger
 
+from session.jericho_session import STORY_SUFFIXES
 from session.config import GameConfiguration
 
-STORY_SUFFIXES = {".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"}
 
 
 def learn_game(job: dict) -> dict:

@@ -30,6 +30,9 @@ ROOMS_CONTAINER_MIN_CHILDREN = 16
 container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
 
 
+STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
+"""File suffixes of the Z-machine story files a folder of games holds."""
+
 class StoryFileError(Exception):
     """The story file is missing or is not a Z-machine game Jericho can run."""
 
