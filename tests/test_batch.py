@@ -91,23 +91,22 @@ class CrowdedServer:
             self.most = max(self.most, self.in_flight)
             crowded = self.in_flight > self.capacity
             self.refused += crowded
-        try:
-            if crowded:
-                send_json(handler, 429, {"error": {"message": "slow down", "type": "rate_limit"}})
-                return
+        if not crowded:
             time.sleep(0.03)  # a model thinking: requests overlap when nothing limits them
-            role = role_of(body.get("messages", []))
-            content = '{"thought": "go on", "command": "look"}' if role == "agent" else '{"score": 0.8, "reason": "ok"}'
-            with self.lock:
-                self.answered += 1
-            send_json(handler, 200, {
-                "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-            })  # fmt: skip
-        finally:
-            with self.lock:
-                self.in_flight -= 1
+        # Done before the reply leaves: a client may send its next request the moment it reads this one.
+        with self.lock:
+            self.in_flight -= 1
+            self.answered += not crowded
+        if crowded:
+            send_json(handler, 429, {"error": {"message": "slow down", "type": "rate_limit"}})
+            return
+        role = role_of(body.get("messages", []))
+        content = '{"thought": "go on", "command": "look"}' if role == "agent" else '{"score": 0.8, "reason": "ok"}'
+        send_json(handler, 200, {
+            "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })  # fmt: skip
 
 
 def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, monkeypatch):
