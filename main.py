@@ -54,7 +54,11 @@ class SignalInterrupt(KeyboardInterrupt):
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="ZorkGPT: an LLM agent harness for Zork I with a loop-break system")
+    parser = argparse.ArgumentParser(
+        description="ZorkGPT: an LLM agent harness for Zork I with a loop-break system",
+        epilog="Also: `main.py view [DIR ...]` (the episode viewer) and `main.py batch --games ...` (many episodes "
+        "in parallel); each takes --help.",
+    )
     parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough", "replay"])
     parser.add_argument("--critic", choices=["auto", "offline", "llm"])
     parser.add_argument("--actions", help="replay: a file with one command per line")

@@ -97,9 +97,12 @@ def plan(args: argparse.Namespace) -> list[dict]:
         for section, keys in [*cli.items(), *sections.items()]:
             overrides.setdefault(section, {}).update(keys)
         try:
-            GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
+            config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
         except ConfigError as exc:
             raise BatchError(f"cell {cell}: {exc}") from None
+        wants_llm = "llm" in (config.gameplay.agent, config.gameplay.critic)
+        if wants_llm and not config.api_key():
+            raise BatchError(f"cell {cell}: an llm agent or critic needs an API key in ${config.llm.api_key_env}")
         for story in stories:
             for seed in seeds:
                 for episode in range(1, args.episodes + 1):
