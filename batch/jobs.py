@@ -23,12 +23,46 @@ def install_request_limits(limits: dict[str, Any]) -> None:
     llm_client.REQUEST_LIMITS.update(limits)
 
 
+class RayRequestSlot:
+    """A context manager over one base_url's slots in a `RequestLimiter` actor: the Ray backend's shared limit."""
+
+    def __init__(self, limiter: Any, base_url: str):
+        self.limiter = limiter
+        self.base_url = base_url
+
+    def __enter__(self) -> None:
+        import ray
+
+        ray.get(self.limiter.acquire.remote(self.base_url))
+
+    def __exit__(self, *exc) -> None:
+        self.limiter.release.remote(self.base_url)
+
+
+class RequestLimiter:
+    """The slots of every base_url, for all the tasks of a Ray batch (run as an async Ray actor)."""
+
+    def __init__(self, limits: dict[str, int]):
+        import asyncio
+
+        self.slots = {url: asyncio.Semaphore(count) for url, count in limits.items()}
+
+    async def acquire(self, base_url: str) -> None:
+        await self.slots[base_url].acquire()
+
+    def release(self, base_url: str) -> None:
+        self.slots[base_url].release()
+
+
 def job_id(cell: str, game: str, seed: int, episode: int) -> str:
     return f"{cell}/{game}/seed{seed}/ep{episode}"
 
 
-def run_job(job: dict) -> dict:
-    """Play the job's episode; its result row (`status` finished or crashed), never an exception."""
+def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
+    """Play the job's episode; its result row (`status` finished or crashed), never an exception. `limits`: the
+    batch's shared request limits, when the process has not had them installed (Ray tasks)."""
+    if limits:
+        install_request_limits(limits)
     from main import build_orchestrator, build_session
     from session.config import GameConfiguration
 

@@ -22,7 +22,7 @@ from typing import Any
 import tomli
 from tqdm import tqdm
 
-from batch.jobs import install_request_limits, job_id, run_job
+from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
 from batch.results import write_results
 from session.jericho_session import STORY_SUFFIXES
 from session.config import ConfigError, GameConfiguration
@@ -141,19 +141,19 @@ def record(out: Path, row: dict) -> None:
 
 
 # -- running ----------------------------------------------------------------------------------------------------
-def request_limits(jobs: list[dict], manager) -> dict[str, Any]:
-    """One semaphore per base_url the jobs may call, of `[tool.zorkgpt.llm] max_concurrent_requests` slots."""
-    limits: dict[str, Any] = {}
+def slot_counts(jobs: list[dict]) -> dict[str, int]:
+    """base_url -> `[tool.zorkgpt.llm] max_concurrent_requests`, for every server the jobs may call."""
+    counts: dict[str, int] = {}
     for job in jobs:
         llm = GameConfiguration.from_toml(job["config"], job["overrides"]).llm
-        limits.setdefault(llm.base_url, manager.BoundedSemaphore(llm.max_concurrent_requests))
-    return limits
+        counts.setdefault(llm.base_url, llm.max_concurrent_requests)
+    return counts
 
 
 def run_local(todo: list[dict], workers: int, on_result) -> None:
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
-        limits = request_limits(todo, manager)
+        limits = {url: manager.BoundedSemaphore(n) for url, n in slot_counts(todo).items()}
         with context.Pool(workers, initializer=install_request_limits, initargs=(limits,)) as pool:
             for row in pool.imap_unordered(run_job, todo):
                 on_result(row)
@@ -175,7 +175,9 @@ def run_ray(todo: list[dict], workers: int, address: str | None, on_result) -> N
                  log_to_driver=False, configure_logging=False, runtime_env=runtime_env)  # fmt: skip
     try:
         remote = ray.remote(run_job)
-        pending = [remote.remote(job) for job in todo]
+        limiter = ray.remote(RequestLimiter).remote(slot_counts(todo))  # the shared limit, cluster-wide
+        limits = {url: RayRequestSlot(limiter, url) for url in slot_counts(todo)}
+        pending = [remote.remote(job, limits) for job in todo]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:

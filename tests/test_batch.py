@@ -109,7 +109,10 @@ class CrowdedServer:
         })  # fmt: skip
 
 
-def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, monkeypatch):
+@pytest.mark.parametrize("backend", ["local", "ray"])
+def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, monkeypatch, backend):
+    if backend == "ray":
+        pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
     bypass_proxies(monkeypatch)
     monkeypatch.setenv("OPENAI_API_KEY", "batch-test-key")
     crowded = CrowdedServer(capacity=2)
@@ -131,7 +134,8 @@ def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, m
     try:
         code = batch_main(["--games", str(story_file("zork1.z5")), "--seeds", "1,2,3,4", "--workers", "4",
                            "--max-turns", "6", "--agent", "llm", "--critic", "llm", "--grid", str(grid),
-                           "--out", str(tmp_path / "out"), "--quiet", "--config", str(ROOT / "pyproject.toml")])  # fmt: skip
+                           "--out", str(tmp_path / "out"), "--quiet", "--config", str(ROOT / "pyproject.toml"),
+                           "--backend", backend])  # fmt: skip
     finally:
         httpd.shutdown()
         httpd.server_close()
