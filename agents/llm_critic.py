@@ -7,7 +7,9 @@ import re
 
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
-from agents.prompts import REVIEW_NEW_OBJECTIVES, critic_system_prompt, render_critic_prompt
+from agents.prompts import (
+    REVIEW_NEW_OBJECTIVES, SYNTHESIS_NOTES, critic_system_prompt, render_critic_prompt, render_synthesis,
+)  # fmt: skip
 from agents.reply import MAX_REPLY_CHARS, json_object
 from session.config import LLMConfig
 from session.context import AgentContext, ObjectiveReview
@@ -20,6 +22,9 @@ MAX_EVIDENCE_CHARS = 300
 MAX_CLAIMS = 5
 # `score: 0.8` outside JSON; the lookahead refuses `score: 10` read as 1 and `score: 0.5x` read as 0
 _SCORE = re.compile(r"score\"?\s*[:=]\s*(\d+(?:\.\d+)?)(?!\.?\w)", re.IGNORECASE)
+
+MAX_NOTE_CHARS = 200
+"""A strategic note's length at the most."""
 
 
 def parse_judgement(reply: str | None) -> Judgement | None:
@@ -100,6 +105,24 @@ class LLMCritic:
             offline = self.fallback.evaluate(command, context)
             return Judgement(offline.score, f"[critic reply unreadable, offline score] {offline.reason}", "offline")
         return judgement
+
+    def synthesize(self, facts: list[str]) -> list[tuple[str, int]]:
+        """One call at an episode's end: (note, turn) pairs for the next episodes, each to be checked against the
+        records by the caller. LLMCallFailed when the call fails."""
+        messages = [
+            {"role": "system", "content": self.system_prompt},
+            {"role": "user", "content": render_synthesis(facts)},
+        ]
+        reply = self.client.chat(
+            "critic", self.config.critic_model, messages, self.config.critic_temperature, self.config.critic_max_tokens
+        )
+        data = json_object(reply) or {}
+        notes = data.get("notes") if isinstance(data.get("notes"), list) else []
+        kept = []
+        for item in notes[:SYNTHESIS_NOTES]:
+            if isinstance(item, dict) and isinstance(item.get("note"), str) and isinstance(item.get("turn"), int):
+                kept.append((printable(item["note"]).strip()[:MAX_NOTE_CHARS], item["turn"]))
+        return [(note, turn) for note, turn in kept if note]
 
     def drain_review(self) -> ObjectiveReview | None:
         review, self.review = self.review, None

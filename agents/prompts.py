@@ -63,6 +63,20 @@ _CRITIC_RUBRIC = (
     "- Risk (low): it could kill the player or destroy something needed later.\n"
     "A harness warning is about the episode running out of turns, never an event in the game."
 )
+SYNTHESIS_NOTES = 3
+"""Strategic notes the critic may write at an episode's end (one call per episode)."""
+SYNTHESIS = (
+    "The episode has ended. What it recorded:\n{facts}\n\n"
+    f"Write at most {SYNTHESIS_NOTES} short strategic notes for the next episode of this game. Each must rest on one "
+    "recorded fact above and name its turn. Reply with JSON only: "
+    '{{"notes": [{{"note": "<one sentence>", "turn": <the turn of the fact>}}]}}'
+)
+
+
+def render_synthesis(facts: list[str]) -> str:
+    return SYNTHESIS.format(facts="\n".join(facts) or "(nothing scored, no death, no loop)")
+
+
 REJECTED_HEADING = "REJECTED THIS TURN"
 """Heads the agent's list of this turn's rejected proposals (a retry prompt; scripted servers look for it)."""
 CRITIC_REPLY = 'Reply with JSON only: {"score": <0.0-1.0>, "reason": "<one line>"}'

@@ -94,6 +94,8 @@ def measure(
             "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
             "gameplay": {"agent": "llm", "critic": "llm", "max_turns_per_episode": len(commands)},
             "files": {"episode_dir": str(episode_dir)},
+            # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
+            "knowledge": {"enabled": False},
         }
         config = GameConfiguration.from_toml(config_path, overrides)
         with _scripted_environment(config.llm.api_key_env):

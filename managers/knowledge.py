@@ -81,6 +81,14 @@ class StuckLoop(_Strict):
     """Room id -> commands that changed nothing there during the loop."""
 
 
+class StrategyNote(_Strict):
+    """A model's note from an episode's end, kept only because the fact it names is in that episode's records."""
+
+    note: str
+    episode: str
+    turn: int
+
+
 class ItemFacts(_Strict):
     first_taken_room: str
     first_episode: str
@@ -105,6 +113,7 @@ class KnowledgeStore(_Strict):
     deaths: list[Death] = Field(default_factory=list)
     loops: list[StuckLoop] = Field(default_factory=list)
     items: dict[str, ItemFacts] = Field(default_factory=dict)
+    notes: list[StrategyNote] = Field(default_factory=list)
 
 
 def load_store(path: Path, game: str, story_md5: str) -> KnowledgeStore:
@@ -252,6 +261,19 @@ class Knowledge:
         reason = summary["termination_reason"]
         return StuckLoop(episode=summary["episode_id"], reason=reason, rooms=rooms, failed_commands=failed)
 
+    def episode_facts(self) -> list[str]:
+        """This episode's score events and deaths, one line each with its turn (what a synthesis may rest on)."""
+        lines = [f"turn {e.turn}: +{e.points} points for '{e.command}' in {e.room_name}" for e in self.scored]
+        lines += [f"turn {d.turn}: died after '{d.command}' in {d.room_name}: {d.words[:120]!r}" for d in self.deaths]
+        return sorted(lines, key=lambda line: int(line.split(":")[0].split()[1]))
+
+    def add_notes(self, notes: list[tuple[str, int]], episode: str) -> int:
+        """Keep the notes whose turn is a recorded score event or death of this episode; how many were kept."""
+        evidence = {e.turn for e in self.scored} | {d.turn for d in self.deaths}
+        kept = [StrategyNote(note=n, episode=episode, turn=t) for n, t in notes if t in evidence]
+        self.store.notes = [n for n in self.store.notes if n.episode != episode] + kept
+        return len(kept)
+
     def save(self, summary: dict) -> Path | None:
         """Merge this episode and write the store (when it has a path); the path written."""
         store = self.merge(summary)
@@ -357,6 +379,7 @@ class Knowledge:
             lines.append("Points came from: " + "; ".join(f"{e.command} in {e.room_name} (+{e.points})" for e in events[:5]) + ".")
         if store.deaths:
             lines.append("Deaths: " + "; ".join(f"{d.command} in {d.room_name}" for d in store.deaths[-3:]) + ".")
+        lines += [f"Note from episode {n.episode[-6:]}: {n.note}" for n in store.notes[-3:]]
         for loop in store.loops[-2:]:
             lines.append(f"An episode ended stuck ({loop.reason}) in: {', '.join(list(loop.rooms.values())[:5])}.")
         return tuple(lines[:EARLIER_LINES])

@@ -456,6 +456,19 @@ class ZorkOrchestratorV2:
             f"Episode ends after {self.game_state.turn_count} turns: {reason}" + (f" ({detail})" if detail else "")
         )
 
+    def _synthesize(self) -> int:
+        """LLM critic and a knowledge store: one call for strategic notes, kept only where the records back them."""
+        synthesize = getattr(self.critic, "synthesize", None)  # only the LLM critic writes notes
+        broken = ("llm_unavailable", "interrupted", "records_unwritable", "error")
+        if self.knowledge is None or synthesize is None or self.game_state.termination_reason in broken:
+            return 0
+        try:
+            notes = synthesize(self.knowledge.episode_facts())
+        except (LLMCallFailed, LLMUnavailable) as exc:
+            logger.warning(f"no strategic notes: the call failed ({exc})")
+            return 0
+        return self.knowledge.add_notes(notes, self.game_state.episode_id)
+
     def _save_knowledge(self, summary: dict) -> str | None:
         """Add this episode to the knowledge store (on every ending, crashes included); the store's path."""
         if self.knowledge is None:
@@ -468,6 +481,7 @@ class ZorkOrchestratorV2:
         return str(path) if path is not None else None
 
     def _finish(self, folder: Path, wall_seconds: float) -> Path:
+        notes = self._synthesize()  # first: its call counts in the summary below
         try:
             self.map.export(folder)
         except OSError as exc:  # the summary below says whether the folder is writable at all
@@ -504,6 +518,7 @@ class ZorkOrchestratorV2:
             },
             "completed_objectives": self.objectives.completed_objectives,
         }
+        summary["strategy_notes"] = notes
         summary["knowledge_store"] = self._save_knowledge(summary)
         if summary["llm_calls"]:
             logger.bind(event_type="llm_usage").info(_usage_line(summary))

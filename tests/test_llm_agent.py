@@ -464,3 +464,28 @@ def test_parse_judgement_readable(reply, score, reason):
 @pytest.mark.parametrize("reply", ["", None, "looks fine to me", '{"score": 1.5, "reason": "x"}', '{"score": "high"}'])
 def test_parse_judgement_unreadable(reply):
     assert parse_judgement(reply) is None
+
+
+# -- the end-of-episode synthesis (issue 12) ---------------------------------------------------------------------
+def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path, fake_llm):
+    """Turn 4 takes the egg (+5). The critic's notes cite turn 4 (kept) and turn 3 (nothing happened: dropped)."""
+    from managers.knowledge import Knowledge, load_store
+
+    fake_llm.script("agent", "north", "north", "up", "get egg")
+    notes = {"notes": [{"note": "The egg up the tree scores at once.", "turn": 4},
+                       {"note": "Climbing the tree scores.", "turn": 3}]}  # fmt: skip
+    fake_llm.script("critic", *[verdict(0.9, "fine")] * 4, json.dumps(notes))
+    config = make_config(tmp_path, llm={"base_url": fake_llm.base_url, "max_retries": 0, "timeout_seconds": 5},
+                         gameplay={"max_turns_per_episode": 4})  # fmt: skip
+    client = LLMClient(config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures)
+    path = tmp_path / "zork1.json"
+    knowledge = Knowledge(load_store(path, "zork1", "b732a93a6244ddd92a9b9a3e3a46c687"), path)
+    result = run_episode(rom_path, config, LLMAgent(client, config.llm), LLMCritic(client, config.llm),
+                         llm_client=client, knowledge=knowledge)  # fmt: skip
+    assert [r["score_after"] for r in result.records][-1] == 5
+    synthesis = fake_llm.user_prompts("critic")[-1]
+    assert "turn 4: +5 points for 'get egg' in Up a Tree" in synthesis
+    assert result.summary["strategy_notes"] == 1
+    assert result.summary["llm_calls"]["critic"] == 5  # four verdicts and one synthesis
+    store = load_store(path, "zork1", "b732a93a6244ddd92a9b9a3e3a46c687")
+    assert [(n.note, n.turn) for n in store.notes] == [("The egg up the tree scores at once.", 4)]
