@@ -11,15 +11,10 @@ from typing import Any
 
 from loguru import logger
 
-_REQUEST_LIMITS: dict[str, Any] = {}
-"""base_url -> a semaphore shared by the batch's worker processes (installed by `install_request_limits`)."""
-
-
 def install_request_limits(limits: dict[str, Any]) -> None:
     """Pool initializer: every LLM client of this process waits on the batch's shared limit for its base_url."""
     from agents import llm_client
 
-    _REQUEST_LIMITS.update(limits)
     llm_client.REQUEST_LIMITS.update(limits)
 
 

@@ -175,8 +175,9 @@ def run_ray(todo: list[dict], workers: int, address: str | None, on_result) -> N
                  log_to_driver=False, configure_logging=False, runtime_env=runtime_env)  # fmt: skip
     try:
         remote = ray.remote(run_job)
-        limiter = ray.remote(RequestLimiter).remote(slot_counts(todo))  # the shared limit, cluster-wide
-        limits = {url: RayRequestSlot(limiter, url) for url in slot_counts(todo)}
+        counts = slot_counts(todo)
+        limiter = ray.remote(RequestLimiter).remote(counts)  # the shared limit, cluster-wide
+        limits = {url: RayRequestSlot(limiter, url) for url in counts}
         pending = [remote.remote(job, limits) for job in todo]
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)

@@ -36,8 +36,8 @@ from benchmarks.trajectories import PURE_REPETITION, STUCK_KINDS, Trajectory
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.records import LOOP_ENDINGS
 
-LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
 GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""

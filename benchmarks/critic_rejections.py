@@ -19,9 +19,9 @@ from pathlib import Path
 from loguru import logger
 
 from agents.replay_agent import ReplayAgent
-from benchmarks.evaluate import STORY_SUFFIXES, run_episode
+from benchmarks.evaluate import run_episode
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession
+from session.jericho_session import STORY_SUFFIXES, JerichoSession
 
 TARGET_SHARE = 0.02
 

@@ -39,7 +39,7 @@ from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
-from session.records import TurnRecord
+from session.records import LOOP_ENDINGS, TurnRecord
 
 DETECTOR_EVENTS = {
     "identical_action": "identical_action_warning",
@@ -136,7 +136,7 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
         on["usd_saved"] = round(on["turns_saved"] * llm_turn["cost_per_turn_usd"], 4)
     if healthy:
         forced = report["forced_on"]
-        report["false_termination"] = forced["termination_reason"] in ("stuck_no_progress", "loop_gate")
+        report["false_termination"] = forced["termination_reason"] in LOOP_ENDINGS
         report["adjustment_rejection_rate"] = round(forced["turned_to_reject"] / max(1, forced["turns"]), 4)
         report["would_reject_rate"] = round(forced["would_reject"] / max(1, forced["turns"]), 4)
     return report
@@ -336,7 +336,7 @@ def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dic
                 "game": session.game_name, "turns": figures["turns"], "walkthrough_steps": len(commands),
                 "score": f"{summary['final_score']}/{summary['max_score']}",
                 "termination_reason": figures["termination_reason"],
-                "false_termination": figures["termination_reason"] in ("stuck_no_progress", "loop_gate"),
+                "false_termination": figures["termination_reason"] in LOOP_ENDINGS,
                 "turned_to_reject": figures["turned_to_reject"], "would_reject": figures["would_reject"],
             })  # fmt: skip
     (out / "walkthroughs.json").write_text(json.dumps(rows, indent=2) + "\n")

@@ -17,11 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from benchmarks.corpus import LOOP_ENDINGS, _overrides, _target
+from benchmarks.corpus import _overrides, _target
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
-from session.records import GameView, TurnRecord
+from session.records import LOOP_ENDINGS, GameView, TurnRecord
 
 HEALTHY = ("optimal", "noisy")
 

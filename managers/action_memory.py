@@ -33,10 +33,7 @@ class ActionMemory:
             self._failed[room][key] = record.world_hash_after
         else:
             self._failed[room].pop(key, None)
-        unchanged = (
-            record.world_hash_after == record.world_hash_before and not record.moved and not record.score_changed
-        )
-        if unchanged:
+        if record.changed_nothing:
             self._refused[room].add(key)
             return
         self._refused[room].discard(key)

@@ -23,12 +23,10 @@ from session.commands import (
 )  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH
-from session.records import GameView, TurnRecord
+from session.records import LOOP_ENDINGS, GameView, TurnRecord, noun_of
 
 KNOWLEDGE_VERSION = 1
 """The store's format. A store of another version is refused with a clear error, never misread."""
-LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
-"""Termination reasons that mean the episode ended in a loop: its rooms and failed commands are remembered."""
 STUCK_TAIL = 100
 """Turns kept to describe the loop that ended an episode (the loop break stops one within about 50)."""
 EARLIER_LINES = 8
@@ -173,11 +171,9 @@ class Knowledge:
         self.worked: set[tuple[int, str]] = set()
         self.items: dict[str, ItemFacts] = {}
         self.tail: deque[TurnRecord] = deque(maxlen=STUCK_TAIL)
-        self.episode = ""
 
     # -- learning, one record per turn -------------------------------------------------------------------
     def observe(self, record: TurnRecord, episode: str) -> None:
-        self.episode = episode
         command = canonical_command(record.command)
         room = record.room_id_before
         self.tried.add((room, command))
@@ -206,7 +202,7 @@ class Knowledge:
                 words=record.response.strip()[:DEATH_WORDS_CHARS], episode=episode, turn=record.turn,
             ))  # fmt: skip
         for name in set(record.inventory_after) - set(record.inventory_before):
-            noun = name.replace("-", " ").split()[-1].lower() if name.strip() else name
+            noun = noun_of(name).lower()
             known = noun in self.items or noun in self.store.items
             if not known:
                 self.items[noun] = ItemFacts(first_taken_room=record.room_name_before, first_episode=episode)
@@ -232,10 +228,8 @@ class Knowledge:
             facts = store.rooms.get(str(room_id))
             if facts is not None and direction in facts.failed_exits:
                 facts.failed_exits.remove(direction)
-        seen = {(e.room_id, e.command) for e in store.score_events}
-        store.score_events += [e for e in self.scored if (e.room_id, e.command) not in seen and not seen.add((e.room_id, e.command))]
-        dead = {(d.room_id, d.command) for d in store.deaths}
-        store.deaths += [d for d in self.deaths if (d.room_id, d.command) not in dead and not dead.add((d.room_id, d.command))]
+        _add_new(store.score_events, self.scored)
+        _add_new(store.deaths, self.deaths)
         for noun, item in self.items.items():
             store.items.setdefault(noun, item)
         loop = self._loop(summary)
@@ -253,8 +247,7 @@ class Knowledge:
         rooms = {str(r.room_id_after): r.room_name_after for r in turns if r.room_id_after is not None}
         failed: dict[str, list[str]] = {}
         for r in turns:
-            unchanged = r.world_hash_after == r.world_hash_before and not r.moved and not r.score_changed
-            if unchanged and r.room_id_before is not None:
+            if r.changed_nothing and r.room_id_before is not None:
                 commands = failed.setdefault(str(r.room_id_before), [])
                 if canonical_command(r.command) not in commands:
                     commands.append(canonical_command(r.command))
@@ -340,13 +333,7 @@ class Knowledge:
     def _path(self, here: int | None, targets: set[int | None]) -> list[str]:
         """Known exits to the nearest target, leaving out the exits that failed in this episode since they last
         worked (a closed window), so a blocked way draws no shuttle back and forth."""
-        blocked = {(room_id, direction) for room_id, direction in self.failed if room_id in self.graph.rooms}
-        hidden = {(r, d): self.graph.rooms[r].exits.pop(d) for r, d in blocked if d in self.graph.rooms[r].exits}
-        try:
-            return self.graph.path_to(here, lambda room_id: room_id in targets)
-        finally:
-            for (room_id, direction), target in hidden.items():
-                self.graph.rooms[room_id].exits[direction] = target
+        return self.graph.path_to(here, lambda room_id: room_id in targets, blocked=self.failed)
 
     def avoid(self, room_id: int | None) -> tuple[str, ...]:
         """Deaths here, what changed nothing here in a loop that ended an episode, exits that never worked here."""
@@ -383,6 +370,15 @@ class Knowledge:
         for loop in store.loops[-2:]:
             lines.append(f"An episode ended stuck ({loop.reason}) in: {', '.join(list(loop.rooms.values())[:5])}.")
         return tuple(lines[:EARLIER_LINES])
+
+
+def _add_new(known: list, found: list) -> None:
+    """Append the facts of `found` whose (room, command) is not in `known` yet (a resumed episode adds none twice)."""
+    seen = {(fact.room_id, fact.command) for fact in known}
+    for fact in found:
+        if (fact.room_id, fact.command) not in seen:
+            seen.add((fact.room_id, fact.command))
+            known.append(fact)
 
 
 def to_markdown(store: KnowledgeStore) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,8 +94,11 @@ class MapGraph:
             and any(wanted is None or d in wanted for d in self.untried_directions(room_id)),
         )
 
-    def path_to(self, start: int | None, goal: Callable[[int], bool]) -> list[str]:
-        """Shortest list of known exits from `start` to the nearest other room where `goal(room_id)` holds."""
+    def path_to(
+        self, start: int | None, goal: Callable[[int], bool], blocked: Collection[tuple[int, str]] = ()
+    ) -> list[str]:
+        """Shortest list of known exits from `start` to the nearest other room where `goal(room_id)` holds, never
+        through a (room id, direction) in `blocked`."""
         if start is None or start not in self.rooms:
             return []
         seen = {start}
@@ -105,7 +108,7 @@ class MapGraph:
             if path and goal(room_id):
                 return path
             for direction, target in self.rooms[room_id].exits.items():
-                if target not in seen and target in self.rooms:
+                if target not in seen and target in self.rooms and (room_id, direction) not in blocked:
                     seen.add(target)
                     queue.append((target, path + [direction]))
         return []

@@ -9,6 +9,12 @@ if TYPE_CHECKING:
     from session.zmachine import WorldSnapshot
 
 
+def noun_of(name: str) -> str:
+    """The last word of an object's short name, which the parser accepts as its noun (`brass lantern` -> lantern)."""
+    words = name.replace("-", " ").split()
+    return words[-1] if words else name
+
+
 @dataclass(frozen=True, slots=True)
 class GameObject:
     """A Z-machine object: its number and short name (e.g. 12, "brass lantern")."""
@@ -19,8 +25,7 @@ class GameObject:
     @property
     def noun(self) -> str:
         """The last word of the short name, which the parser accepts as the object's noun."""
-        words = self.name.replace("-", " ").split()
-        return words[-1] if words else self.name
+        return noun_of(self.name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,8 @@ class GameView:
     """The object tree, attributes and globals behind this view (for novelty; never shown to an agent)."""
 
 
+LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
+"""Termination reasons by which the loop break ended an episode."""
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 UNPARSEABLE_FALLBACK = "unparseable_reply"
@@ -142,6 +149,11 @@ class TurnRecord:
     @property
     def score_changed(self) -> bool:
         return self.score_after != self.score_before
+
+    @property
+    def changed_nothing(self) -> bool:
+        """Same world state, same room, same score: the command had no effect the Z-machine shows."""
+        return self.world_hash_after == self.world_hash_before and not self.moved and not self.score_changed
 
     def to_json(self) -> dict[str, Any]:
         # Shallow on purpose: every value is already JSON-ready, and dataclasses.asdict's deep copy was the

@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from session.records import LOOP_ENDINGS
+
 MARKED_EVENTS = {
     "loop_detected": "detection",
     "loop_break_warning": "warning",
@@ -22,7 +24,6 @@ MARKED_EVENTS = {
     "collaboration_loop": "detection",
 }
 """Event types marked on the chart, by marker kind."""
-LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
 RESPONSE_CHARS = 2000
 """The game's response kept per turn on the page."""
 
