@@ -12,7 +12,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
 - `new_room_inventory`: the player never arrived in this room holding exactly this inventory.
 - `new_object_state`: an object reached a parent or attributes it never had, and an idle turn would not have, on a
   turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
-  their own) is left out (`JerichoSession.jericho_noise`).
+  their own) is left out (`JerichoSession.jericho_noise`), and so is what changes when a move is made again from a
+  situation it was already made from: that is a character reacting to an arrival it has seen before (a dwarf, a
+  gnome waving), not the player changing the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
   not refuse and answered with something it never said (the command's own words left out). The parser's own
   globals are left out: those that differ between harmless probes
@@ -37,7 +39,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from session.commands import direction_of
-from session.outcomes import NO_EFFECT, PARSER_FAILURE, REFUSED, SUCCESS
+from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
 from session.zmachine import WorldSnapshot
 
@@ -47,9 +49,11 @@ NOVELTY_KINDS = (
 )  # fmt: skip
 COUNTER_RUN = 3
 """A global that moved by the same step this many times running is a counter (a timer, a move count)."""
-VARIABLE_CATEGORIES = frozenset({SUCCESS, NO_EFFECT})
-"""Outcome categories on which a new variable value counts: a refused or misunderstood command changed nothing, and
-a move that kept the room counts as `new_position` instead."""
+VARIABLE_CATEGORIES = frozenset({SUCCESS})
+"""Outcome categories on which a new variable value counts. A refused or misunderstood command changed nothing; a
+"nothing happens" answer ("You feel nothing unexpected", "If you think that'll help") is the parser's bookkeeping
+(measured: 55 progress events inside semi-novel stuck loops, none needed by any walkthrough); a move that kept the
+room counts as `new_position` instead."""
 ECHO_CATEGORIES = frozenset({REFUSED, PARSER_FAILURE})
 """A global the command changed on such a turn holds the parser's words, not the world."""
 _DIGITS = re.compile(r"\d+")
@@ -111,6 +115,10 @@ class WorldNovelty:
         noise_attributes, noise_objects = jericho_noise
         self.ignored_objects = set(noise_objects) | {player}
         """Jericho's noisy objects, and the player (whose place is the room)."""
+        self.moves: set[tuple[str, str]] = set()
+        """(situation, direction) of every move made: making one again reaches no new object state."""
+        self.situation = ""
+        """The situation the next command starts from."""
         self.autonomous: set[int] = set()
         """Objects seen changing exactly as an idle turn changed them (NPCs, clocks): left out of the situation."""
         world = start.world
@@ -124,6 +132,7 @@ class WorldNovelty:
                 self.object_facts.add((index + 1, (world.attributes[index] & self.attribute_mask).tobytes()))
             self.variable_facts.update(("g", g, v) for g, v in enumerate(world.globals.tolist()))
             self.variable_facts.update(("s", i, v) for i, v in enumerate(world.special.tolist()))
+        self.situation = self._situation(start)
 
     def observe(
         self, before: GameView, after: GameView, command: str, category: str, idle_world: IdleWorld = _unknown
@@ -141,7 +150,12 @@ class WorldNovelty:
         if room_inventory not in self.room_inventories and after.room_id is not None:
             kinds.append("new_room_inventory")
         self.room_inventories.add(room_inventory)
-        if self._objects(before, after, idle_world) and category not in ECHO_CATEGORIES:
+        direction = direction_of(command)
+        move = (self.situation, direction or "")
+        repeated_move = direction is not None and move in self.moves
+        if direction is not None:
+            self.moves.add(move)
+        if self._objects(before, after, idle_world) and category not in ECHO_CATEGORIES and not repeated_move:
             kinds.append("new_object_state")
         answer = answer_key(after.text, command)
         new_answer = answer not in self.answers
@@ -149,7 +163,7 @@ class WorldNovelty:
         new_global = self._globals(before, after, category, idle_world)
         if (new_global and new_answer) or self._curated(before, after):
             kinds.append("new_game_variable")
-        moved_within = direction_of(command) is not None and after.room_id == before.room_id
+        moved_within = direction is not None and after.room_id == before.room_id
         titled = bool(after.room_name) and after.room_name.lower() in after.text.lower()
         if moved_within and titled and after.room_id is not None:
             position = (after.room_id, response_key(after.text))
@@ -160,7 +174,8 @@ class WorldNovelty:
             kinds.append("new_world_state")
         self.world_states.add(after.world_hash)
         self._scope = {o.num for o in after.room_objects + after.inventory} | {after.room_id or 0}
-        return Novelty(tuple(kinds), self._situation(after))
+        self.situation = self._situation(after)
+        return Novelty(tuple(kinds), self.situation)
 
     # -- the facts -----------------------------------------------------------------------------------------
     def _objects(self, before: GameView, after: GameView, idle: IdleWorld) -> bool:

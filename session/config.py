@@ -225,7 +225,7 @@ class LoopBreakConfig(_Section):
     """Stop sooner when play repeats itself: each of the last `repetition_window` turns did again what it had done
     before from the same situation (same room, inventory and objects), and `repetition_min_turns` passed without
     progress. Also detects wandering loops (more rooms than region_max_rooms) and penalises repeated moves."""
-    repetition_window: int = Field(10, ge=2, le=1000)
+    repetition_window: int = Field(12, ge=2, le=1000)
     """Turns that must all repeat earlier transitions for the repetition rule."""
     repetition_min_turns: int = Field(18, ge=1, le=100_000)
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
@@ -300,6 +300,9 @@ class ActionLoopsConfig(_Section):
     gate_after_loops: int = Field(3, ge=1, le=100)
     """Repeated identical failures, without progress or a human in between, that fire the gate (and again at every
     further multiple: 3, 6, 9...)."""
+    gate_min_turns_stuck: int = Field(12, ge=0, le=100_000)
+    """Turns without progress before the gate may open: a few identical slips soon after progress are clumsy play,
+    not a loop (measured on the corpus's noisy walkthroughs, benchmarks/corpus.py)."""
     gate_action: GateAction = "warn"
     """`terminate` (termination_reason "loop_gate"), `human` (pause and read guidance from stdin) or `warn`."""
     failure_memory: int = Field(50, ge=1, le=10_000)

@@ -193,6 +193,17 @@ def test_gate_opens_at_the_third_repeat_of_one_failure():
     assert requests[3] is not None and requests[3].loop_count == 3
 
 
+def test_gate_waits_for_turns_without_progress():
+    """Three identical slips right after progress are clumsy play: the gate opens only once the episode has gone
+    gate_min_turns_stuck turns without progress (the next multiple of gate_after)."""
+    gate = FailureGate(gate_after=3, action="terminate", memory=50, min_turns_stuck=12)
+    events: list[dict] = []
+    soon = [gate.observe(failure(t), ProgressResult(t, (), t, 0), events) for t in range(1, 5)]
+    assert soon == [None] * 4 and gate.loop_count == 3
+    later = [gate.observe(failure(t), ProgressResult(t, (), t + 10, 0), events) for t in range(5, 8)]
+    assert later[:2] == [None, None] and later[2] is not None and later[2].loop_count == 6
+
+
 def test_progress_clears_the_failure_history():
     """Two repeats, then progress: the same failure after it starts afresh, as if never seen."""
     gate = FailureGate(gate_after=3, action="terminate", memory=50)

@@ -112,6 +112,30 @@ def test_global_novelty_needs_a_new_answer():
     assert "new_game_variable" not in novelty.observe(floor, wall, "examine wall", "no_effect").kinds
 
 
+def test_a_nothing_happens_answer_sets_no_variable():
+    """"You feel nothing unexpected" is the parser's bookkeeping even when a global moves and the answer is new
+    (semi-novel stuck loops kept going on such answers); the same change on a command that worked counts."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+    touched = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 41, 0]), text="You feel nothing unexpected.")
+    assert "new_game_variable" not in novelty.observe(start, touched, "touch coin", "no_effect").kinds
+    pushed = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 41, 7]), text="A door opens far away.")
+    assert "new_game_variable" in novelty.observe(touched, pushed, "push button", "success").kinds
+
+
+def test_a_move_made_again_from_the_same_situation_reaches_no_new_object_state():
+    """Going back and forth, a gnome waves at the arrival the second time round: that is the gnome reacting to an
+    arrival already made, not the player changing the world. The first arrival's changes count."""
+    here, there = view(world([0, 0, 1, 60]), room=50), view(world([0, 0, 1, 60]), room=60)
+    novelty = WorldNovelty(here)
+    idle = world([0, 0, 1, 60])
+    arrived = view(world([0, 0, 1, 60], attributes=[[0] * 4, [0] * 4, [0] * 4, [1, 0, 0, 0]]), room=60, text="A")
+    assert "new_object_state" in novelty.observe(here, arrived, "east", "success", lambda: idle).kinds
+    novelty.observe(arrived, here, "west", "success", lambda: idle)
+    waved = view(world([0, 0, 1, 60], attributes=[[0] * 4, [0] * 4, [0] * 4, [2, 0, 0, 0]]), room=60, text="B")
+    assert "new_object_state" not in novelty.observe(here, waved, "e", "success", lambda: idle).kinds
+
+
 def test_counters_stop_counting():
     start = view(world([0, 0, 1]), text="0")
     novelty = WorldNovelty(start)

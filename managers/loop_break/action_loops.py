@@ -228,8 +228,9 @@ class GateRequest:
 
 
 class FailureGate:
-    def __init__(self, gate_after: int, action: str, memory: int):
+    def __init__(self, gate_after: int, action: str, memory: int, min_turns_stuck: int = 0):
         self.gate_after = gate_after
+        self.min_turns_stuck = min_turns_stuck
         self.action = action
         self.history: deque[tuple[int | None, str, str]] = deque(maxlen=memory)
         self.repeats: Counter = Counter()
@@ -267,6 +268,8 @@ class FailureGate:
             level="INFO", turn=record.turn, command=signature[1], loop_count=self.loop_count,
         )  # fmt: skip
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
+            return None
+        if progress.turns_stuck < self.min_turns_stuck:
             return None
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "
@@ -320,7 +323,9 @@ class ActionLoops:
         self.collaboration = CollaborationLoopDetector(
             config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
         )
-        self.gate = FailureGate(config.gate_after_loops, config.gate_action, config.failure_memory)
+        self.gate = FailureGate(
+            config.gate_after_loops, config.gate_action, config.failure_memory, config.gate_min_turns_stuck
+        )
         self.signature_result = SignatureLoopResult(False)
 
     def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
