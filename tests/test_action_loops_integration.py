@@ -148,7 +148,10 @@ def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
 
 # -- seed 002: failure signatures and gates ----------------------------------------------------------------
 def _gate_config(tmp_path, action):
-    return make_config(tmp_path, action_loops={"gate_action": action, "enable_identical_action_detection": False})
+    # The gate's mechanics from the first repeat on; its wait for turns without progress has its own test.
+    return make_config(tmp_path, action_loops={
+        "gate_action": action, "enable_identical_action_detection": False, "gate_min_turns_stuck": 0,
+    })  # fmt: skip
 
 
 def test_gate_terminate(rom_path, tmp_path):
@@ -156,6 +159,15 @@ def test_gate_terminate(rom_path, tmp_path):
     assert result.summary["termination_reason"] == "loop_gate"
     assert result.summary["turns"] == 4  # the first failure, then three identical repeats
     assert [e["loop_count"] for e in result.events("failure_loop")] == [1, 2, 3]
+
+
+def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
+    """By default the gate opens only once the episode has gone gate_min_turns_stuck turns without progress."""
+    config = make_config(tmp_path, action_loops={"gate_action": "terminate", "enable_identical_action_detection": False})
+    result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
+    assert result.summary["termination_reason"] == "loop_gate"
+    [gate] = result.events("loop_gate")
+    assert gate["loop_count"] % 3 == 0 and result.summary["turns"] >= config.action_loops.gate_min_turns_stuck
 
 
 def test_gate_warn_keeps_playing(rom_path, tmp_path):
