@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 # Canonical direction -> every spelling the Zork parser accepts for it.
 _DIRECTION_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -75,6 +76,7 @@ ARTICLES = frozenset({"a", "an", "the", "some"})
 """Words a parser skips: `take the lamp` is `take lamp`."""
 
 
+@lru_cache(maxsize=4096)  # every detector asks again for the same few commands each turn
 def canonical_command(command: str) -> str:
     """The one form under which every detector compares commands: a move is its canonical direction (`n`, `go
     north` and `north` are all `north`), otherwise the words without punctuation or articles."""
@@ -98,6 +100,7 @@ def command_similarity(a: str, b: str) -> float:
     return min(SequenceMatcher(None, x, y, autojunk=False).ratio() for x, y in zip(left_words, right_words))
 
 
+@lru_cache(maxsize=4096)
 def direction_of(command: str) -> str | None:
     """The canonical direction a command moves in (`n`, `go north`, `walk ne`...), or None if it is no move."""
     text = normalize_command(command)
