@@ -18,7 +18,8 @@ import re
 from session.context import AgentContext
 from session.outcomes import DARK_PHRASES
 from session.commands import (
-    ATTACK_VERBS, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, canonical_command, direction_of, directions_named,
+    ATTACK_VERBS, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, direction_of,
+    directions_named,
 )  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
@@ -59,15 +60,19 @@ class OfflineAgent:
         """Nouns dropped to make room: not picked up again."""
         self.stored: set[str] = set()
         """Valuables put into a container: never taken out again (that would give the points back)."""
+        self.treasures: set[str] = set()
+        """Nouns whose taking scored in this episode: never dropped to make room."""
+        self.score: int | None = None
         self.room: int | None = None
         self.absent_foes: set[str] = set()
         """Foes the game said are not here (`You can't see any thief here!`) since the player came into this room:
         an object in the room's tree can be hidden (zork1's thief), and attacking it only burns turns."""
 
     def propose(self, context: AgentContext) -> str:
+        self._note_treasure(context)
         for command in self._candidates(context):
             key = canonical_command(command)
-            if key in context.rejected or key in context.banned or key in context.knowledge.avoid_here:
+            if key in context.rejected or key in context.banned or _avoided(key, context.knowledge.avoid_here):
                 continue
             retry = key == self.retake and key.startswith("take ")
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
@@ -82,6 +87,12 @@ class OfflineAgent:
                 self.stored.add(key.split()[1])
             return command
         return "look" if "look" not in context.rejected else "wait"
+
+    def _note_treasure(self, context: AgentContext) -> None:
+        last = canonical_command(context.recent[-1][0]).split() if context.recent else []
+        if self.score is not None and context.view.score > self.score and len(last) > 1 and last[0] in TAKE_VERBS:
+            self.treasures.add(last[-1])
+        self.score = context.view.score
 
     def _note_absent_foes(self, context: AgentContext) -> None:
         if context.view.room_id != self.room:
@@ -108,8 +119,8 @@ class OfflineAgent:
             # then take again what did not fit.
             last = canonical_command(context.recent[-1][0]) if context.recent else ""
             self.retake = last if last.startswith("take ") else self.retake
-            spare = [o.noun for o in view.inventory if o.noun not in _LIGHTS and o.noun not in _WEAPONS]
-            yield from (f"drop {noun}" for noun in reversed(spare))
+            keep = self.treasures | set(context.knowledge.valuables)
+            yield from (f"drop {name}" for name in _spare(view.inventory) if name.split()[-1] not in keep)
         if self.retake:
             yield self.retake
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
@@ -127,7 +138,9 @@ class OfflineAgent:
         # A light first (grues), then weapons, then the rest in the game's order.
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
-            if obj.noun not in self.left_behind and obj.noun not in self.stored:
+            # One light and one weapon are enough: a second of either only fills the hands a treasure needs.
+            second = (obj.noun in _LIGHTS and held & set(_LIGHTS)) or (obj.noun in _WEAPONS and weapons)
+            if obj.noun not in self.left_behind and obj.noun not in self.stored and not second:
                 yield f"take {name}"
             if obj.noun in _OPENABLE:
                 yield f"open {name}"
@@ -160,6 +173,29 @@ class OfflineAgent:
             newest_first = [cmd for cmd, _ in reversed(context.recent)]
             yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)
         yield from context.knowledge.exits_here  # ways out earlier episodes took, though they failed here today
+
+
+def _avoided(key: str, avoid: tuple[str, ...]) -> bool:
+    """Earlier episodes say not to: the command itself, or an attack on a foe they say not to fight, whatever the
+    verb or weapon (`attack thief with axe` when `kill thief with sword` killed the player)."""
+    if key in avoid:
+        return True
+    words = key.split()
+    if len(words) < 2 or words[0] not in ATTACK_VERBS:
+        return False
+    return any(a.split()[0] in ATTACK_VERBS and a.split()[1:2] == words[1:2] for a in avoid)
+
+
+def _spare(inventory) -> list[str]:
+    """What may be dropped to make room, in order: a second light or weapon first, then the rest, oldest first. One
+    light (the first taken) and the best weapon stay."""
+    oldest_first = list(reversed(inventory))  # the inventory lists the newest first
+    light = next((o.num for o in oldest_first if o.noun in _LIGHTS), None)
+    weapon = next((o.num for w in _WEAPONS for o in oldest_first if o.noun == w), None)
+    kept = {light, weapon}
+    extra = [o.name.lower() for o in oldest_first if (o.noun in _LIGHTS or o.noun in _WEAPONS) and o.num not in kept]
+    rest = [o.noun for o in oldest_first if o.noun not in _LIGHTS and o.noun not in _WEAPONS]
+    return list(dict.fromkeys(extra + rest))
 
 
 def _object_phrase(name: str, noun: str) -> str:

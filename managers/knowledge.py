@@ -340,11 +340,25 @@ class Knowledge:
         store = self.store
         facts = store.rooms.get(str(room_id))
         avoid = [d.command for d in store.deaths if d.room_id == room_id and self._deadly(d, facts)]
+        avoid += self._roaming_fights()
         for loop in store.loops:
             avoid += loop.failed_commands.get(str(room_id), [])
         if facts is not None:
             avoid += [d for d in facts.failed_exits if (room_id, d) not in self.worked]
         return tuple(dict.fromkeys(avoid))
+
+    def _roaming_fights(self) -> list[str]:
+        """Attacks on a foe that killed the player in two rooms or more: that foe roams (zork1's thief), so it guards
+        no way on, and fighting it only risks the episode. A guard that killed once where it stands may still be
+        beaten."""
+        rooms: dict[str, set] = {}
+        attacks: dict[str, list[str]] = {}
+        for death in self.store.deaths:
+            words = canonical_command(death.command).split()
+            if len(words) > 1 and words[0] in ATTACK_VERBS:
+                rooms.setdefault(words[1], set()).add(death.room_id)
+                attacks.setdefault(words[1], []).append(" ".join(words))
+        return [attack for foe, where in rooms.items() if len(where) >= 2 for attack in attacks[foe]]
 
     @staticmethod
     def _deadly(death: Death, room: RoomFacts | None) -> bool:

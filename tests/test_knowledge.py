@@ -47,6 +47,16 @@ def test_the_store_round_trips(tmp_path):
     assert not list(path.parent.glob("*.tmp"))  # written through a temporary file, renamed whole
 
 
+def test_a_foe_that_killed_in_two_rooms_is_not_fought_again_anywhere():
+    """The thief roams: it killed the player in two rooms, so attacking it is avoided everywhere. The troll killed
+    once, where it guards the way on: the next episode may still fight it."""
+    store = KnowledgeStore(game="zork1", story_md5=ZORK1_MD5)
+    for room, command in ((5, "kill troll with sword"), (40, "kill thief with sword"), (60, "attack the thief with sword")):
+        store.deaths.append(Death(room_id=room, room_name=str(room), command=command, words="You die.", episode="e", turn=9))
+    avoid = Knowledge(store, None).avoid(99)
+    assert {"kill thief with sword", "attack thief with sword"} <= set(avoid) and not any("troll" in a for a in avoid)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [

@@ -4,7 +4,7 @@ sight (zork1's thief sits hidden in the object tree)."""
 from __future__ import annotations
 
 from agents.offline_agent import OfflineAgent
-from session.context import AgentContext
+from session.context import AgentContext, Guidance
 from session.records import GameObject, GameView
 
 SWORD, THIEF = GameObject(1, "sword"), GameObject(2, "thief")
@@ -25,3 +25,40 @@ def test_a_foe_the_game_says_is_not_in_sight_is_left_alone_until_the_player_move
     assert agent.propose(context("You can't see any thief here!", missed)) != "kill thief with sword"
     assert agent.propose(context("Taken.", missed + (("take bag", "Taken."),))) != "kill thief with sword"
     assert agent.propose(context("Dam Lobby", missed, room=8)) == "kill thief with sword"  # another room: seen anew
+
+
+def test_a_foe_earlier_episodes_say_not_to_fight_is_left_alone_whatever_the_weapon():
+    axe = GameObject(3, "axe")
+    view = GameView(7, "Dam Lobby", 0, 1, (axe,), (THIEF,), "hash", "A seedy-looking individual.")
+    told = AgentContext(turn=1, view=view, knowledge=Guidance(avoid_here=("attack thief with sword",)))
+    assert not OfflineAgent().propose(told).startswith("kill thief")
+
+
+def proposals(agent: OfflineAgent, context: AgentContext, count: int) -> list[str]:
+    """The agent's first `count` proposals of one turn, each rejected in turn by the critic."""
+    made = []
+    for _ in range(count):
+        made.append(agent.propose(context))
+        context = context.with_feedback(made[-1], "no")
+    return made
+
+
+def test_one_light_and_one_weapon_are_enough():
+    """A second weapon or lamp only fills the hands a treasure needs: it is not taken."""
+    view = GameView(7, "Maze", 0, 1, (SWORD, GameObject(3, "brass lantern")),
+                    (GameObject(4, "rusty knife"), GameObject(5, "burned-out lantern")), "hash", "A maze.")  # fmt: skip
+    made = proposals(OfflineAgent(), AgentContext(turn=1, view=view), 8)
+    assert not any(p.startswith("take") for p in made), made
+
+
+def test_making_room_never_drops_a_treasure():
+    """The load is too heavy: a second weapon goes first, then plain things; never the item whose taking scored in an
+    earlier episode, nor the one light and the best weapon."""
+    held = tuple(GameObject(n, name) for n, name in ((4, "manual"), (3, "painting"), (5, "axe"), (1, "sword"),
+                                                     (6, "brass lantern")))  # fmt: skip
+    view = GameView(7, "Studio", 4, 9, held, (), "hash", "Your load is too heavy.")
+    context = AgentContext(turn=9, view=view, recent=(("take wrench", "Your load is too heavy."),),
+                           knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    made = proposals(OfflineAgent(), context, 3)
+    assert made[:2] == ["drop axe", "drop manual"], made
+    assert not {"drop painting", "drop sword", "drop lantern", "drop brass lantern"} & set(made)
