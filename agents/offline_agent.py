@@ -35,6 +35,8 @@ _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
 _NOT_HERE = "can't see"
 """How the game answers a command about something that is not in sight."""
+_BURDENED = ("with what you're carrying", "with all you're carrying", "too narrow for you and")
+"""How a game refuses a move for the load the player carries (not for the way itself)."""
 _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
 _EXIT_WORDS = {
     "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
@@ -74,7 +76,7 @@ class OfflineAgent:
             key = canonical_command(command)
             if key in context.rejected or key in context.banned or _avoided(key, context.knowledge.avoid_here):
                 continue
-            retry = key == self.retake and key.startswith("take ")
+            retry = key == self.retake
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
                 continue
             if retry:
@@ -114,13 +116,18 @@ class OfflineAgent:
                 if came is not None:
                     yield OPPOSITE[came]
         held = {obj.noun for obj in view.inventory}
+        last = canonical_command(context.recent[-1][0]) if context.recent else ""
+        keep = self.treasures | set(context.knowledge.valuables)
         if any(marker in text for marker in _OVERLOADED):
             # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon,
             # then take again what did not fit.
-            last = canonical_command(context.recent[-1][0]) if context.recent else ""
             self.retake = last if last.startswith("take ") else self.retake
-            keep = self.treasures | set(context.knowledge.valuables)
             yield from (f"drop {name}" for name in _spare(view.inventory) if name.split()[-1] not in keep)
+        elif direction_of(last) is not None and any(marker in text for marker in _BURDENED):
+            # A way that only lets a light load through (a chimney): keep the light and the treasures, go again.
+            self.retake = last
+            light = next((o.num for o in reversed(view.inventory) if o.noun in _LIGHTS), None)
+            yield from (f"drop {o.noun}" for o in view.inventory if o.num != light and o.noun not in keep)
         if self.retake:
             yield self.retake
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
@@ -132,7 +139,7 @@ class OfflineAgent:
         yield from (c for c in context.knowledge.known_here if c not in context.refused_here)
         # Items that scored when taken may score again when stored: try each container here once.
         containers = [o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}]
-        for item in (o.noun for o in view.inventory if o.noun in context.knowledge.valuables):
+        for item in (o.noun for o in view.inventory if o.noun in keep):
             yield from (f"put {item} in {container}" for container in containers)
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         # A light first (grues), then weapons, then the rest in the game's order.

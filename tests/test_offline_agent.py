@@ -62,3 +62,15 @@ def test_making_room_never_drops_a_treasure():
     made = proposals(OfflineAgent(), context, 3)
     assert made[:2] == ["drop axe", "drop manual"], made
     assert not {"drop painting", "drop sword", "drop lantern", "drop brass lantern"} & set(made)
+
+
+def test_a_way_refused_for_the_load_is_taken_again_with_only_the_light_and_the_treasures():
+    """A chimney lets only a light load through: everything but the lamp and the treasure goes, then the move again."""
+    held = tuple(GameObject(n, name) for n, name in ((4, "manual"), (3, "painting"), (1, "sword"), (6, "brass lantern")))
+    view = GameView(7, "Studio", 4, 9, held, (), "hash", "You can't get up there with what you're carrying.")
+    context = AgentContext(turn=9, view=view, recent=(("up", "You can't get up there with what you're carrying."),),
+                           knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    agent = OfflineAgent()
+    assert proposals(agent, context, 2) == ["drop manual", "drop sword"]
+    dropped = GameView(7, "Studio", 4, 10, held[1:2] + held[3:], (), "hash", "Dropped.")
+    assert agent.propose(AgentContext(turn=10, view=dropped, recent=(("drop sword", "Dropped."),))) == "up"
