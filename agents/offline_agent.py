@@ -62,6 +62,11 @@ class OfflineAgent:
         """Nouns dropped to make room: not picked up again."""
         self.stored: set[str] = set()
         """Valuables put into a container: never taken out again (that would give the points back)."""
+        self.known_tried: set[tuple[int | None, str]] = set()
+        """(room, command) of earlier episodes' score sources tried since the score last rose: once is enough until
+        something changes (a trap door shut since)."""
+        self.unpacked: set[str] = set()
+        """Nouns of things inside carried containers already taken out (or tried): once per episode."""
         self.treasures: set[str] = set()
         """Nouns whose taking scored in this episode: never dropped to make room."""
         self.score: int | None = None
@@ -87,13 +92,17 @@ class OfflineAgent:
                 self.read.add(key[len("read ") :])
             if key.startswith("put "):
                 self.stored.add(key.split()[1])
+            if key in context.knowledge.known_here:
+                self.known_tried.add((context.view.room_id, key))
             return command
         return "look" if "look" not in context.rejected else "wait"
 
     def _note_treasure(self, context: AgentContext) -> None:
         last = canonical_command(context.recent[-1][0]).split() if context.recent else []
-        if self.score is not None and context.view.score > self.score and len(last) > 1 and last[0] in TAKE_VERBS:
-            self.treasures.add(last[-1])
+        if self.score is not None and context.view.score > self.score:
+            self.known_tried.clear()
+            if len(last) > 1 and last[0] in TAKE_VERBS:
+                self.treasures.add(last[-1])
         self.score = context.view.score
 
     def _note_absent_foes(self, context: AgentContext) -> None:
@@ -135,8 +144,21 @@ class OfflineAgent:
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
             if weapons and foe not in self.absent_foes:
                 yield f"kill {foe} with {weapons[0]}"
+            elif foe not in self.absent_foes and context.recent:
+                # Unarmed before a foe: no way on past it, so back the way we came and find a weapon.
+                came = direction_of(context.recent[-1][0])
+                if came is not None:
+                    yield OPPOSITE[came]
+        # A light and a weapon before anything else: known points often lie in the dark, past a foe.
+        for obj in view.room_objects:
+            needed = (obj.noun in _LIGHTS and not held & set(_LIGHTS)) or (obj.noun in _WEAPONS and not weapons)
+            if needed and obj.noun not in self.left_behind:
+                yield f"take {_object_phrase(obj.name, obj.noun)}"
         # What scored here in an earlier episode, unless it changed nothing the last time (until the room changes).
-        yield from (c for c in context.knowledge.known_here if c not in context.refused_here)
+        here = view.room_id
+        yield from (
+            c for c in context.knowledge.known_here if c not in context.refused_here and (here, c) not in self.known_tried
+        )  # fmt: skip
         # Items that scored when taken may score again when stored: try each container here once.
         containers = [o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}]
         for item in (o.noun for o in view.inventory if o.noun in keep):
@@ -156,6 +178,10 @@ class OfflineAgent:
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
             if not self.nouns or noun[: self.word_length] in self.nouns:
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
+        for obj in view.held_inside:  # taken out once: a treasure in a carried nest scores when taken on its own
+            if obj.noun not in self.unpacked:
+                self.unpacked.add(obj.noun)
+                yield f"take {obj.noun}"
         for obj in view.inventory:
             if obj.noun in _READABLE and obj.noun not in self.read:
                 yield f"read {obj.noun}"

@@ -164,6 +164,9 @@ class Knowledge:
             self.graph.rooms[int(key)].exits.update(room.exits)
         self.tried: set[tuple[int | None, str]] = set()
         """(room id, canonical command) pairs this episode has run."""
+        self.productive: set[tuple[int | None, str]] = set()
+        """(room id, canonical command) pairs that changed something this episode (moved, scored, or reached a state
+        never seen): a loop that later finds them doing nothing does not make them worth avoiding next time."""
         self.scored: list[ScoreEvent] = []
         self.deaths: list[Death] = []
         self.dark: set[int] = set()
@@ -177,6 +180,8 @@ class Knowledge:
         command = canonical_command(record.command)
         room = record.room_id_before
         self.tried.add((room, command))
+        if record.novelty or record.moved or record.score_after != record.score_before:
+            self.productive.add((room, command))
         self.graph.observe(record)
         self.tail.append(record)
         if record.room_id_after is not None and any(p in record.response.lower() for p in DARK_PHRASES):
@@ -247,7 +252,7 @@ class Knowledge:
         rooms = {str(r.room_id_after): r.room_name_after for r in turns if r.room_id_after is not None}
         failed: dict[str, list[str]] = {}
         for r in turns:
-            if r.changed_nothing and r.room_id_before is not None:
+            if r.changed_nothing and r.room_id_before is not None and (r.room_id_before, canonical_command(r.command)) not in self.productive:
                 commands = failed.setdefault(str(r.room_id_before), [])
                 if canonical_command(r.command) not in commands:
                     commands.append(canonical_command(r.command))

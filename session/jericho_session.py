@@ -183,7 +183,9 @@ class JerichoSession:
         ram = self.env._get_ram()
         world = self.objects.snapshot(ram, self.env._get_special_ram())
         room = self.player_room(world)
-        inventory = tuple(self._named(ram, num) for num in world.contents(self.player)) if self.player else ()
+        held = world.contents(self.player) if self.player else []
+        inventory = tuple(self._named(ram, num) for num in held)
+        inside = tuple(self._named(ram, num) for container in held for num in world.contents(container))
         room_objects = tuple(self._named(ram, num) for num in self._descendants(world, room, depth=2))
         arrived, self._room = room != self._room, room
         return GameView(
@@ -198,6 +200,7 @@ class JerichoSession:
             game_over=self.env.game_over(),
             victory=self.env.victory(),
             world=world,
+            held_inside=tuple(obj for obj in inside if obj.name),
         )
 
     def _room_title(self, ram: Any, room: int, arrived: bool) -> str:

@@ -44,6 +44,8 @@ class GameView:
     victory: bool = False
     world: WorldSnapshot | None = field(default=None, compare=False, repr=False)
     """The object tree, attributes and globals behind this view (for novelty; never shown to an agent)."""
+    held_inside: tuple[GameObject, ...] = field(default=(), compare=False)
+    """Objects inside what the player holds (an egg in a carried nest): in hand, not yet taken on their own."""
 
 
 LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})

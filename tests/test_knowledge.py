@@ -17,6 +17,7 @@ from session.commands import canonical_command, direction_of
 from session.jericho_session import JerichoSession
 from session.outcomes import DEATH
 from tests.conftest import make_config, run_episode
+from tests.factories import turn_record
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 
@@ -45,6 +46,21 @@ def test_the_store_round_trips(tmp_path):
     view = path.with_suffix(".md").read_text()
     assert "| Behind House | `in` | 10 |" in view and "Troll Room, `kill troll`" in view
     assert not list(path.parent.glob("*.tmp"))  # written through a temporary file, renamed whole
+
+
+def test_a_loop_does_not_mark_as_useless_what_worked_earlier_in_the_episode():
+    """The rug moved once (progress); in the loop that ended the episode, moving it again did nothing. The next
+    episode must still move it: only what never changed anything is recorded as the loop's failures."""
+    knowledge = Knowledge(KnowledgeStore(game="zork1", story_md5=ZORK1_MD5), None)
+    common = {"room_id_before": 5, "room_id_after": 5, "room_name_before": "Living Room", "room_name_after": "Living Room"}
+    knowledge.observe(turn_record(1, command="move rug", world_hash_after="moved", novelty=("new_object_state",), **common), "e")
+    for turn in range(2, 6):
+        command = "move rug" if turn % 2 else "xyzzy"
+        knowledge.observe(turn_record(turn, command=command, world_hash_before="moved", world_hash_after="moved", **common), "e")
+    summary = {"episode_id": "e", "turns": 5, "best_score": 0, "termination_reason": "stuck_no_progress",
+               "loop_break": {"last_progress_turn": 1}}  # fmt: skip
+    [loop] = knowledge.merge(summary).loops
+    assert loop.failed_commands == {"5": ["xyzzy"]}
 
 
 def test_a_foe_that_killed_in_two_rooms_is_not_fought_again_anywhere():

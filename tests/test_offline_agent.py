@@ -74,3 +74,28 @@ def test_a_way_refused_for_the_load_is_taken_again_with_only_the_light_and_the_t
     assert proposals(agent, context, 2) == ["drop manual", "drop sword"]
     dropped = GameView(7, "Studio", 4, 10, held[1:2] + held[3:], (), "hash", "Dropped.")
     assert agent.propose(AgentContext(turn=10, view=dropped, recent=(("drop sword", "Dropped."),))) == "up"
+
+
+def test_a_treasure_inside_a_carried_container_is_taken_out_once():
+    """The nest was taken with the egg in it: taking the egg on its own is what scores; it is tried once."""
+    view = GameView(7, "Up a Tree", 0, 3, (GameObject(8, "bird's nest"),), (), "hash", "Taken.",
+                    held_inside=(GameObject(9, "jewel-encrusted egg"),))  # fmt: skip
+    agent = OfflineAgent()
+    assert agent.propose(AgentContext(turn=3, view=view)) == "take egg"
+    assert agent.propose(AgentContext(turn=4, view=view)) != "take egg"
+
+
+def test_an_earlier_score_source_is_tried_once_until_the_score_rises():
+    """`down` scored here in an earlier episode; today the trap door is shut: one try, not one per turn."""
+    view = GameView(7, "Living Room", 10, 5, (), (), "hash", "Living Room")
+    agent = OfflineAgent()
+    known = Guidance(known_here=("down",))
+    assert agent.propose(AgentContext(turn=5, view=view, knowledge=known)) == "down"
+    shut = GameView(7, "Living Room", 10, 6, (), (), "hash2", "The trap door is closed.")
+    assert agent.propose(AgentContext(turn=6, view=shut, recent=(("down", shut.text),), knowledge=known)) != "down"
+
+
+def test_unarmed_before_a_foe_the_player_backs_away():
+    view = GameView(7, "The Troll Room", 0, 5, (), (GameObject(2, "troll"),), "hash", "A nasty troll blocks the way.")
+    context = AgentContext(turn=5, view=view, recent=(("north", "The Troll Room"),))
+    assert OfflineAgent().propose(context) == "south"
