@@ -21,6 +21,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
   dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
   Jericho's curated state bytes for the game count as variables too (a submarine's position).
+- `new_information`: a question or a look-up (`ask man about eranti`, `look up kebarn in encyclopedia`) that the game
+  did not refuse, answered with at least INFORMATION_WORDS words it never said before (the command's own words left
+  out): reading up or talking is how some games move on, with nothing in memory changing.
 - `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) was answered with a text never seen
   that names the room, as the game does when it describes where the player now is inside one room id.
 - `new_world_state`: the seed's whole-world hash was never seen (for the opt-in `new_world_state` signal).
@@ -38,15 +41,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from session.commands import direction_of
+from session.commands import QUESTION_PREFIXES, direction_of
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
 from session.zmachine import WorldSnapshot
 
 NOVELTY_KINDS = (
     "new_score", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
-    "new_world_state",
+    "new_information", "new_world_state",
 )  # fmt: skip
+INFORMATION_WORDS = 5
+"""An answer this long at least tells something ("Cholok." is a name, not news; measured on deephome's encyclopedia)."""
 COUNTER_RUN = 3
 """A global that moved by the same step this many times running is a counter (a timer, a move count)."""
 VARIABLE_CATEGORIES = frozenset({SUCCESS})
@@ -163,6 +168,9 @@ class WorldNovelty:
         new_global = self._globals(before, after, category, idle_world)
         if (new_global and new_answer) or self._curated(before, after):
             kinds.append("new_game_variable")
+        asked = command.strip().lower().startswith(QUESTION_PREFIXES) and category not in ECHO_CATEGORIES
+        if asked and new_answer and len(_WORDS.findall(after.text.lower())) >= INFORMATION_WORDS:
+            kinds.append("new_information")
         moved_within = direction is not None and after.room_id == before.room_id
         titled = bool(after.room_name) and after.room_name.lower() in after.text.lower()
         if moved_within and titled and after.room_id is not None:

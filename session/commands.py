@@ -39,6 +39,8 @@ FUNCTION_WORDS = frozenset(
 """Words of a command that name no object: articles, pronouns, prepositions."""
 TOPIC_VERBS = frozenset("ask tell say talk answer reply learn consult shout yell speak write type sing".split())
 """Verbs whose other words are a person and a topic, a spell or a text: not things that must be in sight."""
+QUESTION_PREFIXES = ("ask ", "tell ", "talk ", "consult ", "look up ")
+"""Commands that ask a character or a book for information: a new answer to one is something learnt."""
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
 MAX_COMMAND_LENGTH = 120
 """Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes

@@ -15,10 +15,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 ProgressSignal = Literal[
     "score", "objective", "new_room", "new_world_state", "new_room_inventory", "new_object_state",
-    "new_game_variable", "new_position",
+    "new_game_variable", "new_position", "new_information",
 ]  # fmt: skip
 DEFAULT_PROGRESS_SIGNALS = [
     "score", "objective", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
+    "new_information",
 ]  # fmt: skip
 GateAction = Literal["terminate", "human", "warn"]
 
@@ -173,7 +174,8 @@ class LoopBreakConfig(_Section):
     """What counts as progress: `score` (a value never reached this episode), `objective` (verified completion),
     `new_room` (first visit), `new_room_inventory` (first arrival in a room with this inventory),
     `new_object_state` (the command gave an object a place or attributes it never had), `new_game_variable` (the
-    command gave a game variable a value it never had), `new_position` (a move inside one room id answered with a
+    command gave a game variable a value it never had), `new_information` (a question or a
+    look-up answered with something never said), `new_position` (a move inside one room id answered with a
     text never seen), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See managers/novelty.
     The seed's set is ["score", "objective", "new_room"]."""
     enable_objective_based_progress: bool = True

@@ -136,6 +136,23 @@ def test_a_move_made_again_from_the_same_situation_reaches_no_new_object_state()
     assert "new_object_state" not in novelty.observe(here, waved, "e", "success", lambda: idle).kinds
 
 
+def test_a_new_answer_to_a_question_or_a_look_up_is_information():
+    """Reading up or asking changes nothing in memory, yet it is how some games move on (deephome's encyclopedia).
+    A canned reply, a short one, the same answer again, or any answer to another verb is no information."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+
+    def answer(text: str, command: str, category: str = "no_effect") -> tuple[str, ...]:
+        return novelty.observe(start, view(world([0, 0, 1]), text=text), command, category).kinds
+
+    entry = "One of the children of Hashar, cursed to exist only in spiritual form."
+    assert "new_information" in answer(entry, "look up kebarn in leshosh")
+    assert "new_information" not in answer(entry, "look up kebarn in leshosh")  # heard already
+    assert "new_information" not in answer("Cholok.", "ask spirit for name")  # too short to tell anything
+    assert "new_information" not in answer("The man does not know about that subject at all.", "ask man about x", "refused")
+    assert "new_information" not in answer("A long thin balsa wood beam, light and strong as ever.", "examine beam")
+
+
 def test_counters_stop_counting():
     start = view(world([0, 0, 1]), text="0")
     novelty = WorldNovelty(start)
