@@ -57,6 +57,15 @@ def test_rooms_past_jerichos_object_cap_spirit(tmp_path):
     assert result.summary["rooms_visited"] > 100
 
 
+def test_reading_up_is_information_deephome(tmp_path):
+    """Deephome's walkthrough looks names up in the library's books: nothing in memory changes, yet each new entry
+    is something learnt (`new_information`), and the walkthrough is never stopped."""
+    result = play_walkthrough(tmp_path, "deephome.z5")
+    assert result.summary["termination_reason"] not in LOOP_ENDINGS
+    looked_up = [r for r in result.records if r["command"].lower().startswith("look up")]
+    assert looked_up and sum("new_information" in r["novelty"] for r in looked_up) >= len(looked_up) // 2
+
+
 def test_long_puzzle_stretches_hhgg(tmp_path):
     """The Hitchhiker's Guide walkthrough spends 44 turns without score or new room; it was stopped at turn 178.
     Player-caused changes to objects and game variables carry it to its 400 points."""
