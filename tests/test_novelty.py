@@ -126,7 +126,7 @@ def test_a_nothing_happens_answer_sets_no_variable():
 def test_a_move_made_again_from_the_same_situation_reaches_no_new_object_state():
     """Going back and forth, a gnome waves at the arrival the second time round: that is the gnome reacting to an
     arrival already made, not the player changing the world. The first arrival's changes count."""
-    here, there = view(world([0, 0, 1, 60]), room=50), view(world([0, 0, 1, 60]), room=60)
+    here = view(world([0, 0, 1, 60]), room=50)
     novelty = WorldNovelty(here)
     idle = world([0, 0, 1, 60])
     arrived = view(world([0, 0, 1, 60], attributes=[[0] * 4, [0] * 4, [0] * 4, [1, 0, 0, 0]]), room=60, text="A")
