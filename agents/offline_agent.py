@@ -76,7 +76,7 @@ class OfflineAgent:
         an object in the room's tree can be hidden (zork1's thief), and attacking it only burns turns."""
 
     def propose(self, context: AgentContext) -> str:
-        self._note_treasure(context)
+        self._note_score(context)
         for command in self._candidates(context):
             key = canonical_command(command)
             if key in context.rejected or key in context.banned or _avoided(key, context.knowledge.avoid_here):
@@ -97,7 +97,8 @@ class OfflineAgent:
             return command
         return "look" if "look" not in context.rejected else "wait"
 
-    def _note_treasure(self, context: AgentContext) -> None:
+    def _note_score(self, context: AgentContext) -> None:
+        """The score rose: what was taken last is a treasure, and earlier episodes' sources are worth a new try."""
         last = canonical_command(context.recent[-1][0]).split() if context.recent else []
         if self.score is not None and context.view.score > self.score:
             self.known_tried.clear()

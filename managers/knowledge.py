@@ -252,10 +252,11 @@ class Knowledge:
         rooms = {str(r.room_id_after): r.room_name_after for r in turns if r.room_id_after is not None}
         failed: dict[str, list[str]] = {}
         for r in turns:
-            if r.changed_nothing and r.room_id_before is not None and (r.room_id_before, canonical_command(r.command)) not in self.productive:
+            command = canonical_command(r.command)
+            if r.changed_nothing and r.room_id_before is not None and (r.room_id_before, command) not in self.productive:
                 commands = failed.setdefault(str(r.room_id_before), [])
-                if canonical_command(r.command) not in commands:
-                    commands.append(canonical_command(r.command))
+                if command not in commands:
+                    commands.append(command)
         reason = summary["termination_reason"]
         return StuckLoop(episode=summary["episode_id"], reason=reason, rooms=rooms, failed_commands=failed)
 

@@ -122,8 +122,6 @@ class WorldNovelty:
         """Jericho's noisy objects, and the player (whose place is the room)."""
         self.moves: set[tuple[str, str]] = set()
         """(situation, direction) of every move made: making one again reaches no new object state."""
-        self.situation = ""
-        """The situation the next command starts from."""
         self.autonomous: set[int] = set()
         """Objects seen changing exactly as an idle turn changed them (NPCs, clocks): left out of the situation."""
         world = start.world
@@ -138,6 +136,7 @@ class WorldNovelty:
             self.variable_facts.update(("g", g, v) for g, v in enumerate(world.globals.tolist()))
             self.variable_facts.update(("s", i, v) for i, v in enumerate(world.special.tolist()))
         self.situation = self._situation(start)
+        """The situation the next command starts from."""
 
     def observe(
         self, before: GameView, after: GameView, command: str, category: str, idle_world: IdleWorld = _unknown
