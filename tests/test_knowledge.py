@@ -14,6 +14,7 @@ from managers.knowledge import (
     Death, Knowledge, KnowledgeError, KnowledgeStore, RoomFacts, ScoreEvent, StuckLoop, load_store, write_store,
 )  # fmt: skip
 from session.commands import canonical_command, direction_of
+from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from session.outcomes import DEATH
 from tests.conftest import make_config, run_episode
@@ -137,14 +138,18 @@ def test_a_loop_that_ended_an_episode_is_avoided_next_time(rom_path, tmp_path):
     changed nothing there. Episode 2: the same looper is steered off them at once, by what the store says."""
     built = build_scenario("camp_in_room", rom_path)
     path = tmp_path / "zork1.json"
-    first = play(rom_path, tmp_path / "1", LooperAgent(built.prefix, built.loop), path, max_turns=len(built.commands))
+    # Walking an exit for the first time counts as progress here, so the looper's detours keep the loop at the Dam.
+    signals = {"progress_signals": [*DEFAULT_PROGRESS_SIGNALS, "objective"]}
+    first = play(rom_path, tmp_path / "1", LooperAgent(built.prefix, built.loop), path, max_turns=len(built.commands),
+                 loop_break=signals)  # fmt: skip
     assert first.summary["termination_reason"] == "stuck_no_progress"
     (loop,) = load_store(path, "zork1", ZORK1_MD5).loops
     dam = str(first.records[-1]["room_id_after"])
     stale = set(loop.failed_commands[dam])
     assert stale and stale <= {canonical_command(c) for c in built.loop}
 
-    second = play(rom_path, tmp_path / "2", LooperAgent(built.prefix, built.loop), path, max_turns=len(built.commands))
+    second = play(rom_path, tmp_path / "2", LooperAgent(built.prefix, built.loop), path, max_turns=len(built.commands),
+                  loop_break=signals)  # fmt: skip
     proposals = [
         c for r in second.records if r["turn"] > len(built.prefix) and str(r["room_id_before"]) == dam
         for c in r["candidates"] if canonical_command(c["command"]) in stale
