@@ -99,7 +99,7 @@ class OfflineAgent:
 
     def _note_score(self, context: AgentContext) -> None:
         """The score rose: what was taken last is a treasure, and earlier episodes' sources are worth a new try."""
-        last = canonical_command(context.recent[-1][0]).split() if context.recent else []
+        last = _last_command(context).split()
         if self.score is not None and context.view.score > self.score:
             self.known_tried.clear()
             if len(last) > 1 and last[0] in TAKE_VERBS:
@@ -109,7 +109,7 @@ class OfflineAgent:
     def _note_absent_foes(self, context: AgentContext) -> None:
         if context.view.room_id != self.room:
             self.room, self.absent_foes = context.view.room_id, set()
-        last = canonical_command(context.recent[-1][0]).split() if context.recent else []
+        last = _last_command(context).split()
         if len(last) > 1 and last[0] in ATTACK_VERBS and _NOT_HERE in context.view.text.lower():
             self.absent_foes.add(last[1])
 
@@ -120,13 +120,11 @@ class OfflineAgent:
         if any(marker in text for marker in DARK_PHRASES):
             lights = [obj.noun for obj in view.inventory if obj.noun in _LIGHTS]
             yield from (f"turn on {noun}" for noun in lights)
-            if not lights and context.recent:
-                # Grues eat players who linger in the dark: retreat the way we came.
-                came = direction_of(context.recent[-1][0])
-                if came is not None:
-                    yield OPPOSITE[came]
+            if not lights and _way_back(context):
+                yield _way_back(context)  # grues eat players who linger in the dark
         held = {obj.noun for obj in view.inventory}
-        last = canonical_command(context.recent[-1][0]) if context.recent else ""
+        has_light = bool(held & set(_LIGHTS))
+        last = _last_command(context)
         keep = self.treasures | set(context.knowledge.valuables)
         if any(marker in text for marker in _OVERLOADED):
             # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon,
@@ -145,14 +143,11 @@ class OfflineAgent:
         for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
             if weapons and foe not in self.absent_foes:
                 yield f"kill {foe} with {weapons[0]}"
-            elif foe not in self.absent_foes and context.recent:
-                # Unarmed before a foe: no way on past it, so back the way we came and find a weapon.
-                came = direction_of(context.recent[-1][0])
-                if came is not None:
-                    yield OPPOSITE[came]
+            elif foe not in self.absent_foes and _way_back(context):
+                yield _way_back(context)  # unarmed before a foe: no way on past it, so find a weapon first
         # A light and a weapon before anything else: known points often lie in the dark, past a foe.
         for obj in view.room_objects:
-            needed = (obj.noun in _LIGHTS and not held & set(_LIGHTS)) or (obj.noun in _WEAPONS and not weapons)
+            needed = (obj.noun in _LIGHTS and not has_light) or (obj.noun in _WEAPONS and not weapons)
             if needed and obj.noun not in self.left_behind:
                 yield f"take {_object_phrase(obj.name, obj.noun)}"
         # What scored here in an earlier episode, unless it changed nothing the last time (until the room changes).
@@ -169,7 +164,7 @@ class OfflineAgent:
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
             # One light and one weapon are enough: a second of either only fills the hands a treasure needs.
-            second = (obj.noun in _LIGHTS and held & set(_LIGHTS)) or (obj.noun in _WEAPONS and weapons)
+            second = (obj.noun in _LIGHTS and has_light) or (obj.noun in _WEAPONS and weapons)
             if obj.noun not in self.left_behind and obj.noun not in self.stored and not second:
                 yield f"take {name}"
             if obj.noun in _OPENABLE:
@@ -207,6 +202,17 @@ class OfflineAgent:
             newest_first = [cmd for cmd, _ in reversed(context.recent)]
             yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)
         yield from context.knowledge.exits_here  # ways out earlier episodes took, though they failed here today
+
+
+def _last_command(context: AgentContext) -> str:
+    """The last command run, in canonical form ("" on the first turn)."""
+    return canonical_command(context.recent[-1][0]) if context.recent else ""
+
+
+def _way_back(context: AgentContext) -> str | None:
+    """The move back the way the player came, when the last command was a move."""
+    came = direction_of(_last_command(context))
+    return OPPOSITE[came] if came is not None else None
 
 
 def _avoided(key: str, avoid: tuple[str, ...]) -> bool:

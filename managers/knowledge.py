@@ -180,7 +180,7 @@ class Knowledge:
         command = canonical_command(record.command)
         room = record.room_id_before
         self.tried.add((room, command))
-        if record.novelty or record.moved or record.score_after != record.score_before:
+        if record.novelty or record.moved or record.score_changed:
             self.productive.add((room, command))
         self.graph.observe(record)
         self.tail.append(record)
