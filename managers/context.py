@@ -65,6 +65,7 @@ class ContextBuilder:
         room_text = self.room_texts.get(view.room_id, view.text.strip())
         untried = tuple(game_map.untried_directions(view.room_id))
         path = tuple(self._path_to_named_exit(view.room_id, game_map))
+        heard = frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text)))
         return AgentContext(
             turn=turn,
             view=view,
@@ -75,11 +76,11 @@ class ContextBuilder:
             named_exits=tuple(d for d in directions_named(room_text) if d in untried),
             failed_exits=tuple(sorted(room.failed_exits)) if room else (),
             room_text=room_text,
-            visible_objects=self.visible_objects(view),
+            visible_objects=self.visible_objects(view, heard),
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
             failed_here=memory.failed(view.room_id, view.world_hash),
-            heard_here=frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text))),
+            heard_here=heard,
             path_to_frontier=path,
             frontier_room=game_map.name_of(game_map.follow(view.room_id, path)) if path else "",
             path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),
@@ -89,9 +90,10 @@ class ContextBuilder:
             banned=banned,
         )
 
-    def visible_objects(self, view: GameView) -> tuple[str, ...]:
-        """The room's objects whose noun the game printed while the player was here (or prints now)."""
-        heard = self.heard.get(view.room_id, set()) | set(command_words(view.text))
+    @staticmethod
+    def visible_objects(view: GameView, heard: frozenset[str]) -> tuple[str, ...]:
+        """The room's objects whose noun the game printed while the player was here (`heard`, what it prints now
+        included)."""
         held = {obj.num for obj in view.inventory}
         return tuple(
             dict.fromkeys(obj.name for obj in view.room_objects if obj.num not in held and obj.noun.lower() in heard)

@@ -11,11 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from jericho import ZObject
 from loguru import logger
 
 from session.commands import why_not_run
 from session.records import GameObject, GameView
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
+
+# Jericho's object record (ZObject) past its number and name: parent, sibling, child, attributes, property numbers
+_PAST_THE_NAME = slice(ZObject.parent.offset, None)
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 SUPPORTED_VERSIONS = (1, 2, 3, 4, 5, 7, 8)
@@ -195,7 +199,7 @@ class JerichoSession:
             moves=self.env.get_moves(),
             inventory=tuple(obj for obj in inventory if obj.name),
             room_objects=tuple(obj for obj in room_objects if obj.name),
-            world_hash=self.world_hash(),
+            world_hash=self.world_hash(world.special),
             text=self._text,
             game_over=self.env.game_over(),
             victory=self.env.victory(),
@@ -319,14 +323,17 @@ class JerichoSession:
     def _named(self, ram, num: int) -> GameObject:
         return GameObject(num, self.objects.short_name(ram, num))
 
-    def world_hash(self) -> str:
-        """MD5 of the same data as Jericho's `get_world_state_hash()` (clean object tree + special RAM).
+    def world_hash(self, special: np.ndarray) -> str:
+        """MD5 of what Jericho's `get_world_state_hash()` tells apart: its clean object tree (the per-game bindings
+        drop the "touched" bits and NPCs that wander on their own) and the special RAM `special`.
 
-        Hashes the object table's bytes instead of formatting every object as text: 20x faster (0.09 ms).
-        """
+        Hashes the tree links, attributes and property numbers of Jericho's object records as bytes; the 64-byte
+        names (static text) are left out, so the digest reads a third of the bytes (0.07 ms in all, where formatting
+        every object as text took 2 ms)."""
         objects = self.env.get_world_objects(clean=True)
-        digest = hashlib.md5(bytes(objects))
-        digest.update(bytes(self.env._get_special_ram().tobytes()))
+        records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
+        digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
+        digest.update(special.tobytes())
         return digest.hexdigest()
 
     def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
