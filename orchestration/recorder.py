@@ -34,6 +34,7 @@ class EpisodeRecorder:
         self,
         folder: Path,
         console_level: str = "INFO",
+        file_level: str = "INFO",
         quiet: bool = False,
         secrets: Iterable[str | None] = (),
         resume: bool = False,
@@ -49,7 +50,7 @@ class EpisodeRecorder:
         except OSError as exc:
             raise RecordsUnwritable(f"cannot write episode records in {folder}: {exc.strerror or exc}") from None
         self._sinks = [
-            logger.add(self._write_log, level="DEBUG", format="{message}", enqueue=False, filter=self._sanitize)
+            logger.add(self._write_log, level=file_level, format="{message}", enqueue=False, filter=self._sanitize)
         ]
         if not quiet:
             self._sinks.append(

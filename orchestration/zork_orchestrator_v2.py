@@ -118,8 +118,9 @@ class ZorkOrchestratorV2:
         started = time.perf_counter()
         folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
         self.recorder = EpisodeRecorder(
-            folder, self.config.orchestrator.console_log_level, self.quiet, (self.config.api_key(),), bool(resume)
-        )
+            folder, self.config.orchestrator.console_log_level, self.config.orchestrator.file_log_level, self.quiet,
+            (self.config.api_key(),), bool(resume),
+        )  # fmt: skip
         self.view = self.session.reset()
         self.novelty = WorldNovelty(
             self.view, self.session.noisy_globals(), self.session.dictionary_range, self.session.jericho_noise(),

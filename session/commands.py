@@ -122,6 +122,7 @@ _NAMED_DIRECTIONS = frozenset(d for d in DIRECTIONS if d not in ("in", "out"))
 """Directions a description names by their word. `in` and `out` are left out: every text uses those words."""
 
 
+@lru_cache(maxsize=4096)  # the map's search asks again of every known room's text each turn
 def directions_named(text: str) -> tuple[str, ...]:
     """The directions a room description names (`passages lead north and up` -> north, up), in DIRECTIONS order:
     the exits a player reading the text would try first. `north-east` counts as northeast."""

@@ -186,6 +186,7 @@ class JerichoSession:
     def observe(self) -> GameView:
         ram = self.env._get_ram()
         world = self.objects.snapshot(ram, self.env._get_special_ram())
+        ram = ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
         room = self.player_room(world)
         held = world.contents(self.player) if self.player else []
         inventory = tuple(self._named(ram, num) for num in held)

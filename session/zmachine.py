@@ -200,7 +200,7 @@ class ObjectTable:
             special=special,
         )
 
-    def short_name(self, ram: np.ndarray, num: int) -> str:
+    def short_name(self, ram: np.ndarray | bytes, num: int) -> str:
         if not 0 < num <= self.count:
             return ""
         entry = self.layout.first_entry + (num - 1) * self.layout.entry_size
