@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from session.commands import DIRECTION_WORDS, FUNCTION_WORDS, TOPIC_VERBS, command_words
+from session.commands import DIRECTION_WORDS, FUNCTION_WORDS, TOPIC_VERBS, TRAVEL_VERBS, command_words
 from session.jericho_session import JerichoSession
 from session.records import Judgement
 
@@ -34,11 +34,14 @@ class ObjectPrecheck:
         """A 0.0 judgement when the command names an object that is only in other rooms; else None.
 
         A word the game has printed in this room passes whatever the object tree says (a door shared by two rooms
-        sits in one of them), and so does every word after a verb of talk, spells or writing (a topic)."""
+        sits in one of them), and so does every word after a verb of talk, spells or writing (a topic) and after the
+        `to` of a verb of travel (a destination)."""
         here = self._player_room()
         words = command_words(command)
         if here is None or not words or words[0] in TOPIC_VERBS:
             return None
+        if words[0] in TRAVEL_VERBS and "to" in words:
+            words = words[: words.index("to")]  # a destination: somewhere else by definition
         for word in head_nouns(words[1:]):
             if word in heard_here:
                 continue

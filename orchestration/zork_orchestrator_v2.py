@@ -93,7 +93,8 @@ class ZorkOrchestratorV2:
         self.loop_break = LoopBreak(
             config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold, config.action_loops
         )
-        self.precheck = ObjectPrecheck(session)
+        self.precheck: ObjectPrecheck | None = None
+        """Built from the episode's first state (the emulator still holds the last episode's end until reset)."""
         self.view: GameView | None = None
         self.novelty: WorldNovelty | None = None
         self.recorder: EpisodeRecorder | None = None
@@ -122,6 +123,7 @@ class ZorkOrchestratorV2:
             (self.config.api_key(),), bool(resume),
         )  # fmt: skip
         self.view = self.session.reset()
+        self.precheck = ObjectPrecheck(self.session)
         self.novelty = WorldNovelty(
             self.view, self.session.noisy_globals(), self.session.dictionary_range, self.session.jericho_noise(),
             self.session.player,

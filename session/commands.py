@@ -42,6 +42,8 @@ TOPIC_VERBS = frozenset("ask tell say talk answer reply learn consult shout yell
 QUESTION_PREFIXES = ("ask ", "tell ", "talk ", "consult ", "look up ")
 """Commands that ask a character or a book for information: a new answer to one is something learnt."""
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
+TRAVEL_VERBS = frozenset("go walk run head drive ride fly travel sail row return".split())
+"""Verbs of travel: what follows their `to` is a destination (`drive to the monument`), not a thing in sight."""
 MAX_COMMAND_LENGTH = 120
 """Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes
 on non-ASCII text."""

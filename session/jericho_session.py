@@ -161,6 +161,7 @@ class JerichoSession:
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
         self._text, _ = self.env.reset()
+        self._room = None  # a new episode arrives in its first room, wherever the last one ended
         self.rooms_container = self._find_rooms_container(self.world())
         return self.observe()
 

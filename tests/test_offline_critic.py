@@ -39,3 +39,18 @@ def test_the_precheck_reads_head_nouns_only():
     assert head_nouns("card to alan".split()) == ["card", "alan"]
     assert head_nouns("teapot and gold key".split()) == ["teapot", "key"]
     assert head_nouns("moss in nest".split()) == ["moss", "nest"]
+
+
+def test_the_precheck_passes_a_destination_but_not_a_thing_to_take(rom_path):
+    """The lamp is in the Living Room: `take lamp` at West of House is turned away, `walk to the lamp` is not (what
+    follows a travel verb's `to` is somewhere else by definition: sherlock's `drive to the monument`)."""
+    from agents.precheck import ObjectPrecheck
+    from session.jericho_session import JerichoSession
+
+    session = JerichoSession(rom_path)
+    session.reset()
+    precheck = ObjectPrecheck(session)
+    assert precheck.check("take lamp").score == 0.0
+    assert precheck.check("walk to the lamp") is None
+    assert precheck.check("drive lamp to the house").score == 0.0  # what is driven must be at hand
+    session.close()
