@@ -2,19 +2,25 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 from session.commands import canonical_command
-from session.outcomes import is_failure
+from session.outcomes import is_failure, not_here
 from session.records import TurnRecord
+
+
+STUBBORN_REFUSALS = 2
+"""States of the world in which a command changed nothing in a room before it is not tried there again."""
 
 
 class ActionMemory:
     """Per room: commands run, and those whose last run changed nothing (same world state, room and score).
 
     When a command other than a take or drop changes the world in a room (the rug moves), what was refused
-    there may work now (the trap door opens): those commands count as untried again. After something is put down,
-    a refused take may fit now. Bounded by the distinct (room, command) pairs.
+    there may work now (the trap door opens): those commands count as untried again, except a command that changed
+    nothing there in STUBBORN_REFUSALS different states of the world (`take trophy case`: fastened to the wall
+    whatever else happens). A command whose object was not in sight is never stubborn: a change may reveal it.
+    After something is put down, a refused take may fit now. Bounded by the distinct (room, command) pairs.
     """
 
     def __init__(self) -> None:
@@ -22,6 +28,8 @@ class ActionMemory:
         self._refused: dict[int | None, set[str]] = defaultdict(set)
         self._failed: dict[int | None, dict[str, str]] = defaultdict(dict)
         """Room -> command -> the world hash after the game refused it there (its answer stands while that holds)."""
+        self._refusals: dict[int | None, Counter] = defaultdict(Counter)
+        """Room -> command -> the states of the world in which it changed nothing there (its object in sight)."""
 
     def observe(self, record: TurnRecord) -> None:
         key = canonical_command(record.command)
@@ -34,6 +42,8 @@ class ActionMemory:
         else:
             self._failed[room].pop(key, None)
         if record.changed_nothing:
+            if key not in self._refused[room] and not not_here(record.response):
+                self._refusals[room][key] += 1
             self._refused[room].add(key)
             return
         self._refused[room].discard(key)
@@ -41,8 +51,9 @@ class ActionMemory:
             self._refused[room] = {c for c in self._refused[room] if not c.startswith(("take ", "get "))}
         changed_room = record.world_hash_after != record.world_hash_before and not record.moved
         if changed_room and record.inventory_after == record.inventory_before:  # not a mere take or drop
-            self._tried[room] -= self._refused[room]
-            self._refused[room].clear()
+            stubborn = {c for c in self._refused[room] if self._refusals[room][c] >= STUBBORN_REFUSALS}
+            self._tried[room] -= self._refused[room] - stubborn
+            self._refused[room] = stubborn
             self._failed[room].clear()
 
     def tried(self, room_id: int | None) -> frozenset[str]:

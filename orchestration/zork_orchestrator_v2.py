@@ -324,6 +324,7 @@ class ZorkOrchestratorV2:
             new_world_state="new_world_state" in novelty.kinds,
             novelty=novelty.kinds,
             situation=novelty.situation,
+            rolled_dice=after.rolled_dice,
             result_category=category,
             fallback=fallback,
             events=events,

@@ -24,9 +24,22 @@ class Guidance:
     an item here whose taking scored anywhere."""
     valuables: tuple[str, ...] = ()
     """Nouns of items whose taking (or putting somewhere) scored in an earlier episode."""
+    deposits: tuple[str, ...] = ()
+    """Nouns of the containers where putting a valuable away scored in an earlier episode (a trophy case)."""
     avoid_here: tuple[str, ...] = ()
     """Commands that killed the player here, or changed nothing here in a loop that ended an episode, and exits
     that never worked from here."""
+    rerolls: int = 0
+    """Dice rolls (`session.commands.DICE_ROLL`) still due before going on: at the start, as many as the route's own
+    episode played (its luck) plus one per later episode that died on the route; right after the route's last
+    step, one per later episode that died beyond it. The emulator is deterministic: the same play would meet the
+    same dice, and a fight lost once would be lost again."""
+    route_next: str = ""
+    """The next command of the shortest known way to the best score an earlier episode reached (its own commands
+    that changed something), while this episode has kept to it step by step."""
+    route_then: str = ""
+    """The route's step after `route_next`: played when the harness turns that one down (an object it thinks not
+    in sight), so that the route goes on."""
     path_to_known: tuple[str, ...] = ()
     """Known exits to the nearest room where an earlier episode scored and this one has not tried yet."""
     known_target: str = ""

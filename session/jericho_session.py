@@ -7,6 +7,7 @@ import os
 import re
 import struct
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from jericho import ZObject
 from loguru import logger
 
 from session.commands import why_not_run
+from session.outcomes import title_like
 from session.records import GameObject, GameView
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
@@ -34,6 +36,8 @@ ROOMS_CONTAINER_MIN_CHILDREN = 16
 container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
 
 
+RNG_STATE = 7
+"""Where `FrotzEnv.get_state()` keeps the random-number generator's state."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
@@ -83,11 +87,6 @@ def _internal_name(name: str) -> bool:
     """A short name no player is shown: empty, `(in parentheses)`, with_underscores or camelCase."""
     internal_word = "_" in name or (" " not in name and bool(_CAMEL.search(name)))  # not `ProjCon Office`
     return not name or (name.startswith("(") and name.endswith(")")) or internal_word
-
-
-def _title_like(line: str) -> bool:
-    """A room title line: short, capitalised, no sentence punctuation at its end, no bracketed aside."""
-    return 2 <= len(line) <= 50 and line[0].isupper() and line[-1] not in ".!?,:;'\"]" and line[0] not in "[(>*"
 
 
 def _readable(name: str) -> str:
@@ -172,7 +171,7 @@ class JerichoSession:
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
         self._text, _, _, _ = self.env.step(command)
-        return self.observe()
+        return replace(self.observe(), rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
 
     def close(self) -> None:
         self.env.close()
@@ -180,6 +179,11 @@ class JerichoSession:
             self._shadow.close()
 
     # -- reading the machine -----------------------------------------------------------------------------
+    def _rng(self) -> tuple[int, int, int]:
+        """The emulator's random-number generator state, as `get_state` holds it."""
+        lib = self.env.frotz_lib
+        return lib.getRngA(), lib.getRngInterval(), lib.getRngCounter()
+
     def world(self) -> WorldSnapshot:
         """The object tree, attributes and globals as they are in memory now."""
         return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
@@ -217,7 +221,7 @@ class JerichoSession:
         if not _internal_name(name):
             return name
         if room not in self._titles and arrived:
-            title = next((line.strip() for line in self._text.splitlines() if _title_like(line.strip())), "")
+            title = next((line.strip() for line in self._text.splitlines() if title_like(line.strip())), "")
             if title:
                 self._titles[room] = title
         return self._titles.get(room) or _readable(name) or f"room {room}"

@@ -62,9 +62,17 @@ REFUSAL_PHRASES = (
     "isn't",
     "won't",
 )
+NOT_HERE_PHRASES = ("can't see", "no such thing")
+"""How a game says the command's object is not in sight (`You can't see any trap door here!`): the same command
+may work once something reveals it."""
 DEATH_PHRASES = ("you have died", "you are dead")
 DARK_PHRASES = ("pitch black", "too dark", "it is dark")
 """How games say the player cannot see: a dark room (grues in the Zork games)."""
+
+
+def title_like(line: str) -> bool:
+    """A room title line: short, capitalised, no sentence punctuation at its end, no bracketed aside."""
+    return 2 <= len(line) <= 50 and line[0].isupper() and line[-1] not in ".!?,:;'\"]" and line[0] not in "[(>*"
 
 
 def classify_outcome(
@@ -97,6 +105,22 @@ def classify_outcome(
 FAILURES = PROBLEMATIC - {NO_EFFECT}
 """Outcomes that say the command failed. `no_effect` only says nothing visible changed: learning a spell a second
 time or waiting for a train reads the same, and such steps are in the optimal walkthroughs."""
+
+
+def not_here(response: str) -> bool:
+    """The game answered that the command's object is not in sight."""
+    text = response.lower()
+    return any(phrase in text for phrase in NOT_HERE_PHRASES)
+
+
+NOT_HELD_PHRASES = ("you don't have", "you aren't holding", "you're not holding", "you need to be holding")
+"""How a game says the player does not hold what the command uses (`put egg in case` without the egg)."""
+
+
+def not_at_hand(response: str) -> bool:
+    """The game could not even try the command: its object is neither in sight nor held."""
+    text = response.lower()
+    return not_here(text) or any(phrase in text for phrase in NOT_HELD_PHRASES)
 
 
 def is_failure(command: str, category: str) -> bool:

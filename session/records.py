@@ -46,6 +46,8 @@ class GameView:
     """The object tree, attributes and globals behind this view (for novelty; never shown to an agent)."""
     held_inside: tuple[GameObject, ...] = field(default=(), compare=False)
     """Objects inside what the player holds (an egg in a carried nest): in hand, not yet taken on their own."""
+    rolled_dice: bool = False
+    """The command that led here drew random numbers (the emulator's random-number state moved)."""
 
 
 LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
@@ -121,6 +123,9 @@ class TurnRecord:
     """What this turn reached that the episode never saw (managers.novelty.NOVELTY_KINDS)."""
     situation: str = ""
     """A short hash of where the player stands afterwards (room, inventory, the room's objects, curated state)."""
+    rolled_dice: bool = False
+    """The command drew random numbers (a fight's blows, a canned answer picked at random): a replay that leaves it
+    out meets other dice from then on. `wait` and walking roll none in most games."""
     result_category: str = "success"
     """session.outcomes category: success, parser_failure, refused, no_effect, blocked_exit or death."""
     fallback: str | None = None
