@@ -3,7 +3,8 @@
 Each turn it takes the first command, in this order, that it has not already tried in this room and that the
 critic has not rejected this turn:
 1. light a held light source when the room is dark, or leave the way it came when it holds none; attack a
-   hostile creature with a held weapon (again and again: fights take several blows);
+   hostile creature with a held weapon when it bars the way (the move's answer names it) or the fight is on
+   (again and again: fights take several blows); a foe that bars nothing is left alone (a fight can kill);
 2. take / open / move / read what the room's objects and its description suggest;
 3. an untried exit the description mentions, or north/south/east/west/up/down;
 4. the next step towards the nearest room with such an exit;
@@ -16,9 +17,9 @@ from __future__ import annotations
 import re
 
 from session.context import AgentContext
-from session.outcomes import DARK_PHRASES
+from session.outcomes import DARK_PHRASES, not_here
 from session.commands import (
-    ATTACK_VERBS, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, direction_of,
+    ATTACK_VERBS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, direction_of,
     directions_named,
 )  # fmt: skip
 
@@ -28,16 +29,19 @@ _OPENABLE = frozenset(
     "window door mailbox trapdoor trap case box bag sack chest bottle coffin lid grating gate cage basket".split()
 )
 _MOVABLE = frozenset("rug carpet leaves mat".split())
+_TYING = frozenset("rope cord cable line vine".split())
+_FIXTURES = frozenset("railing rail banister bannister hook post pole beam peg stake ring bar".split())
+"""A rope (_TYING) tied to a fixture (_FIXTURES) lets a player climb down (zork1's rope and railing)."""
 _CONTAINERS = frozenset("case chest box basket cabinet coffin urn vase".split())
 """Nouns of things that hold others: where a valuable item may be worth putting."""
 _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
-_NOT_HERE = "can't see"
-"""How the game answers a command about something that is not in sight."""
 _BURDENED = ("with what you're carrying", "with all you're carrying", "too narrow for you and")
 """How a game refuses a move for the load the player carries (not for the way itself)."""
 _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
+_CLOSED = re.compile(r"\bthe ((?:[a-z]+ )?[a-z]+) is closed")
+"""How a game refuses a move through a closed door (`The trap door is closed.`): the door to open."""
 _EXIT_WORDS = {
     "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
     "doorway": "in", "entry": "in", "in": "in", "out": "out",
@@ -58,6 +62,9 @@ class OfflineAgent:
         """Items already read this episode (reading the same leaflet in every room teaches nothing)."""
         self.retake = ""
         """A `take` refused because the load was too heavy: tried again once something was dropped."""
+        self.reopen = ""
+        """`open <door>` when a move was refused for that door being closed: opened before, it may open again (a
+        trap door that crashed shut behind the player, seen from the other side)."""
         self.left_behind: set[str] = set()
         """Nouns dropped to make room: not picked up again."""
         self.stored: set[str] = set()
@@ -67,6 +74,10 @@ class OfflineAgent:
         something changes (a trap door shut since)."""
         self.unpacked: set[str] = set()
         """Nouns of things inside carried containers already taken out (or tried): once per episode."""
+        self.engaged = ""
+        """The foe a fight was begun with in this room."""
+        self.probed: set[str] = set()
+        """Nouns of second lights and weapons taken once to see whether they score."""
         self.treasures: set[str] = set()
         """Nouns whose taking scored in this episode: never dropped to make room."""
         self.score: int | None = None
@@ -79,13 +90,16 @@ class OfflineAgent:
         self._note_score(context)
         for command in self._candidates(context):
             key = canonical_command(command)
-            if key in context.rejected or key in context.banned or _avoided(key, context.knowledge.avoid_here):
+            on_route = key in _route_keys(context)  # the way that scored, failed moves and all
+            if key in context.rejected or key in context.banned or (_avoided(key, context.knowledge.avoid_here) and not on_route):
                 continue
-            retry = key == self.retake
+            # Dropping something held always does something, however often it was dropped here before.
+            retry = on_route or key in (self.retake, self.reopen, DICE_ROLL) or key.startswith("drop ")
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
                 continue
             if retry:
-                self.retake = ""
+                self.retake = "" if key == self.retake else self.retake
+                self.reopen = "" if key == self.reopen else self.reopen
             if key.startswith("drop ") and self.retake:
                 self.left_behind.add(key[len("drop ") :])
             if key.startswith("read "):
@@ -108,14 +122,20 @@ class OfflineAgent:
 
     def _note_absent_foes(self, context: AgentContext) -> None:
         if context.view.room_id != self.room:
-            self.room, self.absent_foes = context.view.room_id, set()
+            self.room, self.absent_foes, self.engaged = context.view.room_id, set(), ""
         last = _last_command(context).split()
-        if len(last) > 1 and last[0] in ATTACK_VERBS and _NOT_HERE in context.view.text.lower():
+        if len(last) > 1 and last[0] in ATTACK_VERBS and not_here(context.view.text):
             self.absent_foes.add(last[1])
 
     # -- candidates, best first ---------------------------------------------------------------------------
     def _candidates(self, context: AgentContext):
         view = context.view
+        if context.knowledge.rerolls:
+            yield DICE_ROLL  # new dice where an earlier episode died (see Guidance.rerolls)
+        if context.knowledge.route_next:  # an earlier episode's way to its best score, where it still holds
+            yield context.knowledge.route_next
+            if canonical_command(context.knowledge.route_next) in context.rejected and context.knowledge.route_then:
+                yield context.knowledge.route_then  # the harness turned the step down: the route goes on past it
         text = view.text.lower()
         if any(marker in text for marker in DARK_PHRASES):
             lights = [obj.noun for obj in view.inventory if obj.noun in _LIGHTS]
@@ -132,18 +152,30 @@ class OfflineAgent:
             self.retake = last if last.startswith("take ") else self.retake
             yield from (f"drop {name}" for name in _spare(view.inventory) if name.split()[-1] not in keep)
         elif direction_of(last) is not None and any(marker in text for marker in _BURDENED):
-            # A way that only lets a light load through (a chimney): keep the light and the treasures, go again.
+            # A way that only lets a light load through (a chimney): drop one thing and go again, the light last of
+            # all and the treasures last but one (what is left behind here can be fetched on another trip).
             self.retake = last
             light = next((o.num for o in reversed(view.inventory) if o.noun in _LIGHTS), None)
-            yield from (f"drop {o.noun}" for o in view.inventory if o.num != light and o.noun not in keep)
+            spare = [o for o in view.inventory if o.num != light]
+            yield from (f"drop {o.noun}" for o in sorted(spare, key=lambda o: o.noun in keep))
         if self.retake:
             yield self.retake
+        probe = last.split()
+        if len(probe) > 1 and probe[0] in TAKE_VERBS and probe[-1] in self.probed and probe[-1] not in keep:
+            if any(o.noun == probe[-1] for o in view.inventory):
+                self.left_behind.add(probe[-1])
+                yield f"drop {probe[-1]}"  # a second light or weapon that did not score: hands stay free
+        closed = _CLOSED.search(text) if direction_of(last) is not None else None
+        if closed:
+            self.reopen = f"open {closed.group(1)}"
+            yield self.reopen
         weapons = [weapon for weapon in _WEAPONS if weapon in held]  # the best weapon first
         self._note_absent_foes(context)
-        for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE):
-            if weapons and foe not in self.absent_foes:
+        for foe in (obj.noun for obj in view.room_objects if obj.noun in _HOSTILE and obj.noun not in self.absent_foes):
+            if weapons and (_confronts(foe, last, text) or self.engaged == foe):
+                self.engaged = foe  # until the player leaves the room
                 yield f"kill {foe} with {weapons[0]}"
-            elif foe not in self.absent_foes and _way_back(context):
+            elif not weapons and _way_back(context):
                 yield _way_back(context)  # unarmed before a foe: no way on past it, so find a weapon first
         # A light and a weapon before anything else: known points often lie in the dark, past a foe.
         for obj in view.room_objects:
@@ -157,20 +189,27 @@ class OfflineAgent:
         )  # fmt: skip
         # Items that scored when taken may score again when stored: try each container here once.
         containers = [o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}]
+        if context.knowledge.deposits:  # where putting valuables away scored: never into another container
+            containers = [noun for noun in containers if noun in context.knowledge.deposits]
         for item in (o.noun for o in view.inventory if o.noun in keep):
             yield from (f"put {item} in {container}" for container in containers)
         described = set(re.findall(r"[a-z]+", context.room_text.lower() + " " + text))
         # A light first (grues), then weapons, then the rest in the game's order.
         for obj in sorted(view.room_objects, key=lambda o: (o.noun not in _LIGHTS, o.noun not in _WEAPONS)):
             name = _object_phrase(obj.name, obj.noun)
-            # One light and one weapon are enough: a second of either only fills the hands a treasure needs.
+            # One light and one weapon are enough: a second of either is taken once, to see whether it scores (a
+            # torch may be a treasure), and put down again if it does not: it would fill the hands a treasure needs.
             second = (obj.noun in _LIGHTS and has_light) or (obj.noun in _WEAPONS and weapons)
-            if obj.noun not in self.left_behind and obj.noun not in self.stored and not second:
+            if obj.noun not in self.left_behind and obj.noun not in self.stored and not (second and obj.noun in self.probed):
+                if second:
+                    self.probed.add(obj.noun)
                 yield f"take {name}"
             if obj.noun in _OPENABLE:
                 yield f"open {name}"
             if obj.noun in _MOVABLE:
                 yield f"move {name}"
+            if obj.noun in _FIXTURES:
+                yield from (f"tie {rope} to {name}" for rope in (o.noun for o in view.inventory if o.noun in _TYING))
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
             if not self.nouns or noun[: self.word_length] in self.nouns:
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
@@ -209,10 +248,23 @@ def _last_command(context: AgentContext) -> str:
     return canonical_command(context.recent[-1][0]) if context.recent else ""
 
 
+def _route_keys(context: AgentContext) -> set[str]:
+    """The canonical forms of the route's next steps (see Guidance.route_next and route_then)."""
+    return {canonical_command(c) for c in (context.knowledge.route_next, context.knowledge.route_then) if c}
+
+
 def _way_back(context: AgentContext) -> str | None:
     """The move back the way the player came, when the last command was a move."""
     came = direction_of(_last_command(context))
     return OPPOSITE[came] if came is not None else None
+
+
+def _confronts(foe: str, last: str, text: str) -> bool:
+    """The foe stands in the way or the fight is on: the game names it in answer to a move (`The troll fends you off`,
+    or a room it guards), or to an attack on it. A foe the game passes over in silence is left alone."""
+    words = last.split()
+    acting = direction_of(last) is not None or (len(words) > 1 and words[0] in ATTACK_VERBS and words[1] == foe)
+    return acting and foe in re.findall(r"[a-z]+", text)
 
 
 def _avoided(key: str, avoid: tuple[str, ...]) -> bool:

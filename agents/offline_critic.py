@@ -15,6 +15,8 @@ class OfflineCritic:
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         text = normalize_command(command)
         key = canonical_command(text)
+        if context.knowledge.route_next and key == canonical_command(context.knowledge.route_next):
+            return Judgement(0.9, "the next step of the way an earlier episode reached its best score")
         if key in context.knowledge.known_here and key not in context.refused_here:
             return Judgement(0.9, "it scored here in an earlier episode")
         if key in context.knowledge.avoid_here:

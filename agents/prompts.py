@@ -197,6 +197,8 @@ def _earlier(context: AgentContext) -> list[str]:
         lines.append(f"Scored here in an earlier episode: {_capped(list(known.known_here))}.")
     if known.avoid_here:
         lines.append(f"Failed, killed or looped here in an earlier episode: {_capped(list(known.avoid_here))}.")
+    if known.route_next:
+        lines.append(f"Next step of the way an earlier episode reached its best score: {known.route_next}.")
     if known.path_to_known and not known.known_here:
         lines.append(f"Nearest room where an earlier episode scored: {known.known_target}, via {', '.join(known.path_to_known)}.")
     return ["", "FROM EARLIER EPISODES:", *lines] if lines else []

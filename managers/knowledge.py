@@ -19,12 +19,15 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    ATTACK_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of, is_observation,
+    ATTACK_VERBS, DICE_ROLL, HANDING_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
+    is_observation,
 )  # fmt: skip
 from session.context import Guidance
-from session.outcomes import DARK_PHRASES, DEATH
+from session.outcomes import DARK_PHRASES, DEATH, not_at_hand, title_like
 from session.records import LOOP_ENDINGS, GameView, TurnRecord, noun_of
 
+DEATH_ENDING = "game_over"
+"""The termination reason of an episode the player died in."""
 KNOWLEDGE_VERSION = 1
 """The store's format. A store of another version is refused with a clear error, never misread."""
 STUCK_TAIL = 100
@@ -33,6 +36,10 @@ EARLIER_LINES = 8
 """Lines of the "from earlier episodes" block an LLM is shown."""
 DEATH_WORDS_CHARS = 300
 """The game's words kept for a death."""
+ROUTE_TRIES = 2
+"""Times a route step is played from its starting state without ending as recorded before the route is left."""
+ROUTE_BLOWS = 12
+"""Blows a route's fight is carried on for while the foe stays in the room."""
 
 
 class KnowledgeError(Exception):
@@ -94,11 +101,39 @@ class ItemFacts(_Strict):
     """Rooms where a command naming the item scored."""
 
 
+class RouteStep(_Strict):
+    command: str
+    """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`)."""
+    room_id: int | None
+    room_id_after: int | None
+    score_after: int
+    inventory_after: list[str]
+    """Sorted names of what the player held after the step."""
+
+
+class Route(_Strict):
+    """The shortest known way to the best score: an episode's own commands up to the turn it first reached its best,
+    leaving out those that changed nothing and walks that came back to where they began having changed nothing
+    but the room, and keeping every command that rolled the dice, so that a replay meets the same dice. A later
+    episode plays a step when it stands where the step before left the player (room, score, what it holds); a
+    fight goes on while the foe is in the room, in case the dice fall otherwise all the same."""
+
+    episode: str
+    score: int
+    turns: int
+    """The turn on which that episode reached the score (its route is usually far shorter)."""
+    steps: list[RouteStep] = Field(default_factory=list)
+    rerolls: int = 0
+    """Dice rolls (`DICE_ROLL`) its episode played before its first step: as many again meet the same dice."""
+
+
 class EpisodeLine(_Strict):
     episode: str
     turns: int
     best_score: int
     termination_reason: str | None
+    died_on_route: bool = False
+    """It died before it had played the whole route it followed (its fight there went otherwise)."""
 
 
 class KnowledgeStore(_Strict):
@@ -112,6 +147,15 @@ class KnowledgeStore(_Strict):
     loops: list[StuckLoop] = Field(default_factory=list)
     items: dict[str, ItemFacts] = Field(default_factory=dict)
     notes: list[StrategyNote] = Field(default_factory=list)
+    route: Route | None = None
+
+
+def _at_hand(command: str, held: set[str]) -> bool:
+    """The command does not hand over something, or the player holds what it hands over."""
+    words = command_words(command)
+    if len(words) < 2 or words[0] not in HANDING_VERBS:
+        return True
+    return words[1] in held or (len(words) > 2 and words[2] in held)  # `put egg in case`, `give red apple to...`
 
 
 def load_store(path: Path, game: str, story_md5: str) -> KnowledgeStore:
@@ -163,27 +207,54 @@ class Knowledge:
             self.graph.visit(int(key), room.name, 0)
             self.graph.rooms[int(key)].exits.update(room.exits)
         self.tried: set[tuple[int | None, str]] = set()
-        """(room id, canonical command) pairs this episode has run."""
+        """(room id, canonical command) pairs this episode has run, leaving out those the game could not try for
+        want of their object (worth going back for once it is held)."""
         self.productive: set[tuple[int | None, str]] = set()
         """(room id, canonical command) pairs that changed something this episode (moved, scored, or reached a state
         never seen): a loop that later finds them doing nothing does not make them worth avoiding next time."""
         self.scored: list[ScoreEvent] = []
+        self.visited: set[int | None] = set()
+        """Rooms this episode has been in: a move that scored for reaching one has nothing left to give."""
         self.deaths: list[Death] = []
         self.dark: set[int] = set()
         self.failed: set[tuple[int, str]] = set()
         self.worked: set[tuple[int, str]] = set()
         self.items: dict[str, ItemFacts] = {}
         self.tail: deque[TurnRecord] = deque(maxlen=STUCK_TAIL)
+        self.steps: list[RouteStep] = []
+        """This episode's way so far, shortened as a `Route` is."""
+        self.walks: list[bool] = []
+        """Per step: a walk that changed nothing but the room (a walk back to a step's room cuts from that step)."""
+        self.best: Route | None = None
+        """This episode's way to its best score."""
+        self.route_position = 0
+        """Steps of the store's route this episode has played, each ending as recorded."""
+        self.route_tries = 0
+        """Plays of the step at `route_position` that did not end as recorded."""
+        self.route_blows = 0
+        """Blows struck since the route's last fight step, while the foe stayed."""
+        self.route_done_at: int | None = None
+        """The turn the route's last step was played."""
+        self.opening_rolls = 0
+        """Dice rolls played from the first turn on, before any other command."""
+        self.end_rolls = 0
+        """Dice rolls played right after the route's last step."""
+        self.turns = 0
 
     # -- learning, one record per turn -------------------------------------------------------------------
     def observe(self, record: TurnRecord, episode: str) -> None:
         command = canonical_command(record.command)
         room = record.room_id_before
-        self.tried.add((room, command))
+        if not (record.changed_nothing and not_at_hand(record.response)):  # the egg not held: not yet tried
+            self.tried.add((room, command))
         if record.novelty or record.moved or record.score_changed:
             self.productive.add((room, command))
         self.graph.observe(record)
+        self.visited.update((record.room_id_before, record.room_id_after))
         self.tail.append(record)
+        self._count_rolls(record)
+        self._follow_route(record)
+        self._extend_route(record, episode)
         if record.room_id_after is not None and any(p in record.response.lower() for p in DARK_PHRASES):
             self.dark.add(record.room_id_after)
         direction = direction_of(record.command)
@@ -193,6 +264,9 @@ class Knowledge:
                 self.failed.discard((room, direction))
             else:
                 self.failed.add((room, direction))
+        elif not record.changed_nothing and not record.moved and record.inventory_after == record.inventory_before:
+            # Something here changed, not a mere take or drop (a trap door opened): a way shut before may be open.
+            self.failed = {(at, way) for at, way in self.failed if at != room}
         if record.score_after > record.score_before:
             self.scored.append(ScoreEvent(
                 room_id=room, room_name=record.room_name_before, command=command,
@@ -212,14 +286,121 @@ class Knowledge:
             if not known:
                 self.items[noun] = ItemFacts(first_taken_room=record.room_name_before, first_episode=episode)
 
+    def _follow_route(self, record: TurnRecord) -> None:
+        route, position = self.store.route, self.route_position
+        if route is None or position >= len(route.steps):
+            return
+        command, step = canonical_command(record.command), route.steps[position]
+        then = route.steps[position + 1] if position + 1 < len(route.steps) else None
+        ended = (record.room_id_after, record.score_after, record.inventory_after)
+        if command == canonical_command(step.command):
+            if _ends_as(step, *ended):
+                self._advance_route(1, record.turn)
+            else:
+                self.route_tries += 1
+        elif then is not None and command == canonical_command(then.command) and _ends_as(then, *ended):
+            self._advance_route(2, record.turn)  # the step was turned down, and the one after it played
+        elif position and command == canonical_command(route.steps[position - 1].command):
+            self.route_blows += 1
+
+    def _advance_route(self, steps: int, turn: int) -> None:
+        self.route_position += steps
+        self.route_tries = self.route_blows = 0
+        if self.store.route is not None and self.route_position == len(self.store.route.steps):
+            self.route_done_at = turn
+
+    def _extend_route(self, record: TurnRecord, episode: str) -> None:
+        """This episode's way so far, kept shortened as it grows; its state at each new best score is `best`. What
+        changed nothing is left out, unless it rolled the dice (a replay without it would meet other dice); a walk
+        that came back is cut whatever it rolled (replayed, it would be a loop)."""
+        if record.changed_nothing and not record.rolled_dice:
+            return
+        walk = record.moved and not record.score_changed and record.inventory_after == record.inventory_before
+        if walk:
+            for index in range(len(self.steps) - 1, -1, -1):
+                if not self.walks[index]:
+                    break
+                if self.steps[index].room_id == record.room_id_after:  # back where that walk began
+                    del self.steps[index:], self.walks[index:]
+                    return
+        self.steps.append(RouteStep(
+            command=record.command.strip(), room_id=record.room_id_before,
+            room_id_after=record.room_id_after, score_after=record.score_after,
+            inventory_after=sorted(record.inventory_after),
+        ))  # fmt: skip
+        self.walks.append(walk)
+        if record.score_after > record.score_before and (self.best is None or record.score_after > self.best.score):
+            self.best = Route(
+                episode=episode, score=record.score_after, turns=record.turn, steps=list(self.steps),
+                rerolls=self.opening_rolls,
+            )  # fmt: skip
+
+    def rerolls_due(self) -> int:
+        """Dice rolls still due now (see `Guidance.rerolls`): at the start, or right after the route's last step,
+        while nothing but dice rolls has been played there."""
+        at_start, after_route = self._rerolls_wanted()
+        if self.turns == self.opening_rolls:
+            return max(0, at_start - self.opening_rolls)
+        if self.route_done_at is not None and self.turns == self.route_done_at + self.end_rolls:
+            return max(0, after_route - self.end_rolls)
+        return 0
+
+    def _rerolls_wanted(self) -> tuple[int, int]:
+        """(at the start, after the route): the route's own start, then one per later death where it happened."""
+        route, episodes = self.store.route, self.store.episodes
+        ids = [e.episode for e in episodes]
+        since = ids.index(route.episode) + 1 if route is not None and route.episode in ids else 0
+        died = [e for e in episodes[since:] if e.termination_reason == DEATH_ENDING]
+        if route is None:
+            return len(died), 0
+        on_route = sum(e.died_on_route for e in died)
+        return route.rerolls + on_route, len(died) - on_route
+
+    def _count_rolls(self, record: TurnRecord) -> None:
+        self.turns = record.turn
+        if canonical_command(record.command) != DICE_ROLL:
+            return
+        if record.turn == self.opening_rolls + 1:
+            self.opening_rolls += 1
+        elif self.route_done_at is not None and record.turn == self.route_done_at + self.end_rolls + 1:
+            self.end_rolls += 1
+
+    def _route_done(self) -> bool:
+        route = self.store.route
+        return route is None or self.route_position >= len(route.steps)
+
+    def route_then(self, view: GameView) -> str:
+        """The route's step after `route_next`, for when the harness turns that one down ("" when none)."""
+        route, position = self.store.route, self.route_position
+        next_step = self.route_next(view)
+        if route is None or not next_step or position + 1 >= len(route.steps) or route.steps[position].command != next_step:
+            return ""
+        return route.steps[position + 1].command
+
+    def route_next(self, view: GameView) -> str:
+        """The store route's command for where the player stands ("" when it has none here)."""
+        route, position = self.store.route, self.route_position
+        if route is None:
+            return ""
+        last = route.steps[position - 1] if position else None
+        if last is not None and not _ends_as(last, view.room_id, view.score, [o.name for o in view.inventory]):
+            return ""  # off the route: the player's own play may bring it back to where the route goes on
+        words = command_words(last.command) if last is not None else []
+        if len(words) > 1 and words[0] in ATTACK_VERBS and words[1] in {o.noun for o in view.room_objects}:
+            return last.command if self.route_blows < ROUTE_BLOWS else ""  # the fight goes on while the foe is here
+        if position >= len(route.steps) or self.route_tries >= ROUTE_TRIES:
+            return ""
+        return route.steps[position].command
+
     # -- the end of an episode -----------------------------------------------------------------------------
     def merge(self, summary: dict) -> KnowledgeStore:
         """The store with this episode's facts added (idempotent: a resumed episode adds nothing twice)."""
         store = self.store
         episode = summary["episode_id"]
+        died_on_route = summary["termination_reason"] == DEATH_ENDING and not self._route_done()
         store.episodes = [e for e in store.episodes if e.episode != episode] + [EpisodeLine(
             episode=episode, turns=summary["turns"], best_score=summary["best_score"],
-            termination_reason=summary["termination_reason"],
+            termination_reason=summary["termination_reason"], died_on_route=died_on_route,
         )]  # fmt: skip
         for room_id, room in self.graph.rooms.items():
             facts = store.rooms.setdefault(str(room_id), RoomFacts(name=room.name))
@@ -240,6 +421,8 @@ class Knowledge:
         loop = self._loop(summary)
         if loop is not None:
             store.loops = [x for x in store.loops if x.episode != episode] + [loop]
+        if self.best is not None and _shorter_or_higher(self.best, store.route):
+            store.route = self.best
         return store
 
     def _loop(self, summary: dict) -> StuckLoop | None:
@@ -289,18 +472,31 @@ class Knowledge:
         here = view.room_id
         scored = {(e.room_id, e.command) for e in self.scored}
         # Points that came on a look or a wait came from the clock, not from the command: nothing to repeat.
+        # A move scored for reaching its room: another way in (zork1's window, `in` or `west`) gives nothing more.
+        # Putting or giving something can only work while it is held.
+        held_nouns = {obj.noun for obj in view.inventory}
         open_events = [
-            e for e in store.score_events if (e.room_id, e.command) not in scored and not is_observation(e.command)
-        ]
+            e for e in store.score_events
+            if (e.room_id, e.command) not in scored and not is_observation(e.command) and not self._reached(e)
+            and _at_hand(e.command, held_nouns)
+        ]  # fmt: skip
         # Here: every known source not realised yet (the agent skips what changed nothing until the room changes),
         # and the valuable items in sight wherever they scored (items move: the thief, the player's own drops).
         valuables = self.valuables()
         held = {obj.num for obj in view.inventory}
         takes = [f"take {o.noun}" for o in view.room_objects if o.noun in valuables and o.num not in held]
         done = {e.command for e in self.scored}
-        known_here = tuple(dict.fromkeys([e.command for e in open_events if e.room_id == here] + [t for t in takes if t not in done]))
+        # A valuable in hand that this episode has not put away yet scores again where putting one away scored.
+        deposits = self._deposits()
+        stored = {_put_item(e.command) for e in self.scored}
+        carried = [o.noun for o in view.inventory if o.noun in valuables and o.noun not in stored]
+        puts = [f"put {noun} in {deposits[here]}" for noun in carried] if here in deposits else []
+        known_here = tuple(dict.fromkeys(
+            [e.command for e in open_events if e.room_id == here] + [t for t in takes if t not in done] + puts
+        ))  # fmt: skip
         # Elsewhere: only sources not attempted in this episode, so a source that cannot work yet draws no shuttle.
         targets = {e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried}
+        targets |= {room for room in deposits if room not in (None, here)} if carried else set()
         path = tuple(self._path(here, targets)) if targets else ()
         target = self.graph.follow(here, path) if path else None
         facts = store.rooms.get(str(here))
@@ -311,20 +507,42 @@ class Knowledge:
             exits_here=tuple(sorted(facts.exits)) if facts else (),
             path_to_unexplored=tuple(self._path(here, self._unexplored_rooms())),
             avoid_here=self.avoid(here),
+            rerolls=self.rerolls_due(),
             path_to_known=path,
+            route_next=self.route_next(view),
+            route_then=self.route_then(view),
             known_target=self.graph.name_of(target) if target is not None else "",
             valuables=tuple(sorted(valuables)),
+            deposits=tuple(sorted(set(deposits.values()))),
             earlier=self.earlier_lines(),
         )
 
+    def _reached(self, event: ScoreEvent) -> bool:
+        """A move event whose destination this episode has already been in."""
+        direction = direction_of(event.command)
+        if direction is None:
+            return False
+        destination = self.graph.follow(event.room_id, [direction])
+        return destination is not None and destination in self.visited
+
     def valuables(self) -> set[str]:
-        """Nouns of items whose `take` or `put` scored in some episode."""
+        """Nouns of items whose `take` or `put` scored in some episode (this one included)."""
         nouns = set()
-        for event in self.store.score_events:
+        for event in [*self.store.score_events, *self.scored]:
             words = command_words(event.command)
-            if len(words) > 1 and (words[0] in TAKE_VERBS or words[0] == "put"):
-                nouns.add((words[1:words.index("in")] if "in" in words else words[1:])[-1])
-        return nouns
+            if len(words) > 1 and words[0] in TAKE_VERBS:
+                nouns.add(words[-1])
+            nouns.add(_put_item(event.command))
+        return nouns - {""}
+
+    def _deposits(self) -> dict[int | None, str]:
+        """Room -> the container where putting an item away scored (`put egg in case`: the trophy case)."""
+        found: dict[int | None, str] = {}
+        for event in [*self.store.score_events, *self.scored]:
+            words = command_words(event.command)
+            if _put_item(event.command) and len(words) > words.index("in") + 1:
+                found.setdefault(event.room_id, words[-1])
+        return found
 
     def _unexplored_rooms(self) -> set[int | None]:
         """Rooms with a primary direction that no episode (this one included) has tried."""
@@ -368,12 +586,17 @@ class Knowledge:
 
     @staticmethod
     def _deadly(death: Death, room: RoomFacts | None) -> bool:
-        """A death worth avoiding for good: not a fight (blows land at random, and a foe may guard the way on) nor
-        a move out of a lit room (the killer was more likely what waited there than the way itself)."""
+        """A death worth avoiding for good: not a fight (blows land at random, and a foe may guard the way on), nor
+        a move out of a lit room (the killer was more likely what waited there than the way itself), nor a move
+        that got somewhere (the game printed another room's title: what killed was waiting there)."""
         words = command_words(death.command)
         if words and words[0] in ATTACK_VERBS:
             return False
-        return direction_of(death.command) is None or bool(room and room.dark)
+        if direction_of(death.command) is None:
+            return True
+        first = next(iter(death.words.strip().splitlines()), "").strip()
+        arrived = title_like(first) and first != death.room_name
+        return bool(room and room.dark) and not arrived
 
     def earlier_lines(self) -> tuple[str, ...]:
         store = self.store
@@ -392,6 +615,26 @@ class Knowledge:
         return tuple(lines[:EARLIER_LINES])
 
 
+def _put_item(command: str) -> str:
+    """The noun put away by `put <item> in <container>` ("" for any other command)."""
+    words = command_words(command)
+    if len(words) < 4 or words[0] != "put" or "in" not in words[2:]:
+        return ""
+    return words[words.index("in", 2) - 1]
+
+
+def _ends_as(step: RouteStep, room_id: int | None, score: int, inventory) -> bool:
+    """The player stands where the route step left it: the same room and score, holding the same things."""
+    return room_id == step.room_id_after and score == step.score_after and sorted(inventory) == step.inventory_after
+
+
+def _shorter_or_higher(route: Route, known: Route | None) -> bool:
+    """A route worth keeping over the known one: a higher score, or the same in fewer steps."""
+    if known is None or route.score != known.score:
+        return known is None or route.score > known.score
+    return len(route.steps) < len(known.steps)
+
+
 def _add_new(known: list, found: list) -> None:
     """Append the facts of `found` whose (room, command) is not in `known` yet (a resumed episode adds none twice)."""
     seen = {(fact.room_id, fact.command) for fact in known}
@@ -408,6 +651,10 @@ def to_markdown(store: KnowledgeStore) -> str:
     lines += [f"| {e.episode} | {e.turns} | {e.best_score} | {e.termination_reason} |" for e in store.episodes]
     lines += ["", "## Score events", "", "| room | command | points | episode, turn |", "|---|---|---|---|"]
     lines += [f"| {e.room_name} | `{e.command}` | {e.points} | {e.episode}, {e.turn} |" for e in store.score_events]
+    if store.route is not None:
+        route = store.route
+        lines += ["", f"## The shortest known way to {route.score} points ({len(route.steps)} steps; {route.episode} took "
+                  f"{route.turns} turns)", "", ", ".join(f"`{step.command}`" for step in route.steps)]
     lines += ["", "## Deaths", ""] + [f"- {d.room_name}, `{d.command}`: {d.words[:120]!r}" for d in store.deaths]
     lines += ["", "## Loops that ended episodes", ""]
     for loop in store.loops:

@@ -1,5 +1,5 @@
-"""The offline agent's fighting rule, without Jericho: attack a foe in the room, but not one the game said is not in
-sight (zork1's thief sits hidden in the object tree)."""
+"""The offline agent's rules, without Jericho: fight a foe that bars the way, but not one the game passes over in
+silence or said is not in sight (zork1's thief sits hidden in the object tree); loads, treasures, known sources."""
 
 from __future__ import annotations
 
@@ -15,8 +15,23 @@ def context(text: str, recent: tuple = (), room: int = 7) -> AgentContext:
     return AgentContext(turn=len(recent) + 1, view=view, recent=recent)
 
 
-def test_a_foe_in_the_room_is_attacked_with_the_best_weapon():
-    assert OfflineAgent().propose(context("A seedy-looking individual with a large bag.")) == "kill thief with sword"
+BARRED = "The thief blocks the way north, fingering his stiletto."
+
+
+def test_a_foe_that_bars_the_way_is_attacked_with_the_best_weapon():
+    assert OfflineAgent().propose(context(BARRED, (("north", BARRED),))) == "kill thief with sword"
+
+
+def test_a_foe_the_game_passes_over_in_silence_is_left_alone():
+    """A fight can kill: a foe that neither bars a move nor fights back is no reason to start one."""
+    assert not OfflineAgent().propose(context("A seedy-looking individual with a large bag.")).startswith("kill")
+
+
+def test_a_fight_once_begun_goes_on_until_the_player_leaves():
+    agent = OfflineAgent()
+    assert agent.propose(context(BARRED, (("north", BARRED),))) == "kill thief with sword"
+    missed = (("north", BARRED), ("kill thief with sword", "The thief parries."))
+    assert agent.propose(context("The thief parries.", missed)) == "kill thief with sword"
 
 
 def test_a_foe_the_game_says_is_not_in_sight_is_left_alone_until_the_player_moves():
@@ -24,7 +39,8 @@ def test_a_foe_the_game_says_is_not_in_sight_is_left_alone_until_the_player_move
     missed = (("kill thief with sword", "You can't see any thief here!"),)
     assert agent.propose(context("You can't see any thief here!", missed)) != "kill thief with sword"
     assert agent.propose(context("Taken.", missed + (("take bag", "Taken."),))) != "kill thief with sword"
-    assert agent.propose(context("Dam Lobby", missed, room=8)) == "kill thief with sword"  # another room: seen anew
+    barred = missed + (("north", BARRED),)
+    assert agent.propose(context(BARRED, barred, room=8)) == "kill thief with sword"  # another room: seen anew
 
 
 def test_a_foe_earlier_episodes_say_not_to_fight_is_left_alone_whatever_the_weapon():
@@ -44,11 +60,17 @@ def proposals(agent: OfflineAgent, context: AgentContext, count: int) -> list[st
 
 
 def test_one_light_and_one_weapon_are_enough():
-    """A second weapon or lamp only fills the hands a treasure needs: it is not taken."""
-    view = GameView(7, "Maze", 0, 1, (SWORD, GameObject(3, "brass lantern")),
-                    (GameObject(4, "rusty knife"), GameObject(5, "burned-out lantern")), "hash", "A maze.")  # fmt: skip
-    made = proposals(OfflineAgent(), AgentContext(turn=1, view=view), 8)
-    assert not any(p.startswith("take") for p in made), made
+    """A second weapon or lamp only fills the hands a treasure needs: it is taken once, to see whether taking it
+    scores (zork1's torch is a light and a treasure), put down again when it does not, and never taken again."""
+    lamp, knife = GameObject(3, "brass lantern"), GameObject(4, "rusty knife")
+    view = GameView(7, "Maze", 0, 1, (SWORD, lamp), (knife,), "hash", "A maze.")
+    agent = OfflineAgent()
+    assert agent.propose(AgentContext(turn=1, view=view)) == "take rusty knife"
+    held = GameView(7, "Maze", 0, 2, (knife, SWORD, lamp), (), "hash2", "Taken.")
+    assert agent.propose(AgentContext(turn=2, view=held, recent=(("take rusty knife", "Taken."),))) == "drop knife"
+    dropped = GameView(7, "Maze", 0, 3, (SWORD, lamp), (knife,), "hash3", "Dropped.")
+    later = AgentContext(turn=3, view=dropped, recent=(("take rusty knife", "Taken."), ("drop knife", "Dropped.")))
+    assert not any(p.startswith("take") for p in proposals(agent, later, 6))
 
 
 def test_making_room_never_drops_a_treasure():
