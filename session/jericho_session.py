@@ -7,7 +7,6 @@ import os
 import re
 import struct
 import warnings
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -171,7 +170,7 @@ class JerichoSession:
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
         self._text, _, _, _ = self.env.step(command)
-        return replace(self.observe(), rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
+        return self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
 
     def close(self) -> None:
         self.env.close()
@@ -188,7 +187,8 @@ class JerichoSession:
         """The object tree, attributes and globals as they are in memory now."""
         return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
 
-    def observe(self) -> GameView:
+    def observe(self, rolled_dice: bool = False) -> GameView:
+        """The game as it stands; `rolled_dice` is for `step` to say whether the command drew random numbers."""
         ram = self.env._get_ram()
         world = self.objects.snapshot(ram, self.env._get_special_ram())
         ram = ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
@@ -211,6 +211,7 @@ class JerichoSession:
             victory=self.env.victory(),
             world=world,
             held_inside=tuple(obj for obj in inside if obj.name),
+            rolled_dice=rolled_dice,
         )
 
     def _room_title(self, ram: Any, room: int, arrived: bool) -> str:
