@@ -312,6 +312,10 @@ class ActionLoopsConfig(_Section):
     gate_min_turns_stuck: int = Field(12, ge=0, le=100_000)
     """Turns without progress before the gate may open: a few identical slips soon after progress are clumsy play,
     not a loop (measured on the corpus's noisy walkthroughs, benchmarks/corpus.py)."""
+    gate_max_gap: int = Field(5, ge=0, le=1000)
+    """Largest mean gap, in turns, between the repeats of one failure for the gate to open: a loop types it again and
+    again; clumsy healthy play tries a wrong verb now and then while it waits for something (advent's noisy
+    walkthrough: `dance` four times in 22 turns while the cave closes). 0: any spacing."""
     gate_action: GateAction = "warn"
     """`terminate` (termination_reason "loop_gate"), `human` (pause and read guidance from stdin) or `warn`."""
     failure_memory: int = Field(50, ge=1, le=10_000)

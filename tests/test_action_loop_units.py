@@ -204,6 +204,25 @@ def test_gate_waits_for_turns_without_progress():
     assert later[:2] == [None, None] and later[2] is not None and later[2].loop_count == 6
 
 
+def test_a_failure_typed_now_and_then_while_waiting_opens_no_gate():
+    """advent's noisy walkthrough waits for the cave to close and types `dance` every five to nine turns among the
+    waits: a slip now and then, not a loop. The same failure every other turn opens the gate at its third repeat."""
+    gate = FailureGate(gate_after=3, action="terminate", memory=50, max_gap=5)
+    events: list[dict] = []
+    assert [gate.observe(failure(turn), NO_PROGRESS, events) for turn in (376, 382, 391, 397)] == [None] * 4
+    assert gate.loop_count == 3
+    dense = FailureGate(gate_after=3, action="terminate", memory=50, max_gap=5)
+    requests = [dense.observe(failure(turn), NO_PROGRESS, events) for turn in (1, 3, 5, 7)]
+    assert requests[:3] == [None] * 3 and requests[3] is not None
+
+
+def test_the_gate_forgets_the_turns_of_failures_gone_from_its_memory():
+    gate = FailureGate(gate_after=3, action="terminate", memory=5, max_gap=5)
+    for turn in range(1, 200):
+        gate.observe(failure(turn, command=f"xyzzy{turn}"), NO_PROGRESS, [])
+    assert len(gate.seen_at) <= 6
+
+
 def test_progress_clears_the_failure_history():
     """Two repeats, then progress: the same failure after it starts afresh, as if never seen."""
     gate = FailureGate(gate_after=3, action="terminate", memory=50)

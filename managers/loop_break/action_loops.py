@@ -228,13 +228,16 @@ class GateRequest:
 
 
 class FailureGate:
-    def __init__(self, gate_after: int, action: str, memory: int, min_turns_stuck: int = 0):
+    def __init__(self, gate_after: int, action: str, memory: int, min_turns_stuck: int = 0, max_gap: int = 0):
         self.gate_after = gate_after
         self.min_turns_stuck = min_turns_stuck
+        self.max_gap = max_gap
         self.action = action
         self.history: deque[tuple[int | None, str, str]] = deque(maxlen=memory)
         self.repeats: Counter = Counter()
         """Failure signature -> times it repeated since the last progress (only signatures still in history)."""
+        self.seen_at: dict[tuple[int | None, str, str], deque[int]] = {}
+        """Failure signature -> the turns of its last gate_after + 1 occurrences (for `max_gap`)."""
         self.loop_count = 0
         self.last_loop: tuple[str, str] = ("", "")
         self.guidance = ""
@@ -255,6 +258,10 @@ class FailureGate:
         signature = (record.room_id_before, canonical_command(record.command), response)
         repeated = signature in self.history
         self.history.append(signature)
+        if len(self.seen_at) > self.history.maxlen:  # forget what has left the history
+            live = set(self.history)
+            self.seen_at = {s: turns for s, turns in self.seen_at.items() if s in live}
+        self.seen_at.setdefault(signature, deque(maxlen=self.gate_after + 1)).append(record.turn)
         if not repeated:
             return None
         # One failure repeated again and again is a loop; different harmless slips now and then are not.
@@ -269,7 +276,7 @@ class FailureGate:
         )  # fmt: skip
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
             return None
-        if progress.turns_stuck < self.min_turns_stuck:
+        if progress.turns_stuck < self.min_turns_stuck or not self._dense(signature):
             return None
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "
@@ -280,6 +287,13 @@ class FailureGate:
             turn=record.turn, action=self.action, loop_count=self.loop_count, command=signature[1],
         )  # fmt: skip
         return GateRequest(self.action, self.loop_count, description)
+
+    def _dense(self, signature: tuple[int | None, str, str]) -> bool:
+        """The failure's last gate_after repeats came on average at most `max_gap` turns apart: typed again and
+        again, not now and then among other play (a player waiting for a timed event who tries a wrong verb every
+        few waits). 0 accepts any spacing."""
+        turns = self.seen_at[signature]
+        return not self.max_gap or turns[-1] - turns[0] <= self.max_gap * (len(turns) - 1)
 
     def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
         """A human answered the gate: the guidance goes to the agent and the counter resets."""
@@ -295,6 +309,7 @@ class FailureGate:
         self.loop_count = 0
         self.repeats.clear()
         self.history.clear()
+        self.seen_at.clear()
 
 
 # -- the composite ---------------------------------------------------------------------------------------------
@@ -324,7 +339,8 @@ class ActionLoops:
             config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
         )
         self.gate = FailureGate(
-            config.gate_after_loops, config.gate_action, config.failure_memory, config.gate_min_turns_stuck
+            config.gate_after_loops, config.gate_action, config.failure_memory, config.gate_min_turns_stuck,
+            config.gate_max_gap,
         )
         self.signature_result = SignatureLoopResult(False)
 
