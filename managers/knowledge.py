@@ -15,12 +15,12 @@ import os
 from collections import deque
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from managers.map_graph import MapGraph
 from session.commands import (
     ATTACK_VERBS, DICE_ROLL, HANDING_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
-    is_observation,
+    is_observation, why_not_run,
 )  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH, not_at_hand, title_like
@@ -103,12 +103,22 @@ class ItemFacts(_Strict):
 
 class RouteStep(_Strict):
     command: str
-    """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`)."""
+    """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`). A store is a file anyone can edit:
+    a step that could never have run (an interpreter command, too long, unprintable) makes the store corrupt."""
     room_id: int | None
     room_id_after: int | None
     score_after: int
     inventory_after: list[str]
     """Sorted names of what the player held after the step."""
+
+
+    @field_validator("command")
+    @classmethod
+    def _runnable(cls, command: str) -> str:
+        reason = why_not_run(command)
+        if reason is not None:
+            raise ValueError(reason)
+        return command
 
 
 class Route(_Strict):

@@ -4,6 +4,8 @@ real orchestrator on the real zork1 story file."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from agents.offline_agent import OfflineAgent
@@ -267,3 +269,18 @@ def test_an_old_store_without_a_route_still_loads(tmp_path, reason):
                     f'"best_score": 0, "termination_reason": "{reason}"}}]}}')  # fmt: skip
     store = load_store(path, "g", MD5)
     assert store.route is None and not store.episodes[0].died_on_route
+
+
+@pytest.mark.parametrize("command", ["restore", "north. quit", "x" * 200, "take \x00lamp"])
+def test_a_route_step_that_could_never_have_run_makes_the_store_corrupt(tmp_path, command):
+    """A store is a file anyone can edit or share: an interpreter command or an impossible text in the route is a
+    clear error, never a command offered to an agent."""
+    from managers.knowledge import KnowledgeError
+
+    store = KnowledgeStore(game="g", story_md5=MD5, route=Route(episode="e", score=5, turns=3, steps=[step("north", 1)]))
+    data = store.model_dump(mode="json")
+    data["route"]["steps"][0]["command"] = command
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(KnowledgeError, match="corrupt at route.steps.0.command"):
+        load_store(path, "g", MD5)
