@@ -14,8 +14,9 @@ import json
 import os
 from collections import deque
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from managers.map_graph import MapGraph
 from session.commands import (
@@ -50,6 +51,18 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _runnable(command: str) -> str:
+    reason = why_not_run(command)
+    if reason is not None:
+        raise ValueError(reason)
+    return command
+
+
+Command = Annotated[str, AfterValidator(_runnable)]
+"""A command from the store, which may be offered to an agent again. A store is a file anyone can edit or share: one
+that could never have run (an interpreter command, too long, not printable ASCII) makes the store corrupt."""
+
+
 class RoomFacts(_Strict):
     name: str
     exits: dict[str, int] = Field(default_factory=dict)
@@ -62,7 +75,7 @@ class RoomFacts(_Strict):
 class ScoreEvent(_Strict):
     room_id: int | None
     room_name: str
-    command: str
+    command: Command
     points: int
     episode: str
     turn: int
@@ -71,7 +84,7 @@ class ScoreEvent(_Strict):
 class Death(_Strict):
     room_id: int | None
     room_name: str
-    command: str
+    command: Command
     words: str
     episode: str
     turn: int
@@ -82,7 +95,7 @@ class StuckLoop(_Strict):
     reason: str
     rooms: dict[str, str]
     """Room id -> name of the rooms the loop went through after the last progress."""
-    failed_commands: dict[str, list[str]]
+    failed_commands: dict[str, list[Command]]
     """Room id -> commands that changed nothing there during the loop."""
 
 
@@ -102,23 +115,13 @@ class ItemFacts(_Strict):
 
 
 class RouteStep(_Strict):
-    command: str
-    """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`). A store is a file anyone can edit:
-    a step that could never have run (an interpreter command, too long, unprintable) makes the store corrupt."""
+    command: Command
+    """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`)."""
     room_id: int | None
     room_id_after: int | None
     score_after: int
     inventory_after: list[str]
     """Sorted names of what the player held after the step."""
-
-
-    @field_validator("command")
-    @classmethod
-    def _runnable(cls, command: str) -> str:
-        reason = why_not_run(command)
-        if reason is not None:
-            raise ValueError(reason)
-        return command
 
 
 class Route(_Strict):

@@ -272,15 +272,22 @@ def test_an_old_store_without_a_route_still_loads(tmp_path, reason):
 
 
 @pytest.mark.parametrize("command", ["restore", "north. quit", "x" * 200, "take \x00lamp"])
-def test_a_route_step_that_could_never_have_run_makes_the_store_corrupt(tmp_path, command):
-    """A store is a file anyone can edit or share: an interpreter command or an impossible text in the route is a
-    clear error, never a command offered to an agent."""
+@pytest.mark.parametrize("where", ["route.steps.0.command", "score_events.0.command"])
+def test_a_stored_command_that_could_never_have_run_makes_the_store_corrupt(tmp_path, command, where):
+    """A store is a file anyone can edit or share: an interpreter command or an impossible text where the store keeps
+    commands is a clear error, never a command offered to an agent."""
     from managers.knowledge import KnowledgeError
 
-    store = KnowledgeStore(game="g", story_md5=MD5, route=Route(episode="e", score=5, turns=3, steps=[step("north", 1)]))
+    store = KnowledgeStore(
+        game="g", story_md5=MD5, route=Route(episode="e", score=5, turns=3, steps=[step("north", 1)]),
+        score_events=[ScoreEvent(room_id=1, room_name="Hall", command="take egg", points=5, episode="e", turn=2)],
+    )  # fmt: skip
     data = store.model_dump(mode="json")
-    data["route"]["steps"][0]["command"] = command
+    if where.startswith("route"):
+        data["route"]["steps"][0]["command"] = command
+    else:
+        data["score_events"][0]["command"] = command
     path = tmp_path / "g.json"
     path.write_text(json.dumps(data))
-    with pytest.raises(KnowledgeError, match="corrupt at route.steps.0.command"):
+    with pytest.raises(KnowledgeError, match=f"corrupt at {where}"):
         load_store(path, "g", MD5)
