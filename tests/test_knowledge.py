@@ -172,6 +172,15 @@ def assert_facts_in_records(store: KnowledgeStore, records_by_episode: dict[str,
         ), event  # fmt: skip
     for death in store.deaths:
         assert any(r["turn"] == death.turn and r["result_category"] == DEATH for r in records_by_episode[death.episode])
+    if store.route is not None:  # each step is a turn of the route's episode, in order, ending as recorded
+        records, turn = records_by_episode[store.route.episode], 0
+        for step in store.route.steps:
+            turn = next(
+                r["turn"] for r in records if r["turn"] > turn and r["command"].strip() == step.command
+                and (r["room_id_before"], r["room_id_after"], r["score_after"]) == (step.room_id, step.room_id_after, step.score_after)
+                and sorted(r["inventory_after"]) == step.inventory_after
+            )  # fmt: skip
+        assert any(r["turn"] == store.route.turns and r["score_after"] == store.route.score for r in records)
     all_records = [r for records in records_by_episode.values() for r in records]
     for key, room in store.rooms.items():
         assert any(key in (str(r["room_id_before"]), str(r["room_id_after"])) for r in all_records), key
@@ -187,7 +196,7 @@ def test_two_episodes_hold_only_facts_from_their_records(rom_path, tmp_path, wal
     one = play(rom_path, tmp_path / "1", ReplayAgent(walkthrough[:40], kind="replay"), path, max_turns=40)
     two = play(rom_path, tmp_path / "2", ReplayAgent(walkthrough[:80], kind="replay"), path, max_turns=80)
     store = load_store(path, "zork1", ZORK1_MD5)
-    assert len(store.episodes) == 2
+    assert len(store.episodes) == 2 and store.route is not None and store.route.steps
     assert_facts_in_records(store, {one.summary["episode_id"]: one.records, two.summary["episode_id"]: two.records})
     # the second episode added only what the first had not found (no duplicate score events)
     assert len({(e.room_id, e.command) for e in store.score_events}) == len(store.score_events)
