@@ -239,9 +239,9 @@ class LoopBreakConfig(_Section):
     repetition_min_turns: int = Field(18, ge=1, le=100_000)
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
     repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
-    """Added to the critic score of a move the player already made from the same situation since the last
-    progress, while at least half of the repetition window repeats (from penalty_min_turns_stuck on): steers out of
-    loops of any size."""
+    """Added to the critic score of a move the player already made from the same situation (or from the same room
+    with the same things in hand) since the last progress, while at least half of the repetition window repeats
+    (from penalty_min_turns_stuck on): steers out of loops of any size."""
     way_out_bonus: float = Field(0.5, ge=0.0, le=1.0)
     """Added instead, in the same state, to the next step of the map's way to the nearest room with untried exits
     outside the loop's rooms: leaving a loop often means walking through them."""

@@ -206,6 +206,34 @@ def test_repetition_window_fills_with_repeated_transitions():
     assert detector.repeats_move("north") is True and detector.repeats_move("south") is False
 
 
+def walk(turn: int, command: str, before: int | None, after: int | None, situation: str):
+    return turn_record(turn, command=command, situation=situation, room_id_before=before, room_id_after=after)
+
+
+def test_a_walk_made_again_repeats_whatever_a_timer_changed_in_the_rooms():
+    """balances: a tortoise feather falls at the Crest of Hill in the middle of an A-B loop, so each situation after it
+    is new; the walks between the same two rooms with the same things in hand are repeats all the same, and the
+    move that would make one again is a repeated move (the steering penalty's test)."""
+    detector = RepetitionDetector(window=4)
+    ways = {"west": (1, 2), "east": (2, 1)}
+    for turn in range(1, 11):
+        command = "west" if turn % 2 else "east"
+        situation = f"{ways[command][1]}" if turn < 5 else f"{ways[command][1]}-feather-{turn}"  # new from turn 5 on
+        detector.observe(walk(turn, command, *ways[command], situation), progress=False)
+    assert detector.result().repeating
+    assert detector.repeats_move("west") and not detector.repeats_move("north")
+
+
+def test_moves_within_one_room_id_or_none_are_not_walks():
+    """A submarine, a maze or a stretch without a room id: a move that keeps (or has no) room id says nothing about
+    where it went, so it repeats only as a transition from the same situation."""
+    for before, after in ((None, None), (7, 7)):
+        detector = RepetitionDetector(window=4)
+        for turn in range(1, 11):
+            detector.observe(walk(turn, "north", before, after, f"s{turn}"), progress=False)
+        assert detector.result().repeats == 0 and not detector.repeats_move("north")
+
+
 def test_score_progress_needs_a_score_never_reached():
     """Taking and dropping a treasure moves the score back and forth: only the first rise is progress."""
     tracker = ProgressTracker({"score"})

@@ -39,20 +39,35 @@ class RepetitionDetector:
         self.transitions: set[tuple[str, str]] = set()
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
         self.situation = ""
-        self.stretch_moves: set[tuple[str, str]] = set()
-        """Moves (situation, direction) made since the last progress: repeating one steers nowhere new."""
+        self.stretch_moves: set[tuple] = set()
+        """Moves made since the last progress, as (situation, direction) and, between known rooms, as (room,
+        inventory, direction): repeating one steers nowhere new."""
+        self.walks: set[tuple] = set()
+        """(room, inventory, direction, destination) of every move between two known rooms: walked again, it repeats
+        whatever else changed in the rooms (a feather a timer drops, a character passing by)."""
+        self.place: tuple | None = None
+        """(room, inventory) where the player stands, when the room is known."""
 
     def observe(self, record: TurnRecord, progress: bool) -> None:
         command = canonical_command(record.command)
         transition = (self.situation, command)
-        self.recent.append((transition in self.transitions, record.room_id_after))
+        direction = direction_of(command)
+        place = (record.room_id_before, tuple(sorted(record.inventory_before)))
+        # A room id shared by a whole area, or none at all, says nothing about where a move went.
+        walked = direction is not None and None not in (record.room_id_before, record.room_id_after) and record.room_id_after != record.room_id_before
+        walk = (*place, direction, record.room_id_after) if walked else None
+        self.recent.append((transition in self.transitions or walk in self.walks, record.room_id_after))
         self.transitions.add(transition)
         if progress:
             self.stretch_moves.clear()
-        direction = direction_of(command)
+        if walk is not None:
+            self.walks.add(walk)
+            self.stretch_moves.add((*place, direction))
         if direction is not None:
             self.stretch_moves.add((self.situation, direction))
         self.situation = record.situation
+        after = (record.room_id_after, tuple(sorted(record.inventory_after)))
+        self.place = after if record.room_id_after is not None else None
 
     def result(self) -> RepetitionResult:
         if len(self.recent) < self.window:
@@ -70,6 +85,9 @@ class RepetitionDetector:
         return missing
 
     def repeats_move(self, command: str) -> bool:
-        """The command is a move this situation already made since the last progress."""
+        """The command is a move this situation, or this room with these things in hand, already made since the
+        last progress."""
         direction = direction_of(command)
-        return direction is not None and (self.situation, direction) in self.stretch_moves
+        if direction is None:
+            return False
+        return (self.situation, direction) in self.stretch_moves or (self.place is not None and (*self.place, direction) in self.stretch_moves)
