@@ -132,6 +132,18 @@ def test_pure_repetition_ends_within_25_turns(tmp_path, kind):
     assert termination["rule"] == "repetition"
 
 
+def test_an_ab_loop_a_timer_changes_ends_within_25_turns_balances(tmp_path):
+    """balances: a tortoise feather falls at the Crest of Hill in the middle of the A-B loop, so every situation after
+    it is new; walking the same two ways with the same things in hand still repeats (before walks: 26 turns)."""
+    story = story_file("balances.z5")
+    built = trajectories.stuck(story, "ab", 0.5)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    assert any("feather" in r["response"] for r in result.records if r["turn"] >= built.loop_start)
+    assert result.summary["termination_reason"] == "stuck_no_progress"
+    assert result.summary["turns"] - built.loop_start + 1 <= 25
+
+
 def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):
     """New verbs, nouns and parser errors every turn in the same rooms, none changing the world."""
     story = story_file("zork1.z5")
