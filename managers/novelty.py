@@ -122,6 +122,10 @@ class WorldNovelty:
         """Jericho's noisy objects, and the player (whose place is the room)."""
         self.moves: set[tuple[str, str]] = set()
         """(situation, direction) of every move made: making one again reaches no new object state."""
+        self.walks: set[tuple[tuple, str]] = set()
+        """(room and inventory, direction) of every move made from a known room: made again, whatever else changed
+        in the room, a new game variable it sets is not the player's doing (zork1's thief moved the guidebook, ztuu's
+        lights went out meanwhile)."""
         self.autonomous: set[int] = set()
         """Objects seen changing exactly as an idle turn changed them (NPCs, clocks): left out of the situation."""
         world = start.world
@@ -157,15 +161,19 @@ class WorldNovelty:
         direction = direction_of(command)
         move = (self.situation, direction or "")
         repeated_move = direction is not None and move in self.moves
+        walk = (self._room_inventory(before), direction) if direction is not None and before.room_id is not None else None
+        repeated_walk = walk is not None and walk in self.walks
         if direction is not None:
             self.moves.add(move)
+        if walk is not None:
+            self.walks.add(walk)
         if self._objects(before, after, idle_world) and category not in ECHO_CATEGORIES and not repeated_move:
             kinds.append("new_object_state")
         answer = answer_key(after.text, command)
         new_answer = answer not in self.answers
         self.answers.add(answer)
         new_global = self._globals(before, after, category, idle_world)
-        if (new_global and new_answer) or self._curated(before, after):
+        if (new_global and new_answer and not repeated_walk) or self._curated(before, after):
             kinds.append("new_game_variable")
         asked = command.strip().lower().startswith(QUESTION_PREFIXES) and category not in ECHO_CATEGORIES
         if asked and new_answer and len(_WORDS.findall(after.text.lower())) >= INFORMATION_WORDS:

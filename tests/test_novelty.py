@@ -165,6 +165,28 @@ def test_counters_stop_counting():
     assert fired[:2] == [True, True] and fired[3:] == [False, False]  # the third equal step marks a counter
 
 
+def test_a_variable_a_walk_made_again_sets_is_not_the_players():
+    """The first walk north from room 50 sets a flag with a new answer: the player's doing. Made again from room 50
+    with the same things in hand, a move that meets a new value (the thief moved the guidebook meanwhile) is not."""
+    here = view(world([0, 0, 1]), room=50, text="Room 50")
+    novelty = WorldNovelty(here)
+    there = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 3]), room=51, text="Room 51. A door creaks.")
+    assert "new_game_variable" in novelty.observe(here, there, "north", "success").kinds
+    back = view(there.world, room=50, text="Room 50 again")
+    novelty.observe(there, back, "south", "success")
+    again = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 4]), room=51, text="Room 51. There is a guidebook here.")
+    assert "new_game_variable" not in novelty.observe(back, again, "north", "success").kinds
+
+
+def test_moves_from_no_known_room_are_not_walks_for_variables():
+    nowhere = view(world([0, 0, 1]), room=None, text="Somewhere")
+    novelty = WorldNovelty(nowhere)
+    first = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 3]), room=None, text="A bell rings.")
+    assert "new_game_variable" in novelty.observe(nowhere, first, "north", "success").kinds
+    second = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 5]), room=None, text="A gong sounds.")
+    assert "new_game_variable" in novelty.observe(first, second, "north", "success").kinds
+
+
 def test_curated_state_bytes_count_whoever_changes_them():
     start = view(world([0, 0, 1], special=[5]), text="Okay, the sub is moving east.")
     moved = view(world([0, 0, 1], special=[6]), text="Okay, the sub is moving east.")
@@ -222,6 +244,17 @@ def test_a_walk_made_again_repeats_whatever_a_timer_changed_in_the_rooms():
         detector.observe(walk(turn, command, *ways[command], situation), progress=False)
     assert detector.result().repeating
     assert detector.repeats_move("west") and not detector.repeats_move("north")
+
+
+def test_the_rooms_since_the_last_progress_are_the_loops_all_of_them():
+    """A round longer than the window still has all its rooms in the loop: the way out is never one of them
+    (enchanter's Jewel Room, a dead end of the round, drew the looper up and back)."""
+    detector = RepetitionDetector(window=4)
+    for turn, room in enumerate([1, 2, 3, 4, 5, 6, 1, 2], start=1):
+        detector.observe(walk(turn, "east", room - 1 or 6, room, f"s{room}"), progress=turn == 1)
+    assert detector.stretch_rooms == {1, 2, 3, 4, 5, 6}
+    detector.observe(walk(9, "east", 2, 3, "s3"), progress=True)
+    assert detector.stretch_rooms == {3}
 
 
 def test_moves_within_one_room_id_or_none_are_not_walks():

@@ -275,7 +275,7 @@ class LoopBreak:
             destination = self.predictor.predict(view.room_id, command, view.world_hash)
             deltas += room_loop_deltas(destination, self.active, self.config, self.game_map.name_of)
         if self._looping(turn):
-            loop_rooms = frozenset(self.repeating.rooms)
+            loop_rooms = frozenset(self.repetition.stretch_rooms)  # a round longer than the window: its rooms too
             way_out = self.game_map.path_to_frontier(view.room_id, avoid=loop_rooms)[:1]
             if way_out and direction_of(command) == way_out[0]:
                 reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"

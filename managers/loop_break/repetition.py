@@ -45,6 +45,9 @@ class RepetitionDetector:
         self.walks: set[tuple] = set()
         """(room, inventory, direction, destination) of every move between two known rooms: walked again, it repeats
         whatever else changed in the rooms (a feather a timer drops, a character passing by)."""
+        self.stretch_rooms: set[int] = set()
+        """Rooms the player has been in since the last progress: all of them belong to the loop, also those of a
+        round longer than the window."""
         self.place: tuple | None = None
         """(room, inventory) where the player stands, when the room is known."""
 
@@ -60,6 +63,9 @@ class RepetitionDetector:
         self.transitions.add(transition)
         if progress:
             self.stretch_moves.clear()
+            self.stretch_rooms.clear()
+        if record.room_id_after is not None:
+            self.stretch_rooms.add(record.room_id_after)
         if walk is not None:
             self.walks.add(walk)
             self.stretch_moves.add((*place, direction))
