@@ -25,10 +25,8 @@ from session.commands import (
 )  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH, not_at_hand, title_like
-from session.records import LOOP_ENDINGS, GameView, TurnRecord, noun_of
+from session.records import DEATH_ENDING, LOOP_ENDINGS, GameView, TurnRecord, noun_of
 
-DEATH_ENDING = "game_over"
-"""The termination reason of an episode the player died in."""
 KNOWLEDGE_VERSION = 1
 """The store's format. A store of another version is refused with a clear error, never misread."""
 STUCK_TAIL = 100
@@ -382,10 +380,10 @@ class Knowledge:
         route = self.store.route
         return route is None or self.route_position >= len(route.steps)
 
-    def route_then(self, view: GameView) -> str:
-        """The route's step after `route_next`, for when the harness turns that one down ("" when none)."""
+    def route_then(self, next_step: str) -> str:
+        """The route's step after `next_step` (what `route_next` offered), for when the harness turns that one down
+        ("" when none)."""
         route, position = self.store.route, self.route_position
-        next_step = self.route_next(view)
         if route is None or not next_step or position + 1 >= len(route.steps) or route.steps[position].command != next_step:
             return ""
         return route.steps[position + 1].command
@@ -501,7 +499,7 @@ class Knowledge:
         done = {e.command for e in self.scored}
         # A valuable in hand that this episode has not put away yet scores again where putting one away scored.
         deposits = self._deposits()
-        stored = {_put_item(e.command) for e in self.scored}
+        stored = {_put_away(e.command)[0] for e in self.scored}
         carried = [o.noun for o in view.inventory if o.noun in valuables and o.noun not in stored]
         puts = [f"put {noun} in {deposits[here]}" for noun in carried] if here in deposits else []
         known_here = tuple(dict.fromkeys(
@@ -513,6 +511,7 @@ class Knowledge:
         path = tuple(self._path(here, targets)) if targets else ()
         target = self.graph.follow(here, path) if path else None
         facts = store.rooms.get(str(here))
+        route_next = self.route_next(view)
         explored = tuple(sorted(set(facts.exits) | set(facts.failed_exits))) if facts else ()
         return Guidance(
             known_here=known_here,
@@ -522,8 +521,8 @@ class Knowledge:
             avoid_here=self.avoid(here),
             rerolls=self.rerolls_due(),
             path_to_known=path,
-            route_next=self.route_next(view),
-            route_then=self.route_then(view),
+            route_next=route_next,
+            route_then=self.route_then(route_next),
             known_target=self.graph.name_of(target) if target is not None else "",
             valuables=tuple(sorted(valuables)),
             deposits=tuple(sorted(set(deposits.values()))),
@@ -545,16 +544,16 @@ class Knowledge:
             words = command_words(event.command)
             if len(words) > 1 and words[0] in TAKE_VERBS:
                 nouns.add(words[-1])
-            nouns.add(_put_item(event.command))
+            nouns.add(_put_away(event.command)[0])
         return nouns - {""}
 
     def _deposits(self) -> dict[int | None, str]:
         """Room -> the container where putting an item away scored (`put egg in case`: the trophy case)."""
         found: dict[int | None, str] = {}
         for event in [*self.store.score_events, *self.scored]:
-            words = command_words(event.command)
-            if _put_item(event.command) and len(words) > words.index("in") + 1:
-                found.setdefault(event.room_id, words[-1])
+            item, container = _put_away(event.command)
+            if item and container:
+                found.setdefault(event.room_id, container)
         return found
 
     def _unexplored_rooms(self) -> set[int | None]:
@@ -628,12 +627,14 @@ class Knowledge:
         return tuple(lines[:EARLIER_LINES])
 
 
-def _put_item(command: str) -> str:
-    """The noun put away by `put <item> in <container>` ("" for any other command)."""
+def _put_away(command: str) -> tuple[str, str]:
+    """(item, container) of `put <item> in <container>`, each its last word (("", "") for any other command; the
+    container "" when nothing follows `in`)."""
     words = command_words(command)
     if len(words) < 4 or words[0] != "put" or "in" not in words[2:]:
-        return ""
-    return words[words.index("in", 2) - 1]
+        return "", ""
+    at = words.index("in", 2)
+    return words[at - 1], words[-1] if len(words) > at + 1 else ""
 
 
 def _ends_as(step: RouteStep, room_id: int | None, score: int, inventory) -> bool:

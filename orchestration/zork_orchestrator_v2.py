@@ -34,7 +34,7 @@ from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
-from session.records import BLOCKING_SOURCES, UNPARSEABLE_FALLBACK, Candidate, GameView, Judgement, TurnRecord
+from session.records import BLOCKING_SOURCES, DEATH_ENDING, UNPARSEABLE_FALLBACK, Candidate, GameView, Judgement, TurnRecord
 
 FALLBACK_COMMAND = "look"
 EPISODE_FILE = "episode.json"
@@ -234,7 +234,7 @@ class ZorkOrchestratorV2:
             if record.victory:
                 self._end("victory")
             elif record.game_over:
-                self._end("game_over")
+                self._end(DEATH_ENDING)
             elif verdict.terminate:
                 self._end(verdict.reason or "stuck_no_progress")
             elif gameplay.max_cost_usd is not None and self._cost()["total"] >= gameplay.max_cost_usd:

@@ -119,8 +119,7 @@ NOT_HELD_PHRASES = ("you don't have", "you aren't holding", "you're not holding"
 
 def not_at_hand(response: str) -> bool:
     """The game could not even try the command: its object is neither in sight nor held."""
-    text = response.lower()
-    return not_here(text) or any(phrase in text for phrase in NOT_HELD_PHRASES)
+    return not_here(response) or any(phrase in response.lower() for phrase in NOT_HELD_PHRASES)
 
 
 def is_failure(command: str, category: str) -> bool:

@@ -50,6 +50,8 @@ class GameView:
     """The command that led here drew random numbers (the emulator's random-number state moved)."""
 
 
+DEATH_ENDING = "game_over"
+"""The termination reason of an episode the game ended without a victory (the player died)."""
 LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
 """Termination reasons by which the loop break ended an episode."""
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})

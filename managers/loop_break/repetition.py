@@ -57,7 +57,8 @@ class RepetitionDetector:
         direction = direction_of(command)
         place = (record.room_id_before, tuple(sorted(record.inventory_before)))
         # A room id shared by a whole area, or none at all, says nothing about where a move went.
-        walked = direction is not None and None not in (record.room_id_before, record.room_id_after) and record.room_id_after != record.room_id_before
+        rooms = (record.room_id_before, record.room_id_after)
+        walked = direction is not None and None not in rooms and rooms[0] != rooms[1]
         walk = (*place, direction, record.room_id_after) if walked else None
         self.recent.append((transition in self.transitions or walk in self.walks, record.room_id_after))
         self.transitions.add(transition)
@@ -96,4 +97,5 @@ class RepetitionDetector:
         direction = direction_of(command)
         if direction is None:
             return False
-        return (self.situation, direction) in self.stretch_moves or (self.place is not None and (*self.place, direction) in self.stretch_moves)
+        from_here = self.place is not None and (*self.place, direction) in self.stretch_moves
+        return from_here or (self.situation, direction) in self.stretch_moves
