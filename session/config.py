@@ -244,7 +244,8 @@ class LoopBreakConfig(_Section):
     (from penalty_min_turns_stuck on): steers out of loops of any size."""
     way_out_bonus: float = Field(0.5, ge=0.0, le=1.0)
     """Added instead, in the same state, to the next step of the map's way to the nearest room with untried exits
-    outside the loop's rooms (every room since the last progress): leaving a loop often means walking through them."""
+    outside the loop's rooms (every room since the last progress): leaving a loop often means walking through them, so
+    that step gets none of the room-loop penalties, which would outweigh the bonus."""
     destination_prediction: Literal["map", "lookahead"] = "map"
     """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
 

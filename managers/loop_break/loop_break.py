@@ -271,16 +271,16 @@ class LoopBreak:
         adjusted = self.action_loops.adjust(command, judgement)
         destination = None
         deltas: list[tuple[float, str]] = []
-        if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
-            destination = self.predictor.predict(view.room_id, command, view.world_hash)
-            deltas += room_loop_deltas(destination, self.active, self.config, self.game_map.name_of)
-        if self._looping(turn):
-            loop_rooms = frozenset(self.repetition.stretch_rooms)  # a round longer than the window: its rooms too
-            way_out = self.game_map.path_to_frontier(view.room_id, avoid=loop_rooms)[:1]
-            if way_out and direction_of(command) == way_out[0]:
-                reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"
-                deltas.append((self.config.way_out_bonus, reason))
-            elif self._repeats_move(command, view.room_id):
+        looping = self._looping(turn)
+        if looping and direction_of(command) == self._way_out(view.room_id):
+            # The way out of a loop runs through the loop's rooms: their penalties would wall it in.
+            reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"
+            deltas.append((self.config.way_out_bonus, reason))
+        else:
+            if self.config.enable_loop_detection and (self.active.any or self.active.recent_rooms):
+                destination = self.predictor.predict(view.room_id, command, view.world_hash)
+                deltas += room_loop_deltas(destination, self.active, self.config, self.game_map.name_of)
+            if looping and self._repeats_move(command, view.room_id):
                 reason = "Repeat penalty (this move was already made from here since the last progress)"
                 deltas.append((self.config.repeated_move_penalty, reason))
         adjusted = adjust_score(adjusted, deltas)  # summed, then clamped once: the order never matters
@@ -300,6 +300,13 @@ class LoopBreak:
             return False
         stuck = self.progress.turns_stuck(turn - 1) >= self.config.penalty_min_turns_stuck
         return stuck and self.repeating.share >= 0.5
+
+    def _way_out(self, room_id: int | None) -> str | None:
+        """The first step of the shortest known way to a room with untried exits outside the loop (every room since
+        the last progress, so a round longer than the repetition window counts whole); None when there is none."""
+        loop_rooms = frozenset(self.repetition.stretch_rooms)
+        path = self.game_map.path_to_frontier(room_id, avoid=loop_rooms)
+        return path[0] if path else None
 
     def _repeats_move(self, command: str, room_id: int | None) -> bool:
         """A move already made from here since the last progress, when another way out of here is still untried
