@@ -171,3 +171,20 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
     # Back into the loop from the Kitchen is still penalised.
     back = loop_break.adjust("west", Judgement(0.6, "ok"), view_at(1), [], turn=13)
     assert back.score < 0.5 and any("Oscillation penalty" in a for a in back.adjustments)
+
+
+def test_no_way_out_known_gives_no_bonus_to_anything():
+    """Every room the map knows is in the loop: there is no way out to reward, and a command that is no move never
+    gets the bonus."""
+    game_map = MapGraph()
+    game_map.rooms[1] = Room(1, "Kitchen", exits={"west": 2})
+    game_map.rooms[2] = Room(2, "Living Room", exits={"east": 1})
+    loop_break = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
+    for turn in range(1, 13):
+        here, there, command = (2, 1, "east") if turn % 2 else (1, 2, "west")
+        loop_break.observe(
+            turn_record(turn, command=command, room_id_before=here, room_name_before=name_of(here),
+                        room_id_after=there, room_name_after=name_of(there))
+        )  # fmt: skip
+    judged = loop_break.adjust("examine door", Judgement(0.6, "ok"), view_at(2), [], turn=13)
+    assert not any("Way-out" in a for a in judged.adjustments)

@@ -272,7 +272,8 @@ class LoopBreak:
         destination = None
         deltas: list[tuple[float, str]] = []
         looping = self._looping(turn)
-        if looping and direction_of(command) == self._way_out(view.room_id):
+        direction = direction_of(command)
+        if looping and direction is not None and direction == self._way_out(view.room_id):
             # The way out of a loop runs through the loop's rooms: their penalties would wall it in.
             reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"
             deltas.append((self.config.way_out_bonus, reason))
