@@ -125,6 +125,12 @@ def command_words(command: str) -> list[str]:
     return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())
 
 
+def is_wait(command: str) -> bool:
+    """The command lets time pass (`wait`, `z`, `wait for the train`)."""
+    words = command_words(command)
+    return bool(words) and words[0] in WAIT_VERBS
+
+
 _NAMED_DIRECTIONS = frozenset(d for d in DIRECTIONS if d not in ("in", "out"))
 """Directions a description names by their word. `in` and `out` are left out: every text uses those words."""
 COMPASS_DIRECTIONS = frozenset(d for d in _NAMED_DIRECTIONS if d not in ("up", "down"))

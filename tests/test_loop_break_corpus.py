@@ -87,6 +87,39 @@ def test_noisy_walkthrough_is_never_cut_short(tmp_path):
     assert not result.events("stuck_termination") and not result.events("loop_gate")
 
 
+
+def jail_with_detours(story) -> tuple[list[str], int]:
+    """tryst205's walkthrough to the jail, where it waits 14 turns for the sheriff, each wait followed by three
+    harmless detours (as the corpus's noisy walkthroughs at factor 3 do), then on. Returns the commands and the turn
+    of the step the wait is for (`open door`)."""
+    walkthrough = JerichoSession(story).walkthrough()
+    jail = walkthrough.index("get bar") + 1
+    waits = walkthrough[jail:].index("open door")
+    assert walkthrough[jail : jail + waits] == ["wait"] * 14
+    waiting = [c for _ in range(waits) for c in ("wait", "look", "inventory", "examine bar")]
+    commands = walkthrough[:jail] + waiting + walkthrough[jail + waits : jail + waits + 3]
+    return commands, jail + len(waiting) + 1
+
+
+@pytest.mark.parametrize("allowance, stopped", [(16, False), (0, True)])
+def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, allowance, stopped):
+    """56 turns of waiting and looking around in tryst205's jail, no progress and every command said before: the
+    sheriff comes, the door opens. Waits neither repeat nor, up to wait_allowance, count towards the stop rules;
+    counted like other turns (0), they stop this healthy play (measured on noisy walkthroughs, seeds 2 and 3)."""
+    story = story_file("tryst205.z5")
+    commands, door = jail_with_detours(story)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={"wait_allowance": allowance}
+    )
+    result = run_episode(story, config, ReplayAgent(commands))
+    assert bool(result.events("stuck_termination")) is stopped
+    if stopped:
+        assert result.summary["turns"] < door
+    else:
+        opened = next(r for r in result.records if r["turn"] == door)
+        assert opened["command"] == "open door" and opened["novelty"]  # the wait was for this
+
+
 # -- stuck play ends sooner -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def wandering(tmp_path_factory):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
-from session.commands import WAIT_VERBS, DIRECTIONS, canonical_command, command_similarity, command_words
+from session.commands import DIRECTIONS, canonical_command, command_similarity, is_wait
 from session.config import ActionLoopsConfig
 from session.context import FORMAT_RULE
 from session.events import emit
@@ -105,7 +105,7 @@ class IdenticalActionDetector:
     def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
         command = canonical_command(record.command)
         self.count = self.count + 1 if command == self.last_command else 1
-        if command_words(command)[:1] and command_words(command)[0] in WAIT_VERBS:
+        if is_wait(command):
             self.count = 0  # waiting for a timed event is play; an endless wait ends by the stop rules
         self.last_command = command
         if progress.progress:

@@ -24,7 +24,7 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import canonical_command, direction_of
+from session.commands import canonical_command, direction_of, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
@@ -84,7 +84,9 @@ class LoopBreak:
         self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
         self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
         self.active: Detections = NO_DETECTIONS
-        self.repetition = RepetitionDetector(config.repetition_window)
+        self.repetition = RepetitionDetector(config.repetition_window, waits_repeat=config.wait_allowance == 0)
+        self.waits = 0
+        """Waits since the last progress."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
@@ -128,6 +130,10 @@ class LoopBreak:
         if verdict.gate is not None and verdict.gate.action == "terminate":
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
+        if progress.progress:
+            self.waits = 0
+        elif is_wait(record.command):
+            self.waits += 1
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
@@ -149,15 +155,29 @@ class LoopBreak:
         `repetition` (repetition_min_turns without progress, the whole repetition window repeating)."""
         if turn % self.config.stuck_check_interval:
             return None
-        if turns_stuck >= self.config.max_turns_stuck:
+        turns_stuck = self._clock(turns_stuck)
+        if turns_stuck >= self._no_progress_limit():
             return "no_progress"
         if self.repeating.repeating and turns_stuck >= self.config.repetition_min_turns:
             return "repetition"
         return None
 
+    def _clock(self, turns_stuck: int) -> int:
+        """The turns since the last progress that count towards the stop rules: up to wait_allowance waits left out
+        (a timed event needs them; measured: tryst205's jail and balances' feather take up to a dozen between
+        detours)."""
+        return turns_stuck - min(self.waits, self.config.wait_allowance)
+
+    def _no_progress_limit(self) -> int:
+        """max_turns_stuck, and trek_extra_turns more when the turns since the last progress went through more than
+        trek_rooms rooms (night's walk out of the maze, zork1's back through the coal mine, with detours)."""
+        trek = len(self.repetition.stretch_rooms) > self.config.trek_rooms
+        return self.config.max_turns_stuck + (self.config.trek_extra_turns if trek else 0)
+
     def turns_to_stop(self, turns_stuck: int) -> int:
         """Turns until a stop rule could fire at the earliest, if play goes on as it is."""
-        remaining = self.config.max_turns_stuck - turns_stuck
+        turns_stuck = self._clock(turns_stuck)
+        remaining = self._no_progress_limit() - turns_stuck
         if self.config.enable_repetition_detection:
             until_repeating = self.repetition.turns_until_repeating()
             remaining = min(remaining, max(self.config.repetition_min_turns - turns_stuck, until_repeating))

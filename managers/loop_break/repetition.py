@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from session.commands import canonical_command, direction_of
+from session.commands import canonical_command, direction_of, is_wait
 from session.records import TurnRecord
 
 
@@ -34,8 +34,11 @@ class RepetitionResult:
 
 
 class RepetitionDetector:
-    def __init__(self, window: int):
+    def __init__(self, window: int, waits_repeat: bool = False):
         self.window = window
+        self.waits_repeat = waits_repeat
+        """Whether a wait can repeat (the seeds' counting). By default it never does: waiting for a timed event is
+        the same command from the same situation, again and again, and no loop."""
         self.transitions: set[tuple[str, str]] = set()
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
         self.situation = ""
@@ -60,7 +63,10 @@ class RepetitionDetector:
         rooms = (record.room_id_before, record.room_id_after)
         walked = direction is not None and None not in rooms and rooms[0] != rooms[1]
         walk = (*place, direction, record.room_id_after) if walked else None
-        self.recent.append((transition in self.transitions or walk in self.walks, record.room_id_after))
+        repeated = transition in self.transitions or walk in self.walks
+        if is_wait(command) and not self.waits_repeat:
+            repeated = False
+        self.recent.append((repeated, record.room_id_after))
         self.transitions.add(transition)
         if progress:
             self.stretch_moves.clear()

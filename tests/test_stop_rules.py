@@ -1,0 +1,89 @@
+"""The stop rules' clock under the default configuration (issue 9, measured on noisy walkthroughs of seeds 2 and 3):
+waits up to `wait_allowance` stop no clock and never repeat, and a stretch through more than `trek_rooms` rooms gets
+`trek_extra_turns` more. Fed records directly: no Jericho, no LLM."""
+
+from __future__ import annotations
+
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.repetition import RepetitionDetector
+from managers.map_graph import MapGraph
+from session.config import GameConfiguration, LoopBreakConfig
+from tests.factories import turn_record
+
+
+def loop_break(**config) -> LoopBreak:
+    game_map = MapGraph()
+    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+
+
+def play(breaker: LoopBreak, turns: list[tuple[str, int]]) -> tuple[int | None, str | None]:
+    """Feed (command, room) turns without progress, each command from its own situation unless it repeats; the turn
+    and rule of the stop, or (None, None)."""
+    room_before = turns[0][1]
+    for turn, (command, room) in enumerate(turns, start=1):
+        record = turn_record(turn, command=command, room_id_before=room_before, room_id_after=room, situation="here")
+        room_before = room
+        verdict = breaker.observe(record)
+        if verdict.terminate:
+            [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
+            return turn, event["rule"]
+    return None, None
+
+
+def test_waiting_stops_no_clock_up_to_the_allowance():
+    """Only waiting, in one room: no repetition (a wait never repeats), and the no-progress rule fires
+    wait_allowance turns after max_turns_stuck."""
+    config = LoopBreakConfig()
+    assert play(loop_break(), [("wait", 1)] * 100) == (config.max_turns_stuck + config.wait_allowance, "no_progress")
+    assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (config.repetition_min_turns, "repetition")
+
+
+def test_waits_between_repeats_do_not_make_a_loop():
+    """A wait after every observation (as a player does waiting for a sheriff) keeps the window from repeating
+    whole; the same observations without the waits are a loop."""
+    looking = [("look", 1), ("inventory", 1)]
+    assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] != "repetition"
+    assert play(loop_break(), looking * 45) == (LoopBreakConfig().repetition_min_turns, "repetition")
+
+
+def test_a_trek_through_many_rooms_gets_the_longer_limit():
+    """New commands every turn (nothing repeats): over more than trek_rooms rooms the no-progress rule waits
+    trek_extra_turns more than max_turns_stuck; in a few rooms, max_turns_stuck."""
+    config = LoopBreakConfig()
+    rooms = config.trek_rooms + 1
+    trek = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
+    assert play(loop_break(), trek) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
+    camp = [(f"examine thing {turn}", 1 + turn % 2) for turn in range(200)]
+    assert play(loop_break(), camp) == (config.max_turns_stuck, "no_progress")
+
+
+def test_the_warning_counts_down_on_the_same_clock():
+    """The warning's countdown (`turns_to_stop`) reads the stop rules' clock: after 40 waits, 24 turns count and
+    the window holds no repeat yet."""
+    config = LoopBreakConfig()
+    breaker = loop_break()
+    play(breaker, [("wait", 1)] * 40)
+    assert breaker.turns_to_stop(40) == config.repetition_window  # the earliest: a whole window of repeats
+    breaker = loop_break(enable_repetition_detection=False)
+    play(breaker, [("wait", 1)] * 40)
+    assert breaker.turns_to_stop(40) == config.max_turns_stuck - (40 - config.wait_allowance)
+
+
+def test_waits_repeat_for_the_seeds_counting():
+    detector = RepetitionDetector(window=4, waits_repeat=True)
+    for turn in range(1, 7):
+        detector.observe(turn_record(turn, command="wait", situation="here"), progress=False)
+    assert detector.result().repeating
+    default = RepetitionDetector(window=4)
+    for turn in range(1, 7):
+        default.observe(turn_record(turn, command="z", situation="here"), progress=False)
+    assert default.result().repeats == 0
+
+
+def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
+    """A user who gives play more time (max_turns_stuck 100) needs no second key: the trek limit follows."""
+    config = GameConfiguration.from_dict({"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90}})
+    rooms = config.loop_break.trek_rooms + 1
+    trek = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(300)]
+    expected = 100 + config.loop_break.trek_extra_turns
+    assert play(loop_break(**config.loop_break.model_dump()), trek) == (expected, "no_progress")
