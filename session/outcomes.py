@@ -119,7 +119,8 @@ NOT_HELD_PHRASES = ("you don't have", "you aren't holding", "you're not holding"
 
 def not_at_hand(response: str) -> bool:
     """The game could not even try the command: its object is neither in sight nor held."""
-    return not_here(response) or any(phrase in response.lower() for phrase in NOT_HELD_PHRASES)
+    text = response.lower()
+    return any(phrase in text for phrase in (*NOT_HERE_PHRASES, *NOT_HELD_PHRASES))
 
 
 def is_failure(command: str, category: str) -> bool:
