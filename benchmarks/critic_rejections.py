@@ -21,7 +21,7 @@ from loguru import logger
 from agents.replay_agent import ReplayAgent
 from benchmarks.evaluate import run_episode
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import STORY_SUFFIXES, JerichoSession
+from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
 
 TARGET_SHARE = 0.02
 
@@ -35,6 +35,8 @@ def reason_kind(reason: str) -> str:
 
 def measure(folder: Path, config_path: str) -> dict:
     logger.remove()
+    if not folder.is_dir():
+        raise StoryFileError(f"--games {folder}: not a folder of story files")
     rows, reasons = [], Counter()
     with tempfile.TemporaryDirectory() as episodes:
         for story in sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES):
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         result = measure(Path(args.games), args.config)
-    except ConfigError as exc:
+    except (ConfigError, StoryFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for row in result["games"]:

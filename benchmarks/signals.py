@@ -10,6 +10,7 @@ turn at which `max_turns_stuck` would terminate it (checked every turn, and ever
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from itertools import combinations
 from pathlib import Path
@@ -17,8 +18,8 @@ from pathlib import Path
 from agents.replay_agent import ReplayAgent
 from benchmarks.evaluate import progress_over, run_episode
 from benchmarks.scenarios import build_scenario, scenario_names
-from session.config import GameConfiguration
-from session.jericho_session import resolve_story_file
+from session.config import ConfigError, GameConfiguration
+from session.jericho_session import StoryFileError, resolve_story_file
 
 SIGNALS = ("score", "objective", "new_room", "new_world_state")
 
@@ -57,15 +58,19 @@ def measure(rom: Path, limit: int) -> dict[str, dict[str, dict]]:
     return table
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rom")
     parser.add_argument("--max-turns-stuck", type=int, default=40)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
-    table = measure(resolve_story_file(args.rom, "games/zork1.z5"), args.max_turns_stuck)
+    try:
+        table = measure(resolve_story_file(args.rom, "games/zork1.z5"), args.max_turns_stuck)
+    except (ConfigError, StoryFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     scenarios = list(table)
     print(f"Terminated at turn (every turn / every 10 turns), longest gap; max_turns_stuck = {args.max_turns_stuck}\n")
     print("| signals | " + " | ".join(scenarios) + " |")
@@ -77,7 +82,8 @@ def main() -> None:
             end = f"{cell['terminated_at'] or '-'} / {cell['terminated_at_interval_10'] or '-'}"
             cells.append(f"{end}, gap {cell['longest_gap']}")
         print(f"| {signals} | " + " | ".join(cells) + " |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -21,8 +22,8 @@ from loguru import logger
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
-from session.config import GameConfiguration
-from session.jericho_session import JerichoSession, resolve_story_file
+from session.config import ConfigError, GameConfiguration
+from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
 
 
 def raw_ms_per_step(rom: Path, commands: list[str]) -> float:
@@ -70,14 +71,18 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
     parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    rom = resolve_story_file(args.rom, "games/zork1.z5")
-    commands = JerichoSession(rom).walkthrough()
-    result = measure(rom, commands, args.repeats)
+    args = parser.parse_args(argv)
+    try:
+        rom = resolve_story_file(args.rom, "games/zork1.z5")
+        commands = JerichoSession(rom).walkthrough()
+        result = measure(rom, commands, max(1, args.repeats))
+    except (ConfigError, StoryFileError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(
         f"walkthrough, {result['turns']} turns, median of {args.repeats}:\n"
         f"  raw FrotzEnv.step        {result['raw_step_ms']:.4f} ms/step  ({result['raw_steps_per_second']} steps/s)\n"
@@ -86,7 +91,8 @@ def main() -> None:
         f"  orchestrator overhead    {result['overhead_ms']:.4f} ms/turn  ({result['ratio']}x raw)\n"
         f"  episode start            {result['episode_start_ms']:.1f} ms (shadow emulator, probes; once per episode)"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

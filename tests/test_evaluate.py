@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+
+import pytest
 
 from benchmarks.evaluate import evaluate, main
 
@@ -85,3 +88,24 @@ def test_scenario_for_another_game_is_a_clear_error(rom_path, tmp_path, capsys):
     (tmp_path / "other.toml").write_text(STUCK.replace('game = "zork1"', 'game = "zork2"'))
     assert main(["--rom", str(rom_path), "--scenario", str(tmp_path / "other.toml"), "--out", str(tmp_path)]) == 2
     assert "is for zork2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("benchmarks.throughput", ["--rom", "{missing}"]),
+        ("benchmarks.signals", ["--rom", "{missing}"]),
+        ("benchmarks.critic_rejections", ["--games", "{missing}"]),
+        ("benchmarks.corpus", ["--games", "{missing}", "--out", "{tmp}"]),
+        ("benchmarks.evaluate", ["--rom", "{missing}", "--scenario", "all", "--out", "{tmp}"]),
+        ("benchmarks.llm_calls", ["--rom", "{missing}"]),
+        ("benchmarks.replay_rules", ["--corpus", "{missing}"]),
+    ],
+)
+def test_benchmark_with_a_missing_input_says_so_in_one_line(module, args, tmp_path, capsys):
+    """Every benchmark command-line: one error line and exit 2 for a story file or folder that is not there."""
+    main_of = importlib.import_module(module).main
+    missing = str(tmp_path / "missing.z5")
+    assert main_of([a.format(missing=missing, tmp=tmp_path) for a in args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
