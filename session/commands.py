@@ -95,6 +95,7 @@ def canonical_command(command: str) -> str:
     return " ".join(word for word in command_words(command) if word not in ARTICLES)
 
 
+@lru_cache(maxsize=8192)  # a loop re-proposes the same few commands: each is compared with every recent rejection
 def command_similarity(a: str, b: str) -> float:
     """How alike two commands are, 0..1, on their canonical forms, word by word: the least alike pair of words
     decides. A typo or a plural stays close (`examine troll`/`examine trolls` 0.91, `take lamp`/`take lamps` 0.89);

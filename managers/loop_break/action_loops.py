@@ -194,21 +194,22 @@ class CollaborationLoopDetector:
         command = canonical_command(command)
         while self.rejections and self.rejections[0].turn < turn - self.window:
             self.rejections.popleft()
-        earlier = [r for r in self.rejections if r.room == room and self._same(r.command, command)]
+        first = next((r.command for r in self.rejections if r.room == room and self._same(r.command, command)), None)
         self.rejections.append(_Rejection(turn, room, command))
-        if not earlier:
+        if first is None:
             return
-        key = (room, earlier[0].command)
+        key = (room, first)
         self.loops[key] += 1
         emit(
+            # DEBUG: several a turn while looping; the record keeps every one, rejection_final is the outcome
             events, "collaboration_loop", f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
-            level="INFO", turn=turn, command=command, count=self.loops[key],
+            level="DEBUG", turn=turn, command=command, count=self.loops[key],
         )  # fmt: skip
-        if self.loops[key] >= self.threshold and earlier[0].command not in self.final.get(room, set()):
-            self.final.setdefault(room, set()).add(earlier[0].command)
+        if self.loops[key] >= self.threshold and first not in self.final.get(room, set()):
+            self.final.setdefault(room, set()).add(first)
             emit(
-                events, "rejection_final", f"'{earlier[0].command}' is now rejected for good in this room",
-                level="WARNING", turn=turn, command=earlier[0].command, room_id=room,
+                events, "rejection_final", f"'{first}' is now rejected for good in this room",
+                level="WARNING", turn=turn, command=first, room_id=room,
             )  # fmt: skip
 
     def is_final(self, room: int | None, command: str) -> str | None:
@@ -438,8 +439,8 @@ class ActionLoops:
 
     @staticmethod
     def _block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
-        emit(
-            events, "command_blocked", f"Blocked '{command}': {reason}", level="INFO",
+        emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
+            events, "command_blocked", f"Blocked '{command}': {reason}", level="DEBUG",
             turn=turn, action=command, source=source, reason=reason,
         )  # fmt: skip
         return Judgement(0.0, reason, source=source, adjustments=(reason,))
