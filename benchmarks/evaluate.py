@@ -34,7 +34,7 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
 from benchmarks import learning, llm_calls, throughput
-from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, scenario_names
+from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
@@ -157,15 +157,7 @@ def _memory_child(rom: str, turns: int) -> dict:
     logger.remove()
     built = build_scenario("dam_ab", rom)
     with tempfile.TemporaryDirectory() as folder:
-        config = GameConfiguration.from_toml(
-            "pyproject.toml",
-            {
-                "files": {"episode_dir": folder},
-                "gameplay": {"max_turns_per_episode": turns},
-                "loop_break": {"max_turns_stuck": 100_000, "stuck_warning_threshold": 20},
-                "action_loops": {"gate_action": "warn"},
-            },
-        )
+        config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
         # The orchestrator alone: reading events.jsonl back (as run_episode does) would measure the reader.
         session = JerichoSession(rom, seed=config.gameplay.seed)
         agent = LooperAgent(built.prefix, built.loop)

@@ -22,6 +22,17 @@ from session.jericho_session import JerichoSession
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 
+def never_stopped(turns: int) -> dict:
+    """Configuration overrides that play a loop for `turns` turns with the loop break watching (detectors,
+    penalties, warnings, gates) but never ending it: both stop rules out of reach, the failure gate only warning.
+    For the measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
+    return {
+        "gameplay": {"max_turns_per_episode": turns},
+        "loop_break": {"max_turns_stuck": 100_000, "repetition_min_turns": 100_000, "stuck_warning_threshold": 20},
+        "action_loops": {"gate_action": "warn"},
+    }
+
+
 class ScenarioError(Exception):
     """A scenario file is invalid, names another game, or cannot be built (e.g. no walkthrough)."""
 

@@ -1,11 +1,20 @@
 """Orchestrator overhead: turns/second of the full orchestrator next to raw `FrotzEnv.step`, in the same run.
 
-    uv run python -m benchmarks.throughput [--rom PATH] [--repeats 5]
+    uv run python -m benchmarks.throughput [--rom PATH] [--repeats 5] [--loop-turns 1000]
 
 The orchestrator plays Jericho's walkthrough (forced) with the offline critic and the loop break on, writing its
 records to a temporary folder; the raw figure replays the same commands on a bare FrotzEnv. Medians are reported.
 The per-turn figure leaves out the episode's start (measured apart, on a one-turn episode): opening the shadow
 emulator and probing it costs a fixed quarter second per episode, mostly Jericho building its action templates.
+
+A second measure plays zork1's dam_ab looper (an A-B loop between the Dam and its lobby) for `--loop-turns` turns
+with the loop break watching but never ending it: the turns a stuck agent costs before it is stopped, when the
+loop break does most (penalties on every proposal, banned and finally rejected commands, warnings).
+
+The loop break's own share is clocked inside the same episodes: the time spent in `LoopBreak` (detectors,
+penalties, warnings, stop rules) and in the progress facts it reads (`WorldNovelty.observe`, with the idle replay
+on the shadow emulator when a fact is new). Both also move with the machine, but as parts of one run they are not
+at the mercy of the drift between runs that a loop-break-on against loop-break-off comparison would be.
 """
 
 from __future__ import annotations
@@ -15,12 +24,18 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from loguru import logger
 
 from agents.offline_critic import OfflineCritic
+from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
+from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
+from managers.loop_break.loop_break import LoopBreak
+from managers.novelty import WorldNovelty
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
@@ -44,6 +59,62 @@ def episode_ms(rom: Path, commands: list[str], config: GameConfiguration, agent_
     return (time.perf_counter() - started) * 1000, orchestrator.game_state.turn_count
 
 
+LOOP_BREAK_METHODS = ((LoopBreak, ("observe", "status", "blocked", "adjust", "note_rejection")),)
+PROGRESS_FACT_METHODS = ((WorldNovelty, ("observe",)),)
+
+
+@contextmanager
+def clocked(methods: tuple[tuple[type, tuple[str, ...]], ...]) -> Iterator[list[float]]:
+    """Seconds spent inside these methods while the block runs (the originals are put back after)."""
+    spent = [0.0]
+    originals = [(cls, name, getattr(cls, name)) for cls, names in methods for name in names]
+
+    def timed(method):
+        def run(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - started
+
+        return run
+
+    for cls, name, method in originals:
+        setattr(cls, name, timed(method))
+    try:
+        yield spent
+    finally:
+        for cls, name, method in originals:
+            setattr(cls, name, method)
+
+
+def looping_ms(rom: Path, turns: int, repeats: int) -> dict:
+    """Median ms/turn of the dam_ab looper, never stopped, and the loop break's share of it."""
+    logger.remove()
+    built = build_scenario("dam_ab", str(rom))
+    full, loop_breaks, facts = [], [], []
+    with tempfile.TemporaryDirectory() as folder:
+        config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
+        for _ in range(repeats):
+            session = JerichoSession(rom, seed=config.gameplay.seed)
+            agent = LooperAgent(built.prefix, built.loop)
+            orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+            with clocked(LOOP_BREAK_METHODS) as in_loop_break, clocked(PROGRESS_FACT_METHODS) as in_facts:
+                started = time.perf_counter()
+                orchestrator.play_episode()
+                elapsed = (time.perf_counter() - started) * 1000
+            played = orchestrator.game_state.turn_count
+            full.append(elapsed / played)
+            loop_breaks.append(in_loop_break[0] * 1000 / played)
+            facts.append(in_facts[0] * 1000 / played)
+    return {
+        "turns": played,
+        "orchestrator_ms": round(statistics.median(full), 4),
+        "loop_break_ms": round(statistics.median(loop_breaks), 4),
+        "progress_facts_ms": round(statistics.median(facts), 4),
+    }
+
+
 def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "walkthrough", **loop_break) -> dict:
     """Median ms/turn of both, interleaved so that machine drift hits them alike."""
     logger.remove()
@@ -51,13 +122,16 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
         config = GameConfiguration.from_toml(
             "pyproject.toml", {"files": {"episode_dir": folder}, "loop_break": loop_break}
         )
-        raw, full, start = [], [], []
+        raw, full, start, loop_breaks, facts = [], [], [], [], []
         for _ in range(repeats):
             raw.append(raw_ms_per_step(rom, commands))
             one, _ = episode_ms(rom, commands[:1], config, agent_kind)
-            whole, turns = episode_ms(rom, commands, config, agent_kind)
+            with clocked(LOOP_BREAK_METHODS) as in_loop_break, clocked(PROGRESS_FACT_METHODS) as in_facts:
+                whole, turns = episode_ms(rom, commands, config, agent_kind)
             start.append(one)
             full.append((whole - one) / (turns - 1))
+            loop_breaks.append(in_loop_break[0] * 1000 / turns)
+            facts.append(in_facts[0] * 1000 / turns)
     raw_ms, full_ms = statistics.median(raw), statistics.median(full)
     return {
         "turns": len(commands),
@@ -68,6 +142,8 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
         "orchestrator_turns_per_second": round(1000 / full_ms),
         "raw_steps_per_second": round(1000 / raw_ms),
         "episode_start_ms": round(statistics.median(start), 1),
+        "loop_break_ms": round(statistics.median(loop_breaks), 4),
+        "progress_facts_ms": round(statistics.median(facts), 4),
     }
 
 
@@ -75,11 +151,16 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--loop-turns", type=int, default=1000, help="turns of the dam_ab looper (0: not measured)")
     args = parser.parse_args(argv)
     try:
         rom = resolve_story_file(args.rom, "games/zork1.z5")
         commands = JerichoSession(rom).walkthrough()
         result = measure(rom, commands, max(1, args.repeats))
+        looping = looping_ms(rom, args.loop_turns, max(1, args.repeats)) if args.loop_turns > 0 else None
+    except ScenarioError as exc:
+        looping = None
+        print(f"note: no looping measure ({exc})", file=sys.stderr)
     except (ConfigError, StoryFileError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -89,8 +170,17 @@ def main(argv: list[str] | None = None) -> int:
         f"  full orchestrator        {result['orchestrator_ms']:.4f} ms/turn  "
         f"({result['orchestrator_turns_per_second']} turns/s)\n"
         f"  orchestrator overhead    {result['overhead_ms']:.4f} ms/turn  ({result['ratio']}x raw)\n"
+        f"    of which loop break    {result['loop_break_ms']:.4f} ms/turn  (detectors, penalties, stop rules)\n"
+        f"    and progress facts     {result['progress_facts_ms']:.4f} ms/turn  (novelty, idle replay when needed)\n"
         f"  episode start            {result['episode_start_ms']:.1f} ms (shadow emulator, probes; once per episode)"
     )
+    if looping is not None:
+        print(
+            f"dam_ab looper, {looping['turns']} turns, never stopped, median of {args.repeats}:\n"
+            f"  full orchestrator        {looping['orchestrator_ms']:.4f} ms/turn (episode start included)\n"
+            f"    of which loop break    {looping['loop_break_ms']:.4f} ms/turn\n"
+            f"    and progress facts     {looping['progress_facts_ms']:.4f} ms/turn"
+        )
     return 0
 
 

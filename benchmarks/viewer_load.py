@@ -22,7 +22,7 @@ from loguru import logger
 
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
-from benchmarks.scenarios import build_scenario
+from benchmarks.scenarios import build_scenario, never_stopped
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
@@ -36,10 +36,9 @@ def play(rom: str, folder: Path, turns: int | None) -> Path:
     """A dam_ab looper episode; `turns`: that many, never stopped; None: until the loop break ends it."""
     built = build_scenario("dam_ab", rom)
     overrides: dict = {"files": {"episode_dir": str(folder)}, "knowledge": {"enabled": False},
-                       "gameplay": {"max_turns_per_episode": turns or len(built.commands)}}  # fmt: skip
+                       "gameplay": {"max_turns_per_episode": len(built.commands)}}  # fmt: skip
     if turns:
-        overrides["loop_break"] = {"max_turns_stuck": 100_000, "repetition_min_turns": 100_000, "stuck_warning_threshold": 20}
-        overrides["action_loops"] = {"gate_action": "warn"}
+        overrides.update(never_stopped(turns))
     config = GameConfiguration.from_toml("pyproject.toml", overrides)
     session = JerichoSession(rom, seed=config.gameplay.seed)
     orchestrator = ZorkOrchestratorV2(config, session, LooperAgent(built.prefix, built.loop), OfflineCritic(), quiet=True)
