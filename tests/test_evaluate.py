@@ -109,3 +109,12 @@ def test_benchmark_with_a_missing_input_says_so_in_one_line(module, args, tmp_pa
     assert main_of([a.format(missing=missing, tmp=tmp_path) for a in args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error:") and "Traceback" not in err[0]
+
+
+def test_memory_probe_plays_every_turn_it_is_asked_for(rom_path):
+    """The memory figure is only worth its turn count: a loop the stop rules end early measures nothing (the probe
+    once stopped at turn 86 of its 1,000 and 10,000 turns)."""
+    from benchmarks.evaluate import _memory_child
+
+    probe = _memory_child(str(rom_path), 150)
+    assert (probe["turns"], probe["termination_reason"]) == (150, "max_turns")

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
@@ -140,3 +142,71 @@ def test_view_of_a_missing_folder_is_one_error_line(tmp_path, capsys):
 
     assert main(["view", str(tmp_path / "missing")]) == 2
     assert capsys.readouterr().err.strip().startswith("error: not a folder:")
+
+
+def test_turns_are_read_line_by_line_and_bad_lines_are_named(tmp_path):
+    """A broken line in the middle is not JSON; the last one, cut short, is partly written; both are skipped."""
+    from viewer.episodes import read_turns
+
+    lines = [
+        json.dumps({"turn": 1, "command": "north", "response": "Kitchen\r\nA table."}),
+        '{"turn": 2, "comm',
+        json.dumps(["not", "a", "record"]),
+        "",
+        json.dumps({"turn": 3, "command": "take lamp", "events": [{"event_type": "progress_detected"}]}),
+        json.dumps({"turn": 4, "command": "wait"}),
+        '{"turn": 5, "command": "wa',
+    ]
+    (tmp_path / "events.jsonl").write_text("\n".join(lines), encoding="utf-8")
+    turns, notes = read_turns(tmp_path)
+    assert [t["turn"] for t in turns] == [1, 3, 4]
+    assert turns[0]["response"] == "Kitchen\r\nA table." and [t["stuck"] for t in turns] == [1, 0, 1]
+    assert notes == [
+        "events.jsonl line 2 is not a JSON record: skipped",
+        "events.jsonl line 3 is not a turn record: skipped",
+        "events.jsonl line 7 is partly written (the episode is running or was killed): skipped",
+    ]
+    assert [t["turn"] for t in read_turns(tmp_path, since=3)[0]] == [4]
+
+
+def test_the_report_is_written_in_pieces_and_no_text_closes_its_script(tmp_path):
+    """Text from the game or an LLM that reads like the end of the script or a comment stays inside the data."""
+    from viewer.report import render, write_report
+
+    hostile = "</script><script>alert(1)</script> <!-- x"
+    (tmp_path / "events.jsonl").write_text(json.dumps({"turn": 1, "command": "say", "response": hostile}) + "\n")
+    page = write_report(tmp_path).read_text(encoding="utf-8")
+    assert "</script><script>alert" not in page and "<!-- x" not in page
+    data = page.split('<script id="zork-data" type="application/json">', 1)[1].split("</script>", 1)[0]
+    assert json.loads(data)["episode"]["turns"][0]["response"] == hostile
+    served = render({"episode": {"x": hostile}, "api": None})
+    assert "<!--" not in served and json.loads(served.split('json">', 1)[1].split("</script>", 1)[0])["episode"]["x"] == hostile
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(value=JSON_VALUES, depth=st.integers(0, 4))
+def test_the_report_data_in_pieces_is_the_json_of_the_whole(value, depth):
+    from viewer.report import _json_pieces
+
+    assert "".join(_json_pieces(value, depth)) == json.dumps(value, ensure_ascii=False)
+
+
+def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_episode, tmp_path):
+    """write_report reads the turns as it writes them; what it writes is what load_episode gives whole, also for
+    an episode without its map and summary (the map then comes from the turns' rooms)."""
+    from viewer.episodes import load_episode
+
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    shutil.copy(stuck_episode / "events.jsonl", bare / "events.jsonl")
+    for folder in (stuck_episode, bare):
+        whole, streamed = load_episode(folder), load_episode(folder, streamed=True)
+        streamed["turns"] = list(streamed["turns"])
+        assert streamed == whole and whole["turns"]
+    assert load_episode(stuck_episode)["loop_rooms"] and load_episode(bare)["map"]["rooms"]

@@ -8,6 +8,7 @@ shows what there is and says what is missing.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -55,34 +56,44 @@ def read_json(path: Path) -> Any | None:
 def read_turns(folder: Path, since: int = 0) -> tuple[list[dict], list[str]]:
     """The compact turns after turn `since`, and notes on lines that could not be read."""
     notes: list[str] = []
+    return list(iter_turns(folder, notes, since)), notes
+
+
+def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]:
+    """The compact turns after turn `since`, one at a time, adding to `notes` what could not be read.
+
+    Read a line at a time: a long episode's events.jsonl (30 MB for 10,000 looping turns) is never held whole."""
     path = folder / "events.jsonl"
-    try:
-        lines = path.read_text(encoding="utf-8", errors="replace").split("\n")
-    except OSError:
-        return [], ["no events.jsonl: no turn was recorded"]
-    turns = []
     last_progress = 0
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            last = number == len(lines) or all(not rest.strip() for rest in lines[number:])
-            notes.append(
-                f"events.jsonl line {number} is partly written (the episode is running or was killed): skipped"
-                if last else f"events.jsonl line {number} is not a JSON record: skipped"
-            )  # fmt: skip
-            continue
-        if not isinstance(record, dict) or "turn" not in record:
-            notes.append(f"events.jsonl line {number} is not a turn record: skipped")
-            continue
-        events = record.get("events") or []
-        if any(e.get("event_type") == "progress_detected" for e in events if isinstance(e, dict)):
-            last_progress = record["turn"]
-        if record["turn"] > since:
-            turns.append(compact(record, record["turn"] - last_progress))
-    return turns, notes
+    unreadable: int | None = None
+    """The last line that was not JSON: partly written if no record follows it (the episode is running or killed)."""
+    try:
+        lines = path.open(encoding="utf-8", errors="replace", newline="\n")
+    except OSError:
+        notes.append("no events.jsonl: no turn was recorded")
+        return
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            if unreadable is not None:
+                notes.append(f"events.jsonl line {unreadable} is not a JSON record: skipped")
+                unreadable = None
+            try:
+                record = json.loads(line)
+            except ValueError:
+                unreadable = number
+                continue
+            if not isinstance(record, dict) or "turn" not in record:
+                notes.append(f"events.jsonl line {number} is not a turn record: skipped")
+                continue
+            events = record.get("events") or []
+            if any(e.get("event_type") == "progress_detected" for e in events if isinstance(e, dict)):
+                last_progress = record["turn"]
+            if record["turn"] > since:
+                yield compact(record, record["turn"] - last_progress)
+    if unreadable is not None:
+        notes.append(f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped")
 
 
 def compact(record: dict, turns_stuck: int) -> dict:
@@ -129,22 +140,34 @@ def describe(event: dict) -> str:
     return f"{event['event_type']}: {'; '.join(parts)}"[:300]
 
 
-def load_episode(folder: Path) -> dict:
-    """Everything the page needs of one episode, with notes on what is missing."""
-    turns, notes = read_turns(folder)
+def load_episode(folder: Path, streamed: bool = False) -> dict:
+    """Everything the page needs of one episode, with notes on what is missing.
+
+    `streamed`: the turns are an iterator that reads events.jsonl again as it is consumed, once, so that a report
+    of a finished episode never holds them all (the page of 10,000 turns held 45 MB of them); the rest is learned
+    from a first reading that keeps only rooms."""
+    notes: list[str] = []
     summary = read_json(folder / "summary.json")
+    since = (summary.get("loop_break") or {}).get("last_progress_turn", 0) if summary else 0
+    rooms: dict[int, str] = {}
+    loop_rooms: set[int] = set()
+    turns: list[dict] = []
+    for turn in iter_turns(folder, notes):
+        if turn["room_id"] is not None:
+            rooms.setdefault(turn["room_id"], turn["room"])
+            if turn["turn"] > since:
+                loop_rooms.add(turn["room_id"])
+        if not streamed:
+            turns.append(turn)
     info = read_json(folder / "episode.json") or {}
     game_map = read_json(folder / "map.json")
     if summary is None:
         notes.insert(0, "no summary.json yet: the episode is running, or it was killed before its end")
     if game_map is None:
-        game_map = map_from_turns(turns)
+        game_map = map_of_rooms(rooms)
     config = info.get("config") or {}
     llm = config.get("llm") or {}
-    loop_rooms: list[int] = []
-    if summary and summary.get("termination_reason") in LOOP_ENDINGS:
-        since = (summary.get("loop_break") or {}).get("last_progress_turn", 0)
-        loop_rooms = sorted({t["room_id"] for t in turns if t["turn"] > since and t["room_id"] is not None})
+    looped = bool(summary) and summary.get("termination_reason") in LOOP_ENDINGS
     return {
         "episode_id": folder.name,
         "summary": summary,
@@ -154,20 +177,16 @@ def load_episode(folder: Path) -> dict:
             "critic": (summary or {}).get("critic") or info.get("critic"),
             "models": {"agent": llm.get("agent_model"), "critic": llm.get("critic_model")},
         },
-        "turns": turns,
+        "turns": iter_turns(folder, []) if streamed else turns,
         "map": game_map,
-        "loop_rooms": loop_rooms,
+        "loop_rooms": sorted(loop_rooms) if looped else [],
         "notes": notes,
     }
 
 
-def map_from_turns(turns: list[dict]) -> dict:
-    """A map from the turns alone (a running or killed episode has no map.json yet)."""
-    rooms: dict[str, dict] = {}
-    for turn in turns:
-        if turn["room_id"] is not None:
-            rooms.setdefault(str(turn["room_id"]), {"name": turn["room"], "exits": {}, "failed_exits": []})
-    return {"rooms": rooms}
+def map_of_rooms(rooms: dict[int, str]) -> dict:
+    """A map from the rooms the turns went through (a running or killed episode has no map.json yet)."""
+    return {"rooms": {str(room): {"name": name, "exits": {}, "failed_exits": []} for room, name in rooms.items()}}
 
 
 def episode_row(episode_id: str, folder: Path) -> dict:
