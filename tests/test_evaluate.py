@@ -118,3 +118,16 @@ def test_memory_probe_plays_every_turn_it_is_asked_for(rom_path):
 
     probe = _memory_child(str(rom_path), 150)
     assert (probe["turns"], probe["termination_reason"]) == (150, "max_turns")
+
+
+def test_overhead_lines_name_every_figure_they_print():
+    from benchmarks.evaluate import _overhead_lines
+
+    walk = {"orchestrator_ms": 1.2, "raw_step_ms": 0.03, "overhead_ms": 1.17, "ratio": 40.0, "loop_break_ms": 0.2,
+            "progress_facts_ms": 0.3}  # fmt: skip
+    loop = {"turns": 1000, "orchestrator_ms": 2.0, "loop_break_ms": 0.5, "progress_facts_ms": 0.2}
+    memory = {"1000": {"peak_rss_mb": 72.7, "turns": 1000}, "10000": {"peak_rss_mb": 72.5, "turns": 10000},
+              "growth_1k_to_10k": -0.0028}  # fmt: skip
+    text = _overhead_lines({"overhead": walk, "overhead_looping": loop, "memory": memory})
+    assert "the loop break 0.5 ms/turn" in text and "72.5 MB after 10,000 turns (-0.3%)" in text
+    assert _overhead_lines({}) == ""
