@@ -242,8 +242,9 @@ class LoopBreakConfig(_Section):
     """Penalties apply only when at least this many turns have passed since the last progress."""
     enable_repetition_detection: bool = True
     """Stop sooner when play repeats itself: each of the last `repetition_window` turns did again what it had done
-    before from the same situation (same room, inventory and objects), and `repetition_min_turns` passed without
-    progress. Also detects wandering loops (more rooms than region_max_rooms) and penalises repeated moves."""
+    since the last progress from the same situation (same room, inventory and objects), or walked between two known
+    rooms as the episode already had, and `repetition_min_turns` passed without progress. Also detects wandering
+    loops (more rooms than region_max_rooms) and penalises repeated moves."""
     repetition_window: int = Field(12, ge=2, le=1000)
     """Turns that must all repeat earlier transitions for the repetition rule."""
     repetition_min_turns: int = Field(18, ge=1, le=100_000)

@@ -257,6 +257,25 @@ def test_the_rooms_since_the_last_progress_are_the_loops_all_of_them():
     assert detector.stretch_rooms == {3}
 
 
+def test_a_return_after_progress_is_no_repeat_but_its_walks_are():
+    """zork1's noisy walkthrough of seed 5 goes back up the coal mine for the bracelet: looking around and taking
+    stock where it stood long before the last progress is new since then, while the ladder it climbs again is a walk
+    the episode already made (what a wandering loop repeats from its first round)."""
+    detector = RepetitionDetector(window=4)
+    before = [("look", 20, 20, "bottom"), ("up", 20, 21, "top"), ("inventory", 21, 21, "top"), ("down", 21, 20, "bottom")]
+    for turn, (command, room_before, room_after, situation) in enumerate(before, start=1):
+        detector.observe(walk(turn, command, room_before, room_after, situation), progress=turn == 1)
+    detector.observe(walk(5, "take garlic", 20, 20, "bottom"), progress=True)
+    flags = []
+    for turn, (command, room_before, room_after, situation) in enumerate(before, start=6):
+        detector.observe(walk(turn, command, room_before, room_after, situation), progress=False)
+        flags.append(detector.recent[-1][0])
+    assert flags == [False, True, False, True]
+    for turn, (command, room_before, room_after, situation) in enumerate(before, start=10):
+        detector.observe(walk(turn, command, room_before, room_after, situation), progress=False)
+    assert detector.result().repeating  # going round a second time since the progress: all of it repeats
+
+
 def test_moves_within_one_room_id_or_none_are_not_walks():
     """A submarine, a maze or a stretch without a room id: a move that keeps (or has no) room id says nothing about
     where it went, so it repeats only as a transition from the same situation."""

@@ -1,9 +1,15 @@
 """Repetition: is the agent doing again what it already did from the same situation?
 
-A turn repeats when its transition, (the situation it started from, the normalised command), happened before in
-this episode. A loop repeats every transition once it has gone round once; healthy play, even with detours, keeps
-trying new things or trying them from new places, so a whole window of repeats is rare in it (measured on noisy
-walkthroughs: benchmarks/corpus.py). Situations come from managers.novelty (room, inventory, the room's objects).
+A turn repeats when its transition, (the situation it started from, the normalised command), happened before since
+the last progress, or when it walks between two known rooms the way the episode already walked. A loop repeats every
+transition once it has gone round once; healthy play, even with detours, keeps trying new things or trying them from
+new places, so a whole window of repeats is rare in it (measured on noisy walkthroughs: benchmarks/corpus.py).
+Situations come from managers.novelty (room, inventory, the room's objects).
+
+Why the two horizons (measured on the corpus and on noisy walkthroughs of seeds 2-6): a clumsy player who comes back
+to a place looks around, takes stock and tries the wrong verb there as on the first visit, and a stop rule that
+counted those as repeats of the first visit ended zork1's and yomomma's healthy walkthroughs; a walk, though, is what a
+wandering loop or a random walk repeats from its first round, and counted for the whole episode it ends them sooner.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ class RepetitionDetector:
         """Whether a wait can repeat (the seeds' counting). By default it never does: waiting for a timed event is
         the same command from the same situation, again and again, and no loop."""
         self.transitions: set[tuple[str, str]] = set()
+        """(situation, command) of every turn since the last progress (the turn that made it included)."""
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
         self.situation = ""
         self.stretch_moves: set[tuple] = set()
@@ -67,10 +74,11 @@ class RepetitionDetector:
         if is_wait(command) and not self.waits_repeat:
             repeated = False
         self.recent.append((repeated, record.room_id_after))
-        self.transitions.add(transition)
         if progress:
+            self.transitions.clear()
             self.stretch_moves.clear()
             self.stretch_rooms.clear()
+        self.transitions.add(transition)
         if record.room_id_after is not None:
             self.stretch_rooms.add(record.room_id_after)
         if walk is not None:
