@@ -309,3 +309,19 @@ def test_probing_never_touches_the_game():
         got = probed.step(command)
         probed.idle_world()
         assert (got.text, got.score, got.room_id) == (expected.text, expected.score, expected.room_id)
+
+
+def test_bumping_into_a_known_wall_again_repeats_across_progress():
+    """A looper that found its way out and wanders back bumps into the walls it bumped into before the progress
+    (zork1's Deep Canyon): those are walks the episode made. A refused move in a room id shared by an area, or in
+    no room, stays a transition of its situation."""
+    detector = RepetitionDetector(window=4)
+    bump = turn_record(1, command="north", situation="canyon", room_id_before=5, room_id_after=5, result_category="blocked_exit")
+    detector.observe(bump, progress=False)
+    detector.observe(turn_record(2, command="take coin", situation="canyon", room_id_before=5, room_id_after=5), progress=True)
+    detector.observe(replace(bump, turn=3, situation="canyon-2"), progress=False)
+    assert detector.recent[-1][0] is True
+    moved_within = replace(bump, turn=4, result_category="success")  # a submarine's move: same room id, somewhere else
+    detector.observe(moved_within, progress=True)
+    detector.observe(replace(moved_within, turn=5), progress=False)
+    assert detector.recent[-1][0] is False

@@ -1,12 +1,12 @@
 """Repetition: is the agent doing again what it already did from the same situation?
 
 A turn repeats when its transition, (the situation it started from, the normalised command), happened before since
-the last progress, or when it walks between two known rooms the way the episode already walked. A loop repeats every
-transition once it has gone round once; healthy play, even with detours, keeps trying new things or trying them from
-new places, so a whole window of repeats is rare in it (measured on noisy walkthroughs: benchmarks/corpus.py).
-Situations come from managers.novelty (room, inventory, the room's objects).
+the last progress, or when it walks between two known rooms (or into a known room's wall) the way the episode already
+walked. A loop repeats every transition once it has gone round once; healthy play, even with detours, keeps trying
+new things or trying them from new places, so a whole window of repeats is rare in it (measured on noisy
+walkthroughs: benchmarks/corpus.py). Situations come from managers.novelty (room, inventory, the room's objects).
 
-Why the two horizons (measured on the corpus and on noisy walkthroughs of seeds 2-6): a clumsy player who comes back
+Why the two horizons (measured on the corpus and on noisy walkthroughs of seeds 2-8): a clumsy player who comes back
 to a place looks around, takes stock and tries the wrong verb there as on the first visit, and a stop rule that
 counted those as repeats of the first visit ended zork1's and yomomma's healthy walkthroughs; a walk, though, is what a
 wandering loop or a random walk repeats from its first round, and counted for the whole episode it ends them sooner.
@@ -18,6 +18,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from session.commands import canonical_command, direction_of, is_wait
+from session.outcomes import BLOCKED_EXIT
 from session.records import TurnRecord
 
 
@@ -66,9 +67,11 @@ class RepetitionDetector:
         transition = (self.situation, command)
         direction = direction_of(command)
         place = (record.room_id_before, tuple(sorted(record.inventory_before)))
-        # A room id shared by a whole area, or none at all, says nothing about where a move went.
+        # A room id shared by a whole area, or none at all, says nothing about where a move went; a move the game
+        # refused ("You can't go that way") went nowhere, and bumping into a known room's wall again is a walk too.
         rooms = (record.room_id_before, record.room_id_after)
-        walked = direction is not None and None not in rooms and rooms[0] != rooms[1]
+        bumped = record.result_category == BLOCKED_EXIT and rooms[0] is not None and rooms[0] == rooms[1]
+        walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
         if is_wait(command) and not self.waits_repeat:
