@@ -50,10 +50,10 @@ def raw_ms_per_step(rom: Path, commands: list[str]) -> float:
     return (time.perf_counter() - started) * 1000 / len(commands)
 
 
-def episode_ms(rom: Path, commands: list[str], config: GameConfiguration, agent_kind: str) -> tuple[float, int]:
+def episode_ms(rom: Path, config: GameConfiguration, agent) -> tuple[float, int]:
     """(wall ms of play_episode, turns played)."""
-    session = JerichoSession(rom)
-    orchestrator = ZorkOrchestratorV2(config, session, ReplayAgent(commands, kind=agent_kind), OfflineCritic(), quiet=True)
+    session = JerichoSession(rom, seed=config.gameplay.seed)
+    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
     started = time.perf_counter()
     orchestrator.play_episode()
     return (time.perf_counter() - started) * 1000, orchestrator.game_state.turn_count
@@ -88,6 +88,13 @@ def clocked(methods: tuple[tuple[type, tuple[str, ...]], ...]) -> Iterator[list[
             setattr(cls, name, method)
 
 
+def clocked_episode_ms(rom: Path, config: GameConfiguration, agent) -> tuple[float, int, float, float]:
+    """`episode_ms`, and the ms of it spent in the loop break and in the progress facts it reads."""
+    with clocked(LOOP_BREAK_METHODS) as in_loop_break, clocked(PROGRESS_FACT_METHODS) as in_facts:
+        whole, turns = episode_ms(rom, config, agent)
+    return whole, turns, in_loop_break[0] * 1000, in_facts[0] * 1000
+
+
 def looping_ms(rom: Path, turns: int, repeats: int) -> dict:
     """Median ms/turn of the dam_ab looper, never stopped, and the loop break's share of it."""
     logger.remove()
@@ -96,17 +103,10 @@ def looping_ms(rom: Path, turns: int, repeats: int) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
         for _ in range(repeats):
-            session = JerichoSession(rom, seed=config.gameplay.seed)
-            agent = LooperAgent(built.prefix, built.loop)
-            orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
-            with clocked(LOOP_BREAK_METHODS) as in_loop_break, clocked(PROGRESS_FACT_METHODS) as in_facts:
-                started = time.perf_counter()
-                orchestrator.play_episode()
-                elapsed = (time.perf_counter() - started) * 1000
-            played = orchestrator.game_state.turn_count
-            full.append(elapsed / played)
-            loop_breaks.append(in_loop_break[0] * 1000 / played)
-            facts.append(in_facts[0] * 1000 / played)
+            whole, played, in_loop_break, in_facts = clocked_episode_ms(rom, config, LooperAgent(built.prefix, built.loop))
+            full.append(whole / played)
+            loop_breaks.append(in_loop_break / played)
+            facts.append(in_facts / played)
     return {
         "turns": played,
         "orchestrator_ms": round(statistics.median(full), 4),
@@ -125,13 +125,12 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
         raw, full, start, loop_breaks, facts = [], [], [], [], []
         for _ in range(repeats):
             raw.append(raw_ms_per_step(rom, commands))
-            one, _ = episode_ms(rom, commands[:1], config, agent_kind)
-            with clocked(LOOP_BREAK_METHODS) as in_loop_break, clocked(PROGRESS_FACT_METHODS) as in_facts:
-                whole, turns = episode_ms(rom, commands, config, agent_kind)
+            one, _ = episode_ms(rom, config, ReplayAgent(commands[:1], kind=agent_kind))
+            whole, turns, in_loop_break, in_facts = clocked_episode_ms(rom, config, ReplayAgent(commands, kind=agent_kind))
             start.append(one)
             full.append((whole - one) / (turns - 1))
-            loop_breaks.append(in_loop_break[0] * 1000 / turns)
-            facts.append(in_facts[0] * 1000 / turns)
+            loop_breaks.append(in_loop_break / turns)
+            facts.append(in_facts / turns)
     raw_ms, full_ms = statistics.median(raw), statistics.median(full)
     return {
         "turns": len(commands),
