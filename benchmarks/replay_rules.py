@@ -85,6 +85,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         "stuck_late": late,
         "stuck_never_ended": never,
         "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
+        "stuck_ended_after_mean": round(sum(ended) / len(ended), 2) if ended else None,
     }
 
 

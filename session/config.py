@@ -175,16 +175,25 @@ class LoopBreakConfig(_Section):
     """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
     max_turns_stuck: int = Field(48, ge=1, le=100_000)
     """Terminate (`stuck_no_progress`) this many turns after the last progress, however varied the play."""
-    trek_rooms: int = Field(6, ge=1, le=100_000)
-    """When the turns since the last progress went through more than this many rooms, the no-progress rule waits
-    `trek_extra_turns` more: a walk back through known rooms is slow, not a loop (loops over many rooms are the
+    trek_rooms: int = Field(3, ge=1, le=100_000)
+    """When the turns since the last progress went through more than this many rooms, the no-progress rule may wait
+    up to `trek_extra_turns` more: a walk back through known rooms is slow, not a loop (loops over many rooms are the
     repetition rule's). Needs enable_repetition_detection."""
-    trek_extra_turns: int = Field(24, ge=0, le=100_000)
-    """Turns added to max_turns_stuck over more than `trek_rooms` rooms (0: none)."""
+    trek_extra_turns: int = Field(48, ge=0, le=100_000)
+    """Turns that may be added to max_turns_stuck over more than `trek_rooms` rooms (0: none)."""
+    trek_grace: int = Field(24, ge=0, le=100_000)
+    """Over more than `trek_rooms` rooms, the no-progress rule waits no longer than this many turns after the player
+    last reached a room not seen since the last progress: a walk keeps reaching rooms, a loop reached all of its own
+    in its first round. 0: no such bound (all the extra turns whenever the rooms are many)."""
     wait_allowance: int = Field(16, ge=0, le=100_000)
     """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards either stop rule, and a wait
     is never a repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather). A player who
     only waits is stopped this many turns later. 0: a wait is a turn like any other (the seeds)."""
+    wait_detours: int = Field(2, ge=0, le=100)
+    """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
+    waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per
+    step). Turns after the last wait count. A loop that mixes in waits is stopped up to wait_allowance × this turns
+    later than one that only waits."""
     stuck_check_interval: int = Field(1, ge=1, le=1000)
     """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
     progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)

@@ -88,29 +88,37 @@ def test_noisy_walkthrough_is_never_cut_short(tmp_path):
 
 
 
-def jail_with_detours(story) -> tuple[list[str], int]:
-    """tryst205's walkthrough to the jail, where it waits 14 turns for the sheriff, each wait followed by three
-    harmless detours (as the corpus's noisy walkthroughs at factor 3 do), then on. Returns the commands and the turn
-    of the step the wait is for (`open door`)."""
+def jail_with_detours(story, detours: tuple[str, ...] = ("look", "inventory", "examine bar")) -> tuple[list[str], int]:
+    """tryst205's walkthrough to the jail, where it waits 14 turns for the sheriff, each wait followed by harmless
+    detours (three, as the corpus's noisy walkthroughs at factor 3 do on average), then on. Returns the commands and
+    the turn of the step the wait is for (`open door`)."""
     walkthrough = JerichoSession(story).walkthrough()
     jail = walkthrough.index("get bar") + 1
     waits = walkthrough[jail:].index("open door")
     assert walkthrough[jail : jail + waits] == ["wait"] * 14
-    waiting = [c for _ in range(waits) for c in ("wait", "look", "inventory", "examine bar")]
+    waiting = [c for _ in range(waits) for c in ("wait", *detours)]
     commands = walkthrough[:jail] + waiting + walkthrough[jail + waits : jail + waits + 3]
     return commands, jail + len(waiting) + 1
 
 
-@pytest.mark.parametrize("allowance, stopped", [(16, False), (0, True)])
-def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, allowance, stopped):
-    """56 turns of waiting and looking around in tryst205's jail, no progress and every command said before: the
-    sheriff comes, the door opens. Waits neither repeat nor, up to wait_allowance, count towards the stop rules;
-    counted like other turns (0), they stop this healthy play (measured on noisy walkthroughs, seeds 2 and 3)."""
+@pytest.mark.parametrize(
+    "loop_break, detours, stopped",
+    [
+        ({}, 3, False),
+        ({}, 4, False),
+        ({"wait_detours": 0}, 4, True),
+        ({"wait_allowance": 0}, 3, True),
+    ],
+)
+def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, loop_break, detours, stopped):
+    """56 or 70 turns of waiting and looking around in tryst205's jail, no progress and every command said before:
+    the sheriff comes, the door opens. Waits neither repeat nor, up to wait_allowance, count towards the stop rules,
+    and with each wait up to wait_detours turns of looking around do not count either. Counted like other turns,
+    they stop this healthy play (measured on noisy walkthroughs: the jail took 52-75 turns over seeds 2-10)."""
     story = story_file("tryst205.z5")
-    commands, door = jail_with_detours(story)
-    config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={"wait_allowance": allowance}
-    )
+    looks = ("look", "inventory", "examine bar", "examine door")[:detours]
+    commands, door = jail_with_detours(story, looks)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break=loop_break)
     result = run_episode(story, config, ReplayAgent(commands))
     assert bool(result.events("stuck_termination")) is stopped
     if stopped:
@@ -127,6 +135,32 @@ def wandering(tmp_path_factory):
     built = trajectories.stuck(story_file("zork1.z5"), "wandering", 0.5)
     assert built is not None and len(built.loop_rooms) > 4
     return built
+
+
+@pytest.mark.parametrize(
+    "loop_break, stopped",
+    [({}, False), ({"trek_rooms": 6, "trek_extra_turns": 24, "trek_grace": 0}, True)],
+)
+def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break, stopped):
+    """karn's walk from the maintenance shafts to the reactor door (7 steps through 5 rooms) with 7 harmless detours
+    after each step: after the first step, 55 turns with nothing new, as a clumsy player takes them (the corpus's
+    noisy walkthrough of seed 6 took 52). It keeps reaching rooms it had not been in since the last progress, so the
+    no-progress rule waits trek_grace turns after each; with the trek counted only over more than 6 rooms, the
+    48-turn rule stopped it one step short of the door."""
+    story = story_file("karn.z5")
+    walkthrough = JerichoSession(story).walkthrough()
+    start = walkthrough.index("close plate") + 1
+    door = walkthrough.index("ask k9 about door", start)
+    detours = ("look", "inventory", "examine toolkit", "think", "sing", "dance", "wave hands")
+    walk = [c for step in walkthrough[start:door] for c in (step, *detours)]
+    commands = walkthrough[:start] + walk + walkthrough[door : door + 2]
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break=loop_break)
+    result = run_episode(story, config, ReplayAgent(commands))
+    asked = start + len(walk) + 1
+    assert not kinds_between(result, start + 2, asked - 1) - {"new_world_state"}  # nothing new on the way
+    assert bool(result.events("stuck_termination")) is stopped
+    if not stopped:
+        assert "new_information" in next(r for r in result.records if r["turn"] == asked)["novelty"]
 
 
 def test_wandering_loop_is_detected_and_stopped_within_40_turns(tmp_path, wandering):

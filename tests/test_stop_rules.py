@@ -1,6 +1,7 @@
 """The stop rules' clock under the default configuration (issue 9, measured on noisy walkthroughs of seeds 2 and 3):
-waits up to `wait_allowance` stop no clock and never repeat, and a stretch through more than `trek_rooms` rooms gets
-`trek_extra_turns` more. Fed records directly: no Jericho, no LLM."""
+waits up to `wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, waits never
+repeat, and a stretch that keeps reaching rooms through more than `trek_rooms` of them gets up to `trek_extra_turns`
+more. Fed records directly: no Jericho, no LLM."""
 
 from __future__ import annotations
 
@@ -46,13 +47,41 @@ def test_waits_between_repeats_do_not_make_a_loop():
     assert play(loop_break(), looking * 45) == (LoopBreakConfig().repetition_min_turns, "repetition")
 
 
-def test_a_trek_through_many_rooms_gets_the_longer_limit():
-    """New commands every turn (nothing repeats): over more than trek_rooms rooms the no-progress rule waits
-    trek_extra_turns more than max_turns_stuck; in a few rooms, max_turns_stuck."""
+def test_looking_around_between_waits_is_left_out_with_the_waits():
+    """The turns between two waits are left out too, up to wait_detours with each wait (a player looks around while
+    the sheriff comes): a loop that mixes in a wait is stopped about wait_allowance × wait_detours turns later than
+    one that only waits. Turns before the first wait and after the last one count: a player who looks around and
+    then waits, or waits and then loops, gets the waits alone."""
     config = LoopBreakConfig()
-    rooms = config.trek_rooms + 1
-    trek = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
-    assert play(loop_break(), trek) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
+    waiting = [("look", 1), ("inventory", 1), ("wait", 1)] * 60
+    credit = config.wait_allowance + (config.wait_allowance - 1) * config.wait_detours
+    assert play(loop_break(), waiting) == (config.max_turns_stuck + credit, "no_progress")
+    assert play(loop_break(wait_detours=0), waiting) == (config.max_turns_stuck + config.wait_allowance, "no_progress")
+    varied = [(f"examine thing {turn}", 1) for turn in range(100)]
+    assert play(loop_break(), varied[:40] + [("wait", 1)] * 100) == (
+        config.max_turns_stuck + config.wait_allowance, "no_progress"
+    )
+    assert play(loop_break(), [("wait", 1)] * 10 + varied) == (config.max_turns_stuck + 10, "no_progress")
+
+
+def trek(turns: int, every: int, until: int | None = None) -> list[tuple[str, int]]:
+    """New commands every turn (nothing repeats), reaching a room not seen before every `every` turns (up to turn
+    `until`, then staying)."""
+    return [(f"examine thing {turn}", 1 + min(turn, until or turns) // every) for turn in range(turns)]
+
+
+def test_a_trek_through_many_rooms_gets_the_longer_limit():
+    """A walk that keeps reaching rooms through more than trek_rooms of them gets up to trek_extra_turns more than
+    max_turns_stuck; one that stops reaching rooms gets trek_grace turns after the last one; going round the same
+    rooms, or staying in a few, gets max_turns_stuck."""
+    config = LoopBreakConfig()
+    assert play(loop_break(), trek(200, every=6)) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
+    last_room = 37  # the turn of index 36
+    assert play(loop_break(), trek(200, every=6, until=36)) == (last_room + config.trek_grace, "no_progress")
+    rooms = config.trek_rooms + 3
+    cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
+    assert play(loop_break(), cycle) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(trek_grace=0), cycle) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
     camp = [(f"examine thing {turn}", 1 + turn % 2) for turn in range(200)]
     assert play(loop_break(), camp) == (config.max_turns_stuck, "no_progress")
 
@@ -83,7 +112,5 @@ def test_waits_repeat_for_the_seeds_counting():
 def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
     """A user who gives play more time (max_turns_stuck 100) needs no second key: the trek limit follows."""
     config = GameConfiguration.from_dict({"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90}})
-    rooms = config.loop_break.trek_rooms + 1
-    trek = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(300)]
     expected = 100 + config.loop_break.trek_extra_turns
-    assert play(loop_break(**config.loop_break.model_dump()), trek) == (expected, "no_progress")
+    assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")

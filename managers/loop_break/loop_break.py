@@ -87,6 +87,11 @@ class LoopBreak:
         self.repetition = RepetitionDetector(config.repetition_window, waits_repeat=config.wait_allowance == 0)
         self.waits = 0
         """Waits since the last progress."""
+        self.wait_credit = 0
+        """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each
+        with up to wait_detours of the other turns since the wait before it."""
+        self.since_wait: int | None = None
+        """Other turns since the last wait (None: no wait since the last progress)."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
@@ -130,10 +135,7 @@ class LoopBreak:
         if verdict.gate is not None and verdict.gate.action == "terminate":
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
-        if progress.progress:
-            self.waits = 0
-        elif is_wait(record.command):
-            self.waits += 1
+        self._count_waits(record, progress.progress)
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
@@ -162,17 +164,37 @@ class LoopBreak:
             return "repetition"
         return None
 
+    def _count_waits(self, record: TurnRecord, progress: bool) -> None:
+        if progress:
+            self.waits = self.wait_credit = 0
+            self.since_wait = None
+        elif is_wait(record.command):
+            self.waits += 1
+            if self.waits <= self.config.wait_allowance:
+                between = min(self.since_wait, self.config.wait_detours) if self.since_wait is not None else 0
+                self.wait_credit += 1 + between
+            self.since_wait = 0
+        elif self.since_wait is not None:
+            self.since_wait += 1
+
     def _clock(self, turns_stuck: int) -> int:
-        """The turns since the last progress that count towards the stop rules: up to wait_allowance waits left out
-        (a timed event needs them; measured: tryst205's jail and balances' feather take up to a dozen between
-        detours)."""
-        return turns_stuck - min(self.waits, self.config.wait_allowance)
+        """The turns since the last progress that count towards the stop rules: the waits and the turns between them
+        left out (a timed event needs them; measured: tryst205's jail takes 14 waits in 52-75 turns among detours,
+        balances' feather up to 13). Turns after the last wait count: a loop that starts after waiting is a loop."""
+        return turns_stuck - self.wait_credit
 
     def _no_progress_limit(self) -> int:
-        """max_turns_stuck, and trek_extra_turns more when the turns since the last progress went through more than
-        trek_rooms rooms (night's walk out of the maze, zork1's back through the coal mine, with detours)."""
-        trek = len(self.repetition.stretch_rooms) > self.config.trek_rooms
-        return self.config.max_turns_stuck + (self.config.trek_extra_turns if trek else 0)
+        """max_turns_stuck; when the turns since the last progress went through more than trek_rooms rooms, up to
+        trek_extra_turns more, but no more than trek_grace turns after the player last reached a room not yet seen
+        since the last progress. A walk back through known rooms keeps reaching rooms (karn's shafts, night's maze,
+        zork1's coal mine, with detours); a loop over many rooms has reached all of them in its first round."""
+        config = self.config
+        if len(self.repetition.stretch_rooms) <= config.trek_rooms:
+            return config.max_turns_stuck
+        limit = config.max_turns_stuck + config.trek_extra_turns
+        if config.trek_grace:
+            limit = min(limit, self.repetition.last_arrival + config.trek_grace)
+        return max(config.max_turns_stuck, limit)
 
     def turns_to_stop(self, turns_stuck: int) -> int:
         """Turns until a stop rule could fire at the earliest, if play goes on as it is."""
