@@ -193,7 +193,8 @@ class LoopBreak:
             return config.max_turns_stuck
         limit = config.max_turns_stuck + config.trek_extra_turns
         if config.trek_grace:
-            limit = min(limit, self.repetition.last_arrival + config.trek_grace)
+            arrived = self.repetition.last_arrival - self.progress.last_progress_turn  # in turns since the progress
+            limit = min(limit, arrived + config.trek_grace)
         return max(config.max_turns_stuck, limit)
 
     def turns_to_stop(self, turns_stuck: int) -> int:

@@ -61,10 +61,8 @@ class RepetitionDetector:
         round longer than the window."""
         self.place: tuple | None = None
         """(room, inventory) where the player stands, when the room is known."""
-        self.stretch_turns = 0
-        """Turns since the last progress."""
         self.last_arrival = 0
-        """stretch_turns when the player last reached a room not yet in stretch_rooms."""
+        """The turn on which the player last reached a room not yet in stretch_rooms."""
 
     def observe(self, record: TurnRecord, progress: bool) -> None:
         command = canonical_command(record.command)
@@ -85,13 +83,10 @@ class RepetitionDetector:
             self.transitions.clear()
             self.stretch_moves.clear()
             self.stretch_rooms.clear()
-            self.stretch_turns = self.last_arrival = 0
-        else:
-            self.stretch_turns += 1
         self.transitions.add(transition)
         if record.room_id_after is not None and record.room_id_after not in self.stretch_rooms:
             self.stretch_rooms.add(record.room_id_after)
-            self.last_arrival = self.stretch_turns
+            self.last_arrival = record.turn
         if walk is not None:
             self.walks.add(walk)
             self.stretch_moves.add((*place, direction))
