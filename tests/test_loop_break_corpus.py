@@ -137,6 +137,26 @@ def wandering(tmp_path_factory):
     return built
 
 
+def test_a_conversation_is_information_weapon(tmp_path):
+    """weapon's last scene: ten bare `reply` commands, each answered with the next line of a conversation, nothing
+    else changing. With a look and an inventory after each (as a clumsy player, or the corpus's noisy walkthrough of
+    seed 13, takes them) the same few commands repeat for 30 turns; each new line is information, so the episode
+    reaches the last `press ignition` and wins."""
+    story = story_file("weapon.z5")
+    walkthrough = JerichoSession(story).walkthrough()
+    talk = walkthrough.index("press ignition") + 1
+    replies = walkthrough[talk:].index("press ignition")
+    assert walkthrough[talk : talk + replies] == ["reply"] * 10
+    commands = walkthrough[:talk] + [c for _ in range(replies) for c in ("reply", "look", "inventory")]
+    commands += walkthrough[talk + replies :]
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)})
+    result = run_episode(story, config, ReplayAgent(commands))
+    assert not result.events("stuck_termination")
+    assert result.summary["termination_reason"] == "victory"
+    said = [r for r in result.records if r["command"] == "reply"]
+    assert sum("new_information" in r["novelty"] for r in said) >= len(said) // 2
+
+
 @pytest.mark.parametrize(
     "loop_break, stopped",
     [({}, False), ({"trek_rooms": 6, "trek_extra_turns": 24, "trek_grace": 0}, True)],

@@ -153,6 +153,23 @@ def test_a_new_answer_to_a_question_or_a_look_up_is_information():
     assert "new_information" not in answer("A long thin balsa wood beam, light and strong as ever.", "examine beam")
 
 
+def test_a_new_answer_in_a_conversation_is_information():
+    """weapon's last scene is a conversation of bare `reply` commands, each answered with a new line of it and
+    nothing else new (a noisy walkthrough of seed 13 was stopped there while healthy). The same line again, or a
+    reply the game did not take, is no information."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+
+    def answer(text: str, command: str, category: str = "no_effect") -> tuple[str, ...]:
+        return novelty.observe(start, view(world([0, 0, 1]), text=text), command, category).kinds
+
+    line = 'You say, "Yi-Lono-Mordel is powered up and ready to go." Cheryl says, "Ready? What is Yi-Lono-Mordel?"'
+    assert "new_information" in answer(line, "reply")
+    assert "new_information" not in answer(line, "reply")
+    assert "new_information" in answer('You say, "So now I will get to do the honors." Cheryl gasps.', "say honors")
+    assert "new_information" not in answer("You can't see anyone here to answer to, so nobody hears you.", "answer", "refused")
+
+
 def test_counters_stop_counting():
     start = view(world([0, 0, 1]), text="0")
     novelty = WorldNovelty(start)
