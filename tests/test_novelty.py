@@ -136,9 +136,11 @@ def test_a_move_made_again_from_the_same_situation_reaches_no_new_object_state()
     assert "new_object_state" not in novelty.observe(here, waved, "e", "success", lambda: idle).kinds
 
 
-def test_a_new_answer_to_a_question_or_a_look_up_is_information():
-    """Reading up or asking changes nothing in memory, yet it is how some games move on (deephome's encyclopedia).
-    A canned reply, a short one, the same answer again, or any answer to another verb is no information."""
+def test_a_new_answer_to_a_question_a_look_up_or_a_reply_is_information():
+    """Reading up, asking or answering a character changes nothing in memory, yet it is how some games move on
+    (deephome's encyclopedia; weapon's closing conversation of bare `reply` commands, where a noisy walkthrough of
+    seed 13 was stopped while healthy). A canned reply, a short one, the same answer again, a reply the game did not
+    take, or any answer to another verb is no information."""
     start = view(world([0, 0, 1]), text="start")
     novelty = WorldNovelty(start)
 
@@ -151,18 +153,6 @@ def test_a_new_answer_to_a_question_or_a_look_up_is_information():
     assert "new_information" not in answer("Cholok.", "ask spirit for name")  # too short to tell anything
     assert "new_information" not in answer("The man does not know about that subject at all.", "ask man about x", "refused")
     assert "new_information" not in answer("A long thin balsa wood beam, light and strong as ever.", "examine beam")
-
-
-def test_a_new_answer_in_a_conversation_is_information():
-    """weapon's last scene is a conversation of bare `reply` commands, each answered with a new line of it and
-    nothing else new (a noisy walkthrough of seed 13 was stopped there while healthy). The same line again, or a
-    reply the game did not take, is no information."""
-    start = view(world([0, 0, 1]), text="start")
-    novelty = WorldNovelty(start)
-
-    def answer(text: str, command: str, category: str = "no_effect") -> tuple[str, ...]:
-        return novelty.observe(start, view(world([0, 0, 1]), text=text), command, category).kinds
-
     line = 'You say, "Yi-Lono-Mordel is powered up and ready to go." Cheryl says, "Ready? What is Yi-Lono-Mordel?"'
     assert "new_information" in answer(line, "reply")
     assert "new_information" not in answer(line, "reply")
