@@ -192,8 +192,8 @@ class LoopBreakConfig(_Section):
     wait_detours: int = Field(2, ge=0, le=100)
     """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
     waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per
-    step). Turns after the last wait count. A loop that mixes in waits is stopped up to wait_allowance × this turns
-    later than one that only waits."""
+    step). Turns after the last wait count. A loop that mixes in waits is stopped up to (wait_allowance - 1) × this
+    turns later than one that only waits."""
     stuck_check_interval: int = Field(1, ge=1, le=1000)
     """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
     progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)
