@@ -22,8 +22,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
   Jericho's curated state bytes for the game count as variables too (a submarine's position).
 - `new_information`: a question, a look-up or an answer to a character (`ask man about eranti`, `look up kebarn in
-  encyclopedia`, `reply`) that the game did not refuse, answered with at least INFORMATION_WORDS words it never said before (the command's own words left
-  out): reading up or talking is how some games move on, with nothing in memory changing.
+  encyclopedia`, `reply`) that the game did not refuse, answered with at least INFORMATION_WORDS words it never said
+  before (the command's own words left out): reading up or talking is how some games move on, with nothing in memory
+  changing.
 - `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) was answered with a text never seen
   that names the room, as the game does when it describes where the player now is inside one room id.
 - `new_world_state`: the seed's whole-world hash was never seen (for the opt-in `new_world_state` signal).

@@ -200,9 +200,9 @@ class LoopBreakConfig(_Section):
     """What counts as progress: `score` (a value never reached this episode), `objective` (verified completion),
     `new_room` (first visit), `new_room_inventory` (first arrival in a room with this inventory),
     `new_object_state` (the command gave an object a place or attributes it never had), `new_game_variable` (the
-    command gave a game variable a value it never had), `new_information` (a question, a
-    look-up or a reply answered with something never said), `new_position` (a move inside one room id answered with a
-    text never seen), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See managers/novelty.
+    command gave a game variable a value it never had), `new_information` (a question, a look-up or a reply answered
+    with something never said), `new_position` (a move inside one room id answered with a text never seen),
+    `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See managers/novelty.
     The seed's set is ["score", "objective", "new_room"]."""
     enable_objective_based_progress: bool = True
     """Count verified objective completions as progress (needs `objective` in progress_signals)."""

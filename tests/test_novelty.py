@@ -157,7 +157,8 @@ def test_a_new_answer_to_a_question_a_look_up_or_a_reply_is_information():
     assert "new_information" in answer(line, "reply")
     assert "new_information" not in answer(line, "reply")
     assert "new_information" in answer('You say, "So now I will get to do the honors." Cheryl gasps.', "say honors")
-    assert "new_information" not in answer("You can't see anyone here to answer to, so nobody hears you.", "answer", "refused")
+    nobody = "You can't see anyone here to answer to, so nobody hears you."
+    assert "new_information" not in answer(nobody, "answer", "refused")
 
 
 def test_counters_stop_counting():
