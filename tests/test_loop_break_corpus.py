@@ -88,6 +88,11 @@ def test_noisy_walkthrough_is_never_cut_short(tmp_path):
 
 
 
+def with_detours(steps: list[str], detours: tuple[str, ...]) -> list[str]:
+    """Each step followed by the same harmless detours, as a clumsy player takes a stretch of a walkthrough."""
+    return [command for step in steps for command in (step, *detours)]
+
+
 def jail_with_detours(story, detours: tuple[str, ...] = ("look", "inventory", "examine bar")) -> tuple[list[str], int]:
     """tryst205's walkthrough to the jail, where it waits 14 turns for the sheriff, each wait followed by harmless
     detours (three, as the corpus's noisy walkthroughs at factor 3 do on average), then on. Returns the commands and
@@ -96,7 +101,7 @@ def jail_with_detours(story, detours: tuple[str, ...] = ("look", "inventory", "e
     jail = walkthrough.index("get bar") + 1
     waits = walkthrough[jail:].index("open door")
     assert walkthrough[jail : jail + waits] == ["wait"] * 14
-    waiting = [c for _ in range(waits) for c in ("wait", *detours)]
+    waiting = with_detours(walkthrough[jail : jail + waits], detours)
     commands = walkthrough[:jail] + waiting + walkthrough[jail + waits : jail + waits + 3]
     return commands, jail + len(waiting) + 1
 
@@ -147,7 +152,7 @@ def test_a_conversation_is_information_weapon(tmp_path):
     talk = walkthrough.index("press ignition") + 1
     replies = walkthrough[talk:].index("press ignition")
     assert walkthrough[talk : talk + replies] == ["reply"] * 10
-    commands = walkthrough[:talk] + [c for _ in range(replies) for c in ("reply", "look", "inventory")]
+    commands = walkthrough[:talk] + with_detours(walkthrough[talk : talk + replies], ("look", "inventory"))
     commands += walkthrough[talk + replies :]
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)})
     result = run_episode(story, config, ReplayAgent(commands))
@@ -172,7 +177,7 @@ def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break,
     start = walkthrough.index("close plate") + 1
     door = walkthrough.index("ask k9 about door", start)
     detours = ("look", "inventory", "examine toolkit", "think", "sing", "dance", "wave hands")
-    walk = [c for step in walkthrough[start:door] for c in (step, *detours)]
+    walk = with_detours(walkthrough[start:door], detours)
     commands = walkthrough[:start] + walk + walkthrough[door : door + 2]
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break=loop_break)
     result = run_episode(story, config, ReplayAgent(commands))
