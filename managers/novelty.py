@@ -27,6 +27,11 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   changing.
 - `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) was answered with a text never seen
   that names the room, as the game does when it describes where the player now is inside one room id.
+- `new_arrangement`: a command that is no move shifted an object the player does not hold (pushed a crate, slid a
+  block) and left the objects shifted that way in places they were never in together, though each was in its place
+  before (spirit's sliding crates: only their combination is new). Taking and dropping is left out, so juggling an
+  inventory is not; so are walks, on which what moves is a character following or reacting (lostpig's pig, Tip in
+  seastalker: measured, they kept 5 A-B and semi-novel loops going past their target).
 - `new_world_state`: the seed's whole-world hash was never seen (for the opt-in `new_world_state` signal).
 
 `situation` hashes where the player stands (room, inventory, the room's objects and attributes, the curated state),
@@ -49,7 +54,7 @@ from session.zmachine import WorldSnapshot
 
 NOVELTY_KINDS = (
     "new_score", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
-    "new_information", "new_world_state",
+    "new_information", "new_arrangement", "new_world_state",
 )  # fmt: skip
 INFORMATION_WORDS = 5
 """An answer this long at least tells something ("Cholok." is a name, not news; measured on deephome's encyclopedia)."""
@@ -121,6 +126,11 @@ class WorldNovelty:
         noise_attributes, noise_objects = jericho_noise
         self.ignored_objects = set(noise_objects) | {player}
         """Jericho's noisy objects, and the player (whose place is the room)."""
+        self.player = player
+        self.pushed: set[int] = set()
+        """Objects the player moved without holding them (object numbers)."""
+        self.arrangements: set[tuple] = set()
+        """Where the pushed objects were together, after every command that moved one of them."""
         self.moves: set[tuple[str, str]] = set()
         """(situation, direction) of every move made: making one again reaches no new object state."""
         self.walks: set[tuple[tuple, str]] = set()
@@ -170,6 +180,8 @@ class WorldNovelty:
             self.walks.add(walk)
         if self._objects(before, after, idle_world) and category not in ECHO_CATEGORIES and not repeated_move:
             kinds.append("new_object_state")
+        if direction is None and category not in ECHO_CATEGORIES and self._arrangement(before, after, idle_world):
+            kinds.append("new_arrangement")
         answer = answer_key(after.text, command)
         new_answer = answer not in self.answers
         self.answers.add(answer)
@@ -214,6 +226,29 @@ class WorldNovelty:
                 elif idle() is not None:
                     self.autonomous.add(index + 1)
         return novel
+
+    def _arrangement(self, before: GameView, after: GameView, idle: IdleWorld) -> bool:
+        """Whether the command moved an object the player holds neither before nor after, leaving the objects moved
+        that way in an arrangement never seen (an idle turn moving them the same way: a character's doing)."""
+        old, new = before.world, after.world
+        if old is None or new is None:
+            return False
+        held = self.player
+        moved = [
+            index for index in np.nonzero(new.parents != old.parents)[0].tolist()
+            if index + 1 not in self.ignored_objects and index + 1 not in self.autonomous
+            and held not in (int(old.parents[index]), int(new.parents[index]))
+        ]  # fmt: skip
+        if not moved:
+            return False
+        if not self.pushed.issuperset(index + 1 for index in moved):  # where they stood before is seen, too
+            self.pushed.update(index + 1 for index in moved)
+            self.arrangements.add(tuple((num, int(old.parents[num - 1])) for num in sorted(self.pushed)))
+        arrangement = tuple((num, int(new.parents[num - 1])) for num in sorted(self.pushed))
+        if arrangement in self.arrangements:
+            return False
+        self.arrangements.add(arrangement)
+        return any(self._differs_from_idle(idle(), index, new) for index in moved)
 
     @staticmethod
     def _differs_from_idle(idle: WorldSnapshot | None, index: int, new: WorldSnapshot) -> bool:

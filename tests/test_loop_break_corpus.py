@@ -8,6 +8,7 @@ import pytest
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
+from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 
@@ -131,6 +132,34 @@ def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, loop_break, d
     else:
         opened = next(r for r in result.records if r["turn"] == door)
         assert opened["command"] == "open door" and opened["novelty"]  # the wait was for this
+
+
+@pytest.mark.parametrize("arranging, stopped", [(True, False), (False, True)])
+def test_pushing_crates_with_detours_spirit(tmp_path, arranging, stopped):
+    """spirit's sliding crates: 29 steps pushing three crates between two rooms and a shop, with 8 harmless detours
+    after each. Each crate has stood in each place before, so no object reaches a place it never had; only the
+    crates' arrangement is new (the corpus's noisy walkthrough of seed 8 spent 48 turns so). `new_arrangement` sees
+    it and the episode reaches the icebox the crates were for; without it, the 48-turn rule stops it in the hall."""
+    story = story_file("spirit.z5")
+    walkthrough = JerichoSession(story).walkthrough()
+    start, icebox = walkthrough.index("push dusty s"), walkthrough.index("unlock icebox with square key")
+    detours = ("look", "inventory", "think", "sing", "dance", "wave hands", "smell", "listen")
+    pushing = with_detours(walkthrough[start:icebox], detours)
+    commands = walkthrough[:start] + pushing + walkthrough[icebox : icebox + 2]
+    signals = [s for s in DEFAULT_PROGRESS_SIGNALS if arranging or s != "new_arrangement"]
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={"progress_signals": signals}
+    )
+    result = run_episode(story, config, ReplayAgent(commands))
+    unlock = start + len(pushing) + 1
+    assert bool(result.events("stuck_termination")) is stopped
+    if stopped:
+        assert result.summary["turns"] < unlock
+    else:
+        pushed = [r for r in result.records if r["command"].startswith("push")]
+        assert sum("new_arrangement" in r["novelty"] for r in pushed) >= 10
+        unlocked = next(r for r in result.records if r["turn"] == unlock)
+        assert unlocked["command"] == "unlock icebox with square key" and "new_object_state" in unlocked["novelty"]
 
 
 # -- stuck play ends sooner -----------------------------------------------------------------------------------------

@@ -210,6 +210,30 @@ def test_new_position_needs_the_room_named_in_a_new_answer():
     assert "new_position" not in novelty.observe(moved, blocked, "west", "blocked_exit").kinds
 
 
+def test_pushed_objects_in_an_arrangement_never_seen_are_new():
+    """Two crates (objects 3 and 4) pushed between rooms 1 and 2: each crate has been in each room, but crate 3 in
+    room 2 with crate 4 in room 1 is new. Pushing back to a known arrangement is not; taking and dropping (the
+    player, object 5, holding one) never counts, nor a character's doing (an idle turn moves the same, or it
+    follows the player's walk)."""
+    start = view(world([0, 0, 1, 1, 1, 0]))
+    novelty = WorldNovelty(start, player=5)
+
+    def arranged(before, parents, command, idle=None) -> bool:
+        after = view(world(parents))
+        return "new_arrangement" in novelty.observe(before, after, command, "success", lambda: idle).kinds
+
+    assert arranged(start, [0, 0, 2, 1, 1, 0], "push crate east")  # crate 3 to room 2
+    assert not arranged(view(world([0, 0, 2, 1, 1, 0])), [0, 0, 1, 1, 1, 0], "push crate west")  # back: seen
+    assert arranged(view(world([0, 0, 1, 1, 1, 0])), [0, 0, 1, 2, 1, 0], "push box east")  # 3 in 1, 4 in 2
+    assert arranged(view(world([0, 0, 1, 2, 1, 0])), [0, 0, 2, 2, 1, 0], "push crate east")  # both in 2
+    assert not arranged(view(world([0, 0, 2, 2, 1, 0])), [0, 0, 1, 2, 1, 0], "push crate west")  # seen
+    walked_off = world([0, 0, 2, 1, 1, 0])  # a character pushes the box back whatever the player does
+    assert not arranged(view(world([0, 0, 2, 2, 1, 0])), [0, 0, 2, 1, 1, 0], "wait", idle=walked_off)
+    assert not arranged(view(world([0, 0, 1, 1, 1, 0])), [0, 0, 5, 1, 1, 0], "take crate")  # held: juggling
+    assert not arranged(view(world([0, 0, 5, 1, 1, 0])), [0, 0, 2, 1, 1, 0], "drop crate")
+    assert not arranged(view(world([0, 0, 2, 1, 1, 0])), [0, 0, 2, 1, 2, 0], "east")  # a dog follows the player
+
+
 def test_situation_ignores_clocks_and_changes_with_the_room_and_inventory():
     start = view(world([0, 0, 1]))
     novelty = WorldNovelty(start)

@@ -13,6 +13,7 @@ _SIGNAL_PHRASES = {
     "new_room_inventory": "bring something to a place you have not brought it",
     "new_position": "reach a room you have never visited",
     "new_information": "find out something you have not been told",
+    "new_arrangement": _CHANGE,
 }
 
 
