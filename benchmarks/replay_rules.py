@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.corpus import _overrides, _target
@@ -26,27 +27,46 @@ from session.records import LOOP_ENDINGS, GameView, TurnRecord
 HEALTHY = ("optimal", "noisy")
 
 
-def replay(records: list[dict], config: GameConfiguration) -> tuple[int | None, int]:
-    """(the turn the loop break stops the episode, or None; turns that would show a stuck warning)."""
+@dataclass
+class Replayed:
+    stop: int | None = None
+    """The turn the loop break stops the episode (None: never)."""
+    warned: int = 0
+    """Turns that would show a stuck warning."""
+    longest: int = 0
+    """The most turns without progress the no-progress rule counted (its clock: waits left out)."""
+    repeats: int = 0
+    """The most repeats in the repetition window once the clock reached repetition_min_turns (a stop at the window's
+    size)."""
+
+
+def replay(records: list[dict], config: GameConfiguration) -> Replayed:
+    """Feed the records to a fresh LoopBreak until a stop rule fires."""
     game_map = MapGraph()
     loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5, config.action_loops)
-    warned = 0
+    replayed = Replayed()
     for data in records:
         record = TurnRecord(**data)
         view = GameView(record.room_id_before, record.room_name_before, record.score_before, 0, (), (), "", "")
         if loop_break.status(record.turn, view, (), []).warning:
-            warned += 1
+            replayed.warned += 1
         record.events = []
         game_map.observe(record)
         verdict = loop_break.observe(record)
+        clock = loop_break.clock(verdict.progress.turns_stuck)
+        replayed.longest = max(replayed.longest, clock)
+        if clock >= config.loop_break.repetition_min_turns:
+            replayed.repeats = max(replayed.repeats, loop_break.repeating.repeats)
         if verdict.terminate and verdict.reason in LOOP_ENDINGS:
-            return record.turn, warned
-    return None, warned
+            replayed.stop = record.turn
+            break
+    return replayed
 
 
 def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
     false_stops, within, late, never, ended = [], 0, [], [], []
     healthy_turns = warned_turns = optimal_turns = optimal_warned = 0
+    margins: dict[str, dict] = {}
     for row in rows:
         if row["mode"] != "forced" or not row.get("records"):
             continue
@@ -54,16 +74,17 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         name = f"{row['game']}/{row['kind']}/{row['variant']}"
         if row["kind"] in HEALTHY:
             healthy = [r for r in records if r["turn"] <= row["healthy_until"]]
-            stop, warned = replay(healthy, config)
+            replayed = replay(healthy, config)
             healthy_turns += len(healthy)
-            warned_turns += warned
+            warned_turns += replayed.warned
             if row["kind"] == "optimal":
                 optimal_turns += len(healthy)
-                optimal_warned += warned
-            if stop is not None:
-                false_stops.append(f"{name} @ {stop}")
+                optimal_warned += replayed.warned
+            if replayed.stop is not None:
+                false_stops.append(f"{name} @ {replayed.stop}")
+            _widen(margins, row, replayed)
             continue
-        stop, _ = replay(records, config)
+        stop = replay(records, config).stop
         if stop is None and records and (records[-1]["game_over"] or records[-1]["victory"]):
             stop = records[-1]["turn"]  # the game ended it (a death by hunger, time, a fall) before any stop rule
         after = None if stop is None else stop - row["loop_start"] + 1
@@ -86,7 +107,21 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         "stuck_never_ended": never,
         "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
         "stuck_ended_after_mean": round(sum(ended) / len(ended), 2) if ended else None,
+        "healthy_margins": margins,
     }
+
+
+def _widen(margins: dict[str, dict], row: dict, replayed: Replayed) -> None:
+    """How close healthy runs came to each stop rule, per kind of run (optimal, noisy at each factor): the longest
+    stretch without progress against max_turns_stuck, the most repeats in the window once past
+    repetition_min_turns against repetition_window, each with the run that reached it."""
+    kind = row["kind"] if row["kind"] == "optimal" else f"{row['kind']} {row['variant'].split(',')[0]}"
+    margin = margins.setdefault(kind, {"runs": 0, "longest_without_progress": [0, ""], "most_repeats": [0, ""]})
+    margin["runs"] += 1
+    name = f"{row['game']}/{row['variant']}"
+    for key, value in (("longest_without_progress", replayed.longest), ("most_repeats", replayed.repeats)):
+        if value > margin[key][0]:
+            margin[key] = [value, name]
 
 
 def main(argv: list[str] | None = None) -> int:

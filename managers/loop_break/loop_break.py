@@ -157,7 +157,7 @@ class LoopBreak:
         `repetition` (repetition_min_turns without progress, the whole repetition window repeating)."""
         if turn % self.config.stuck_check_interval:
             return None
-        turns_stuck = self._clock(turns_stuck)
+        turns_stuck = self.clock(turns_stuck)
         if turns_stuck >= self._no_progress_limit():
             return "no_progress"
         if self.repeating.repeating and turns_stuck >= self.config.repetition_min_turns:
@@ -177,7 +177,7 @@ class LoopBreak:
         elif self.since_wait is not None:
             self.since_wait += 1
 
-    def _clock(self, turns_stuck: int) -> int:
+    def clock(self, turns_stuck: int) -> int:
         """The turns since the last progress that count towards the stop rules: the waits and the turns between them
         left out (a timed event needs them; measured: tryst205's jail takes 14 waits in 52-75 turns among detours,
         balances' feather up to 13). Turns after the last wait count: a loop that starts after waiting is a loop."""
@@ -199,7 +199,7 @@ class LoopBreak:
 
     def turns_to_stop(self, turns_stuck: int) -> int:
         """Turns until a stop rule could fire at the earliest, if play goes on as it is."""
-        turns_stuck = self._clock(turns_stuck)
+        turns_stuck = self.clock(turns_stuck)
         remaining = self._no_progress_limit() - turns_stuck
         if self.config.enable_repetition_detection:
             until_repeating = self.repetition.turns_until_repeating()
