@@ -261,6 +261,14 @@ class LoopBreakConfig(_Section):
     """Turns that must all repeat earlier transitions for the repetition rule."""
     repetition_min_turns: int = Field(18, ge=1, le=100_000)
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
+    fruitless_turns: int = Field(30, ge=0, le=100_000)
+    """Stop after this many turns without progress (on the stop rules' clock) when at least `fruitless_share` of
+    them tried a command the game did not understand or refused, each command counted once: play that keeps trying
+    new words and gets nowhere (semi-novel stuck play). Measured: healthy noisy walkthroughs reach at most 0.23 after
+    30 turns, 57 of 70 semi-novel loops 0.5. 0: no such rule."""
+    fruitless_share: float = Field(0.5, gt=0.0, le=1.0)
+    """The share of the turns since the last progress, for the fruitless rule: distinct commands refused or not
+    understood."""
     repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
     """Added to the critic score of a move the player already made from the same situation (or from the same room
     with the same things in hand) since the last progress, while at least half of the repetition window repeats

@@ -12,6 +12,7 @@ SEED_LOOP_BREAK = {
     "progress_signals": ["score", "objective", "new_room"],
     "enable_repetition_detection": False,
     "wait_allowance": 0,
+    "fruitless_turns": 0,
 }
 """`[tool.zorkgpt.loop_break]` as seeds 000 and 001 specify it (before issue 9's corpus-measured defaults): the
 tests of seed behaviour run under it, so both the seed behaviour and its flags stay covered."""

@@ -217,6 +217,25 @@ def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break,
         assert "new_information" in next(r for r in result.records if r["turn"] == asked)["novelty"]
 
 
+@pytest.mark.parametrize("fruitless_turns, rule, within", [(30, "fruitless", 30), (0, "no_progress", 48)])
+def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns, rule, within):
+    """zork1 at the middle of its walkthrough, then a new verb, noun or parser error every turn in the same rooms,
+    none changing the world: nothing repeats, so the repetition rule never fires. More than half of the turns are
+    new commands the game refused or did not understand, so the fruitless rule ends it 30 turns in; without it the
+    48-turn rule does."""
+    story = story_file("zork1.z5")
+    built = trajectories.stuck(story, "semi_novel", 0.5)
+    assert built is not None
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)},
+        loop_break={"fruitless_turns": fruitless_turns},
+    )  # fmt: skip
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == rule
+    assert result.summary["turns"] - built.loop_start + 1 == within
+
+
 def test_wandering_loop_is_detected_and_stopped_within_40_turns(tmp_path, wandering):
     story = story_file("zork1.z5")
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(wandering.commands)})

@@ -17,12 +17,15 @@ def loop_break(**config) -> LoopBreak:
     return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
 
 
-def play(breaker: LoopBreak, turns: list[tuple[str, int]]) -> tuple[int | None, str | None]:
-    """Feed (command, room) turns without progress, each command from its own situation unless it repeats; the turn
-    and rule of the stop, or (None, None)."""
+def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:
+    """Feed (command, room[, outcome category]) turns without progress, each command from its own situation unless it
+    repeats; the turn and rule of the stop, or (None, None)."""
     room_before = turns[0][1]
-    for turn, (command, room) in enumerate(turns, start=1):
-        record = turn_record(turn, command=command, room_id_before=room_before, room_id_after=room, situation="here")
+    for turn, (command, room, *category) in enumerate(turns, start=1):
+        record = turn_record(
+            turn, command=command, room_id_before=room_before, room_id_after=room, situation="here",
+            result_category=category[0] if category else "success",
+        )  # fmt: skip
         room_before = room
         verdict = breaker.observe(record)
         if verdict.terminate:
@@ -114,3 +117,26 @@ def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
     config = GameConfiguration.from_dict({"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90}})
     expected = 100 + config.loop_break.trek_extra_turns
     assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")
+
+
+def test_new_words_the_game_refuses_are_fruitless():
+    """Semi-novel stuck play: a new command every turn, every other one refused or not understood, in one room. It
+    repeats nothing, so only the no-progress rule would end it; the fruitless rule ends it fruitless_turns after the
+    last progress, and the warning counts down to it. A third of the turns refused (a clumsy player trying a wrong
+    verb between things to look at), or the same wrong verb again and again, is not fruitless."""
+    config = LoopBreakConfig()
+
+    def mixed(every: int, refused=lambda turn: f"frob thing {turn}") -> list[tuple]:
+        return [
+            (refused(turn), 1, "parser_failure" if turn % 4 else "refused") if turn % every == 0
+            else (f"examine thing {turn}", 1, "no_effect")
+            for turn in range(1, 101)
+        ]  # fmt: skip
+
+    assert play(loop_break(), mixed(2)) == (config.fruitless_turns, "fruitless")
+    assert play(loop_break(fruitless_turns=0), mixed(2)) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), mixed(3)) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), mixed(2, refused=lambda turn: "dance")) == (config.max_turns_stuck, "no_progress")
+    breaker = loop_break(enable_repetition_detection=False)
+    play(breaker, mixed(2)[:24])
+    assert breaker.turns_to_stop(24) == config.fruitless_turns - 24

@@ -27,6 +27,7 @@ from managers.map_graph import MapGraph
 from session.commands import canonical_command, direction_of, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
+from session.outcomes import NOT_DONE
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
 
 NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
@@ -90,6 +91,9 @@ class LoopBreak:
         self.wait_credit = 0
         """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each
         with up to wait_detours of the other turns since the wait before it."""
+        self.fruitless: set[str] = set()
+        """Commands tried since the last progress that the game did not understand or refused (session.outcomes
+        .NOT_DONE), each counted once: saying the same wrong thing again is the repetition rule's."""
         self.since_wait: int | None = None
         """Other turns since the last wait (None: no wait since the last progress)."""
         self.repeating = RepetitionResult(0, 0)
@@ -136,15 +140,18 @@ class LoopBreak:
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
         self._count_waits(record, progress.progress)
+        if progress.progress:
+            self.fruitless.clear()
+        elif record.result_category in NOT_DONE:
+            self.fruitless.add(canonical_command(record.command))
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
-            why = (
-                f"no progress for {progress.turns_stuck} turns"
-                if rule == "no_progress"
-                else f"no progress for {progress.turns_stuck} turns, each of the last {self.repeating.window} "
-                "repeating what it did before"
-            )
+            why = f"no progress for {progress.turns_stuck} turns" + {
+                "no_progress": "",
+                "repetition": f", each of the last {self.repeating.window} repeating what it did before",
+                "fruitless": f", {len(self.fruitless)} of them new commands not understood or refused",
+            }[rule]
             emit(
                 events, "stuck_termination", f"Terminating episode: {why} (score {record.score_after})",
                 level="WARNING", turn=record.turn, turns_stuck=progress.turns_stuck, score=record.score_after,
@@ -153,16 +160,24 @@ class LoopBreak:
         return verdict
 
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
-        """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress) or
-        `repetition` (repetition_min_turns without progress, the whole repetition window repeating)."""
+        """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
+        `repetition` (repetition_min_turns without progress, the whole repetition window repeating) or `fruitless`
+        (fruitless_turns without progress, fruitless_share of them refused or not understood)."""
         if turn % self.config.stuck_check_interval:
             return None
-        turns_stuck = self.clock(turns_stuck)
-        if turns_stuck >= self._no_progress_limit():
+        clock = self.clock(turns_stuck)
+        if clock >= self._no_progress_limit():
             return "no_progress"
-        if self.repeating.repeating and turns_stuck >= self.config.repetition_min_turns:
+        if self.repeating.repeating and clock >= self.config.repetition_min_turns:
             return "repetition"
+        if self._fruitless(turns_stuck) and clock >= self.config.fruitless_turns:
+            return "fruitless"
         return None
+
+    def _fruitless(self, turns_stuck: int) -> bool:
+        """The fruitless rule is on and its share holds over the turns since the last progress."""
+        share = self.config.fruitless_share
+        return self.config.fruitless_turns > 0 and turns_stuck > 0 and len(self.fruitless) >= share * turns_stuck
 
     def _count_waits(self, record: TurnRecord, progress: bool) -> None:
         if progress:
@@ -199,11 +214,13 @@ class LoopBreak:
 
     def turns_to_stop(self, turns_stuck: int) -> int:
         """Turns until a stop rule could fire at the earliest, if play goes on as it is."""
-        turns_stuck = self.clock(turns_stuck)
-        remaining = self._no_progress_limit() - turns_stuck
+        clock = self.clock(turns_stuck)
+        remaining = self._no_progress_limit() - clock
         if self.config.enable_repetition_detection:
             until_repeating = self.repetition.turns_until_repeating()
-            remaining = min(remaining, max(self.config.repetition_min_turns - turns_stuck, until_repeating))
+            remaining = min(remaining, max(self.config.repetition_min_turns - clock, until_repeating))
+        if self._fruitless(turns_stuck):
+            remaining = min(remaining, self.config.fruitless_turns - clock)
         return max(0, remaining)
 
     def _update_repetition(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
