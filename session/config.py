@@ -204,7 +204,7 @@ class LoopBreakConfig(_Section):
     command gave a game variable a value it never had), `new_information` (a question, a look-up or a reply answered
     with something never said), `new_position` (a move inside one room id answered with a text never seen),
     `new_arrangement` (a command that is no move left the objects the player pushed, never held, in places they
-    never held together), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See
+    never stood in together), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See
     managers/novelty.
     The seed's set is ["score", "objective", "new_room"]."""
     enable_objective_based_progress: bool = True

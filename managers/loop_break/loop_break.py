@@ -91,11 +91,11 @@ class LoopBreak:
         self.wait_credit = 0
         """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each
         with up to wait_detours of the other turns since the wait before it."""
+        self.since_wait: int | None = None
+        """Other turns since the last wait (None: no wait since the last progress)."""
         self.fruitless: set[str] = set()
         """Commands tried since the last progress that the game did not understand or refused (session.outcomes
         .NOT_DONE), each counted once: saying the same wrong thing again is the repetition rule's."""
-        self.since_wait: int | None = None
-        """Other turns since the last wait (None: no wait since the last progress)."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
