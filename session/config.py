@@ -338,13 +338,14 @@ class ActionLoopsConfig(_Section):
     """Re-proposals of a rejected command after which its rejection is final in that room."""
     enable_failure_gate: bool = True
     """Count identical failures (same command, room and game response) and open a gate (seed 002)."""
-    gate_after_loops: int = Field(3, ge=1, le=100)
+    gate_after_loops: int = Field(4, ge=1, le=100)
     """Repeated identical failures, without progress or a human in between, that fire the gate (and again at every
-    further multiple: 3, 6, 9...)."""
+    further multiple: 4, 8, 12...). Seed 002's 3 ended 5 of 112 noisy walkthroughs (seeds 17-20) with `terminate`:
+    a clumsy player says the same wrong verb three or four times in a few turns."""
     gate_min_turns_stuck: int = Field(12, ge=0, le=100_000)
     """Turns without progress before the gate may open: a few identical slips soon after progress are clumsy play,
     not a loop (measured on the corpus's noisy walkthroughs, benchmarks/corpus.py)."""
-    gate_max_gap: int = Field(5, ge=0, le=1000)
+    gate_max_gap: int = Field(4, ge=0, le=1000)
     """Largest mean gap, in turns, between the repeats of one failure for the gate to open: a loop types it again and
     again; clumsy healthy play tries a wrong verb now and then while it waits for something (advent's noisy
     walkthrough: `dance` four times in 22 turns while the cave closes). 0: any spacing."""

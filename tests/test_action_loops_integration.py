@@ -148,17 +148,21 @@ def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
 
 # -- seed 002: failure signatures and gates ----------------------------------------------------------------
 def _gate_config(tmp_path, action):
-    # The gate's mechanics from the first repeat on; its wait for turns without progress has its own test.
+    # The gate's mechanics as seed 002 gives them (the third repeat), from the first repeat on; its wait for turns
+    # without progress has its own test.
     return make_config(tmp_path, action_loops={
         "gate_action": action, "enable_identical_action_detection": False, "gate_min_turns_stuck": 0,
+        "gate_after_loops": 3,
     })  # fmt: skip
 
 
 def test_gate_terminate(rom_path, tmp_path):
-    result = run_episode(rom_path, _gate_config(tmp_path, "terminate"), ReplayAgent(["open door"] * 10))
+    config = _gate_config(tmp_path, "terminate")
+    result = run_episode(rom_path, config, ReplayAgent(["open door"] * 10))
+    after = config.action_loops.gate_after_loops
     assert result.summary["termination_reason"] == "loop_gate"
-    assert result.summary["turns"] == 4  # the first failure, then three identical repeats
-    assert [e["loop_count"] for e in result.events("failure_loop")] == [1, 2, 3]
+    assert result.summary["turns"] == 1 + after  # the first failure, then gate_after_loops identical repeats
+    assert [e["loop_count"] for e in result.events("failure_loop")] == list(range(1, after + 1))
 
 
 def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
@@ -167,7 +171,23 @@ def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
     assert result.summary["termination_reason"] == "loop_gate"
     [gate] = result.events("loop_gate")
-    assert gate["loop_count"] % 3 == 0 and result.summary["turns"] >= config.action_loops.gate_min_turns_stuck
+    assert gate["loop_count"] % config.action_loops.gate_after_loops == 0
+    assert result.summary["turns"] >= config.action_loops.gate_min_turns_stuck
+
+
+@pytest.mark.parametrize("seed_gate, ended", [(False, False), (True, True)])
+def test_a_wrong_verb_said_four_times_among_looks_is_clumsy_play(rom_path, tmp_path, seed_gate, ended):
+    """A clumsy player, after 12 turns of looking around, says `yodel` four times in 7 turns among harmless looks
+    (the noisy walkthroughs of seeds 17-20 did so with `yodel`, `wave hands` and `xyzzq`). With `terminate`, the
+    seed's gate (the third repeat, at most 5 turns apart on average) ends it; the default gate waits for a fourth
+    repeat at most 4 turns apart."""
+    looks = [f"examine {thing}" for thing in ("mailbox", "house", "door", "window", "path", "forest", "tree")]
+    clumsy = ["yodel", "look", "yodel", "inventory", "yodel", "look", "yodel"]
+    commands = ["open mailbox", "take leaflet", *looks, *looks[:5], *clumsy, "read leaflet"]
+    gate = {"gate_action": "terminate", **({"gate_after_loops": 3, "gate_max_gap": 5} if seed_gate else {})}
+    result = run_episode(rom_path, make_config(tmp_path, action_loops=gate), ReplayAgent(commands))
+    assert result.summary["termination_reason"] == ("loop_gate" if ended else "script_exhausted")
+    assert len(result.events("failure_loop")) == 3  # the repeats of `yodel`
 
 
 def test_gate_warn_keeps_playing(rom_path, tmp_path):

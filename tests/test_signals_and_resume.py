@@ -38,7 +38,9 @@ def script(rom_path, tmp_path_factory) -> Path:
 @pytest.fixture
 def config(tmp_path) -> Path:
     path = tmp_path / "gate.toml"
-    path.write_text('[tool.zorkgpt.action_loops]\ngate_action = "human"\ngate_min_turns_stuck = 0\n')
+    path.write_text(
+        '[tool.zorkgpt.action_loops]\ngate_action = "human"\ngate_min_turns_stuck = 0\ngate_after_loops = 3\n'
+    )
     return path
 
 
