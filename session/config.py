@@ -187,7 +187,7 @@ class LoopBreakConfig(_Section):
     last reached a room not seen since the last progress: a walk keeps reaching rooms, a loop reached all of its own
     in its first round. 0: no such bound (all the extra turns whenever the rooms are many)."""
     wait_allowance: int = Field(16, ge=0, le=100_000)
-    """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards either stop rule, and a wait
+    """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards any stop rule, and a wait
     is never a repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather). A player who
     only waits is stopped this many turns later. 0: a wait is a turn like any other (the seeds)."""
     wait_detours: int = Field(2, ge=0, le=100)
