@@ -37,7 +37,7 @@ class Replayed:
     """The most turns without progress the no-progress rule counted (its clock: waits left out)."""
     repeats: int = 0
     """The most repeats in the repetition window once the clock reached repetition_min_turns (a stop at the window's
-    size)."""
+    size less repetition_misses)."""
 
 
 def replay(records: list[dict], config: GameConfiguration) -> Replayed:

@@ -284,6 +284,23 @@ def test_an_ab_loop_a_timer_changes_ends_within_25_turns_balances(tmp_path):
     assert result.summary["turns"] - built.loop_start + 1 <= 25
 
 
+@pytest.mark.parametrize(
+    "loop_break, within_40",
+    [({}, True), ({"repetition_window": 12, "repetition_misses": 0, "repetition_min_turns": 18}, False)],
+)
+def test_a_random_walk_that_now_and_then_takes_a_new_door_balances(tmp_path, loop_break, within_40):
+    """balances: a random walk among the rooms around the Crest of Hill, from the middle of the walkthrough. Now and
+    then it takes a door it had not taken from that place, so a window that must repeat whole kept restarting (43
+    turns with the old window of 12); one new turn in 16 allowed, it ends in 34."""
+    story = story_file("balances.z5")
+    built = trajectories.stuck(story, "random_walk", 0.5)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break=loop_break)
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "repetition"
+    assert (result.summary["turns"] - built.loop_start + 1 <= 40) is within_40
+
+
 def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):
     """New verbs, nouns and parser errors every turn in the same rooms, none changing the world."""
     story = story_file("zork1.z5")

@@ -260,6 +260,26 @@ def test_repetition_window_fills_with_repeated_transitions():
     assert detector.repeats_move("north") is True and detector.repeats_move("south") is False
 
 
+def test_a_window_may_hold_repetition_misses_new_turns():
+    """A random walk takes a door it had not taken from there, a character changes the room once: with misses=1 the
+    window still counts as repeating with one new turn in it, not with two; the countdown to repeating counts until
+    the (misses + 1)-th newest new turn leaves the window."""
+    detector = RepetitionDetector(window=4, misses=1)
+    commands = ["north", "south"] * 5
+    situations = ["A", "B", "A", "B", "A", "B*", "A", "B", "A", "B"]  # a character passes by on turn 6
+    repeating = []
+    for turn, (command, situation) in enumerate(zip(commands, situations), start=1):
+        detector.observe(turn_record(turn, command=command, situation=situation), progress=False)
+        repeating.append(detector.result().repeating)
+    # New: turns 1-3 (the first round trip, from the start) and 7 (north from the changed room).
+    assert repeating == [False] * 5 + [True] * 5
+    assert detector.turns_until_repeating() == 0
+    strict = RepetitionDetector(window=4)
+    for turn, (command, situation) in enumerate(zip(commands, situations), start=1):
+        strict.observe(turn_record(turn, command=command, situation=situation), progress=False)
+    assert not strict.result().repeating and strict.turns_until_repeating() == 1
+
+
 def walk(turn: int, command: str, before: int | None, after: int | None, situation: str):
     return turn_record(turn, command=command, situation=situation, room_id_before=before, room_id_after=after)
 

@@ -156,8 +156,9 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
     """The shortest way out of an A-B loop runs through the loop's own rooms: the step gets the way-out bonus and
     none of the room-loop penalties, which would otherwise outweigh it and keep the agent inside."""
     game_map = house_map()
-    loop_break = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
-    for turn in range(1, 13):  # Living Room <-> Kitchen, twelve times
+    config = LoopBreakConfig()
+    loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
+    for turn in range(1, config.repetition_window + 1):  # Living Room <-> Kitchen, a whole window of turns
         here, there, command = (2, 1, "east") if turn % 2 else (1, 2, "west")
         loop_break.observe(
             turn_record(turn, command=command, room_id_before=here, room_name_before=name_of(here),
@@ -165,11 +166,12 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
         )  # fmt: skip
     assert loop_break.active.oscillation.detected
     # From the Living Room the only way anywhere is east, through the Kitchen, to Behind House and beyond.
-    way_out = loop_break.adjust("east", Judgement(0.6, "ok"), view_at(2), [], turn=13)
+    turn = config.repetition_window + 1
+    way_out = loop_break.adjust("east", Judgement(0.6, "ok"), view_at(2), [], turn=turn)
     assert way_out.score == pytest.approx(1.0)
     assert [a.split(" (")[0] for a in way_out.adjustments] == ["Way-out bonus"]
     # Back into the loop from the Kitchen is still penalised.
-    back = loop_break.adjust("west", Judgement(0.6, "ok"), view_at(1), [], turn=13)
+    back = loop_break.adjust("west", Judgement(0.6, "ok"), view_at(1), [], turn=turn)
     assert back.score < 0.5 and any("Oscillation penalty" in a for a in back.adjustments)
 
 

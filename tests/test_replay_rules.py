@@ -20,19 +20,22 @@ def run(tmp_path, name: str, kind: str, variant: str, commands: list[str]) -> di
 
 def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path):
     """A walkthrough that examines a new thing every turn for 24 turns: 24 turns without progress, no repeat. A
-    noisy run looking around for 30 turns repeats from its second look: the window fills once the clock passes 18,
-    and the repetition rule stops it (a false stop, reported as one)."""
+    noisy run looking around for 30 turns repeats from its second look: once the window holds no more new turns than
+    repetition_misses (and the clock passed repetition_min_turns), the repetition rule stops it (a false stop,
+    reported as one)."""
     config = GameConfiguration.from_toml("pyproject.toml")
     rows = [
         run(tmp_path, "reader", "optimal", "walkthrough", [f"examine thing {n}" for n in range(24)]),
         run(tmp_path, "looker", "noisy", "factor 3, seed 1", ["look"] * 30),
     ]
     result = evaluate(rows, config)
-    limit = config.loop_break.repetition_min_turns
+    rules = config.loop_break
+    # Turn 1 (the progress) and 2 (the first look) are new; the clock counts from turn 1.
+    stop = max(rules.repetition_min_turns + 1, 2 + rules.repetition_window - rules.repetition_misses)
     assert result["healthy_margins"]["optimal"] == {
         "runs": 1, "longest_without_progress": [24, "reader/walkthrough"], "most_repeats": [0, ""],
     }  # fmt: skip
     noisy = result["healthy_margins"]["noisy factor 3"]
-    assert noisy["longest_without_progress"] == [limit, "looker/factor 3, seed 1"]
-    assert noisy["most_repeats"] == [config.loop_break.repetition_window, "looker/factor 3, seed 1"]
-    assert result["healthy_false_stops"] == [f"looker/noisy/factor 3, seed 1 @ {limit + 1}"]
+    assert noisy["longest_without_progress"] == [stop - 1, "looker/factor 3, seed 1"]
+    assert noisy["most_repeats"] == [rules.repetition_window - rules.repetition_misses, "looker/factor 3, seed 1"]
+    assert result["healthy_false_stops"] == [f"looker/noisy/factor 3, seed 1 @ {stop}"]

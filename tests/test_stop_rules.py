@@ -34,12 +34,19 @@ def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None
     return None, None
 
 
+def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
+    """The turn the repetition rule fires on when only the first `new_turns` turns are new: once the window holds
+    at most repetition_misses of them, and not before repetition_min_turns."""
+    return max(config.repetition_min_turns, new_turns + config.repetition_window - config.repetition_misses)
+
+
 def test_waiting_stops_no_clock_up_to_the_allowance():
     """Only waiting, in one room: no repetition (a wait never repeats), and the no-progress rule fires
-    wait_allowance turns after max_turns_stuck."""
+    wait_allowance turns after max_turns_stuck. With the seeds' counting the first two waits are new (from the start,
+    then from here) and every one after them repeats."""
     config = LoopBreakConfig()
     assert play(loop_break(), [("wait", 1)] * 100) == (config.max_turns_stuck + config.wait_allowance, "no_progress")
-    assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (config.repetition_min_turns, "repetition")
+    assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (repetition_stop(2, config), "repetition")
 
 
 def test_waits_between_repeats_do_not_make_a_loop():
@@ -47,7 +54,7 @@ def test_waits_between_repeats_do_not_make_a_loop():
     whole; the same observations without the waits are a loop."""
     looking = [("look", 1), ("inventory", 1)]
     assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] != "repetition"
-    assert play(loop_break(), looking * 45) == (LoopBreakConfig().repetition_min_turns, "repetition")
+    assert play(loop_break(), looking * 45) == (repetition_stop(3, LoopBreakConfig()), "repetition")
 
 
 def test_looking_around_between_waits_is_left_out_with_the_waits():
@@ -95,7 +102,8 @@ def test_the_warning_counts_down_on_the_same_clock():
     config = LoopBreakConfig()
     breaker = loop_break()
     play(breaker, [("wait", 1)] * 40)
-    assert breaker.turns_to_stop(40) == config.repetition_window  # the earliest: a whole window of repeats
+    # The earliest: a window of repeats but for repetition_misses turns.
+    assert breaker.turns_to_stop(40) == config.repetition_window - config.repetition_misses
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, [("wait", 1)] * 40)
     assert breaker.turns_to_stop(40) == config.max_turns_stuck - (40 - config.wait_allowance)

@@ -193,11 +193,14 @@ def test_repetitive_play_is_warned_before_the_repetition_stop():
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     first_warning = None
-    for turn in range(1, config.repetition_min_turns + 1):
+    for turn in range(1, config.max_turns_stuck):
         status = loop_break.status(turn, cellar_view(), (), [])
         if status.warning and first_warning is None:
             first_warning = turn
             assert countdown(status.warning) <= config.max_turns_stuck - config.stuck_warning_threshold
         verdict = loop_break.observe(make_record(turn, ("look", "listen")[turn % 2]))
-    assert first_warning is not None and first_warning < config.repetition_min_turns
-    assert verdict.terminate and verdict.reason == "stuck_no_progress"
+        if verdict.terminate:
+            break
+    [stop] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
+    assert stop["rule"] == "repetition" and turn < config.max_turns_stuck
+    assert first_warning is not None and first_warning < turn

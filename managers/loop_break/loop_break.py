@@ -85,7 +85,9 @@ class LoopBreak:
         self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
         self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
         self.active: Detections = NO_DETECTIONS
-        self.repetition = RepetitionDetector(config.repetition_window, waits_repeat=config.wait_allowance == 0)
+        self.repetition = RepetitionDetector(
+            config.repetition_window, waits_repeat=config.wait_allowance == 0, misses=config.repetition_misses
+        )
         self.waits = 0
         """Waits since the last progress."""
         self.wait_credit = 0
@@ -149,7 +151,7 @@ class LoopBreak:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
             why = f"no progress for {progress.turns_stuck} turns" + {
                 "no_progress": "",
-                "repetition": f", each of the last {self.repeating.window} repeating what it did before",
+                "repetition": f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before",
                 "fruitless": f", {len(self.fruitless)} of them new commands not understood or refused",
             }[rule]
             emit(
@@ -161,7 +163,7 @@ class LoopBreak:
 
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
-        `repetition` (repetition_min_turns without progress, the whole repetition window repeating) or `fruitless`
+        `repetition` (repetition_min_turns without progress, the repetition window repeating) or `fruitless`
         (fruitless_turns without progress, fruitless_share of them refused or not understood)."""
         if turn % self.config.stuck_check_interval:
             return None
@@ -237,7 +239,7 @@ class LoopBreak:
             )  # fmt: skip
 
     def _wandering(self, result: RepetitionResult) -> bool:
-        """Going round more rooms than a region loop holds, every recent turn a repeat."""
+        """Going round more rooms than a region loop holds, the repetition window repeating."""
         return result.repeating and len(result.rooms) > self.config.region_max_rooms
 
     def _update_detections(self, turns_stuck: int, events: list[dict], turn: int) -> None:

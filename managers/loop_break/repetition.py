@@ -3,8 +3,9 @@
 A turn repeats when its transition, (the situation it started from, the normalised command), happened before since
 the last progress, or when it walks between two known rooms (or into a known room's wall) the way the episode already
 walked. A loop repeats every transition once it has gone round once; healthy play, even with detours, keeps trying
-new things or trying them from new places, so a whole window of repeats is rare in it (measured on noisy
-walkthroughs: benchmarks/corpus.py). Situations come from managers.novelty (room, inventory, the room's objects).
+new things or trying them from new places, so a window of repeats is rare in it (measured on noisy walkthroughs:
+benchmarks/corpus.py). All but `misses` turns of the window must repeat: a random walk now and then takes a door it
+had not taken from there, and a character changes the room once. Situations come from managers.novelty (room, inventory, the room's objects).
 
 Why the two horizons (measured on the corpus and on noisy walkthroughs of seeds 2-8): a clumsy player who comes back
 to a place looks around, takes stock and tries the wrong verb there as on the first visit, and a stop rule that
@@ -29,11 +30,13 @@ class RepetitionResult:
     window: int
     rooms: tuple[int, ...] = ()
     """Rooms the player was in over those turns (sorted)."""
+    misses: int = 0
+    """Turns of the window that may be new while it still counts as repeating."""
 
     @property
     def repeating(self) -> bool:
-        """Every one of the last `window` turns repeated a transition."""
-        return self.window > 0 and self.repeats >= self.window
+        """All but `misses` of the last `window` turns repeated a transition."""
+        return self.window > 0 and self.repeats >= self.window - self.misses
 
     @property
     def share(self) -> float:
@@ -41,8 +44,11 @@ class RepetitionResult:
 
 
 class RepetitionDetector:
-    def __init__(self, window: int, waits_repeat: bool = False):
+    def __init__(self, window: int, waits_repeat: bool = False, misses: int = 0):
         self.window = window
+        self.misses = misses
+        """Turns of the window that may be new while it still counts as repeating (a random walk taking a door it
+        had not taken from there, a character changing the room once)."""
         self.waits_repeat = waits_repeat
         """Whether a wait can repeat (the seeds' counting). By default it never does: waiting for a timed event is
         the same command from the same situation, again and again, and no loop."""
@@ -100,16 +106,17 @@ class RepetitionDetector:
         if len(self.recent) < self.window:
             return RepetitionResult(0, 0)
         rooms = tuple(sorted({room for _, room in self.recent if room is not None}))
-        return RepetitionResult(sum(repeated for repeated, _ in self.recent), self.window, rooms)
+        return RepetitionResult(sum(repeated for repeated, _ in self.recent), self.window, rooms, self.misses)
 
     def turns_until_repeating(self) -> int:
-        """Turns of repeats still needed before the whole window repeats (0: it does now)."""
+        """Turns of repeats still needed before the window counts as repeating (0: it does now)."""
         flags = [repeated for repeated, _ in self.recent]
         missing = self.window - len(flags)
-        for age, repeated in enumerate(reversed(flags)):
-            if not repeated:
-                return self.window - age
-        return missing
+        # The (misses + 1)-th newest new turn must leave the window; fewer new turns than that, only filling it.
+        ages = [age for age, repeated in enumerate(reversed(flags)) if not repeated]
+        if len(ages) <= self.misses:
+            return missing
+        return max(missing, self.window - ages[self.misses])
 
     def repeats_move(self, command: str) -> bool:
         """The command is a move this situation, or this room with these things in hand, already made since the
