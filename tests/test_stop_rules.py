@@ -1,7 +1,7 @@
 """The stop rules' clock under the default configuration (issue 9, measured on noisy walkthroughs of seeds 2 and 3):
-waits up to `wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, waits never
-repeat, and a stretch that keeps reaching rooms through more than `trek_rooms` of them gets up to `trek_extra_turns`
-more. Fed records directly: no Jericho, no LLM."""
+waits up to `wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, those waits
+never repeat (the ones after them do), and a stretch that keeps reaching rooms through more than `trek_rooms` of
+them gets up to `trek_extra_turns` more. Fed records directly: no Jericho, no LLM."""
 
 from __future__ import annotations
 
@@ -41,20 +41,26 @@ def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
 
 
 def test_waiting_stops_no_clock_up_to_the_allowance():
-    """Only waiting, in one room: no repetition (a wait never repeats), and the no-progress rule fires
-    wait_allowance turns after max_turns_stuck. With the seeds' counting the first two waits are new (from the start,
-    then from here) and every one after them repeats."""
+    """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat; the waits after them
+    repeat, so the repetition rule ends it a window later (64 turns when no wait ever repeated: the no-progress
+    rule, wait_allowance turns after max_turns_stuck). With the seeds' counting the first two waits are new (from the
+    start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
-    assert play(loop_break(), [("wait", 1)] * 100) == (config.max_turns_stuck + config.wait_allowance, "no_progress")
+    assert play(loop_break(), [("wait", 1)] * 100) == (repetition_stop(config.wait_allowance, config), "repetition")
+    assert play(loop_break(enable_repetition_detection=False), [("wait", 1)] * 100) == (
+        config.max_turns_stuck + config.wait_allowance, "no_progress"
+    )
     assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (repetition_stop(2, config), "repetition")
 
 
 def test_waits_between_repeats_do_not_make_a_loop():
-    """A wait after every observation (as a player does waiting for a sheriff) keeps the window from repeating
-    whole; the same observations without the waits are a loop."""
+    """A wait after every observation (as a player does waiting for a sheriff) keeps the window from repeating, up
+    to wait_allowance waits; the same observations without the waits are a loop, and so are they with more waits."""
+    config = LoopBreakConfig()
     looking = [("look", 1), ("inventory", 1)]
-    assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] != "repetition"
-    assert play(loop_break(), looking * 45) == (repetition_stop(3, LoopBreakConfig()), "repetition")
+    assert play(loop_break(), (looking + [("wait", 1)]) * config.wait_allowance) == (None, None)
+    assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] == "repetition"
+    assert play(loop_break(), looking * 45) == (repetition_stop(3, config), "repetition")
 
 
 def test_looking_around_between_waits_is_left_out_with_the_waits():
@@ -63,12 +69,15 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
     one that only waits. Turns before the first wait and after the last one count: a player who looks around and
     then waits, or waits and then loops, gets the waits alone."""
     config = LoopBreakConfig()
+    clock_only = loop_break(enable_repetition_detection=False)  # the no-progress rule alone reads the clock
     waiting = [("look", 1), ("inventory", 1), ("wait", 1)] * 60
     credit = config.wait_allowance + (config.wait_allowance - 1) * config.wait_detours
-    assert play(loop_break(), waiting) == (config.max_turns_stuck + credit, "no_progress")
-    assert play(loop_break(wait_detours=0), waiting) == (config.max_turns_stuck + config.wait_allowance, "no_progress")
+    assert play(clock_only, waiting) == (config.max_turns_stuck + credit, "no_progress")
+    assert play(loop_break(enable_repetition_detection=False, wait_detours=0), waiting) == (
+        config.max_turns_stuck + config.wait_allowance, "no_progress"
+    )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
-    assert play(loop_break(), varied[:40] + [("wait", 1)] * 100) == (
+    assert play(loop_break(enable_repetition_detection=False), varied[:40] + [("wait", 1)] * 100) == (
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
     assert play(loop_break(), [("wait", 1)] * 10 + varied) == (config.max_turns_stuck + 10, "no_progress")
@@ -97,27 +106,33 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
 
 
 def test_the_warning_counts_down_on_the_same_clock():
-    """The warning's countdown (`turns_to_stop`) reads the stop rules' clock: after 40 waits, 24 turns count and
-    the window holds no repeat yet."""
+    """The warning's countdown (`turns_to_stop`) reads the stop rules' clock: after wait_allowance waits and 8 new
+    commands, 8 turns count and the window holds no repeat yet."""
     config = LoopBreakConfig()
+    turns = [("wait", 1)] * config.wait_allowance + [(f"examine thing {n}", 1) for n in range(8)]
     breaker = loop_break()
-    play(breaker, [("wait", 1)] * 40)
+    play(breaker, turns)
     # The earliest: a window of repeats but for repetition_misses turns.
-    assert breaker.turns_to_stop(40) == config.repetition_window - config.repetition_misses
+    assert breaker.turns_to_stop(len(turns)) == config.repetition_window - config.repetition_misses
     breaker = loop_break(enable_repetition_detection=False)
-    play(breaker, [("wait", 1)] * 40)
-    assert breaker.turns_to_stop(40) == config.max_turns_stuck - (40 - config.wait_allowance)
+    play(breaker, turns)
+    assert breaker.turns_to_stop(len(turns)) == config.max_turns_stuck - 8
 
 
-def test_waits_repeat_for_the_seeds_counting():
-    detector = RepetitionDetector(window=4, waits_repeat=True)
+def test_waits_repeat_only_past_the_free_waits():
+    """The seeds' counting (no free waits): a wait repeats like any command. With free waits, the first ones since
+    the last progress never repeat and the ones after them do; progress frees them again."""
+    seeds = RepetitionDetector(window=4)
     for turn in range(1, 7):
-        detector.observe(turn_record(turn, command="wait", situation="here"), progress=False)
-    assert detector.result().repeating
-    default = RepetitionDetector(window=4)
-    for turn in range(1, 7):
-        default.observe(turn_record(turn, command="z", situation="here"), progress=False)
-    assert default.result().repeats == 0
+        seeds.observe(turn_record(turn, command="wait", situation="here"), progress=False)
+    assert seeds.result().repeating
+    detector = RepetitionDetector(window=4, free_waits=3)
+    flags = []
+    for turn in range(1, 10):
+        detector.observe(turn_record(turn, command="z", situation="here"), progress=turn == 6)
+        flags.append(detector.recent[-1][0])
+    # Waits 1-3 are free; 4 and 5 repeat; turn 6 made progress (and its wait was the fifth); 7-9 are free again.
+    assert flags == [False, False, False, True, True, True, False, False, False]
 
 
 def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():

@@ -86,7 +86,7 @@ class LoopBreak:
         self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
         self.active: Detections = NO_DETECTIONS
         self.repetition = RepetitionDetector(
-            config.repetition_window, waits_repeat=config.wait_allowance == 0, misses=config.repetition_misses
+            config.repetition_window, free_waits=config.wait_allowance, misses=config.repetition_misses
         )
         self.waits = 0
         """Waits since the last progress."""

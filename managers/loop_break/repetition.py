@@ -44,14 +44,17 @@ class RepetitionResult:
 
 
 class RepetitionDetector:
-    def __init__(self, window: int, waits_repeat: bool = False, misses: int = 0):
+    def __init__(self, window: int, free_waits: int = 0, misses: int = 0):
         self.window = window
         self.misses = misses
         """Turns of the window that may be new while it still counts as repeating (a random walk taking a door it
         had not taken from there, a character changing the room once)."""
-        self.waits_repeat = waits_repeat
-        """Whether a wait can repeat (the seeds' counting). By default it never does: waiting for a timed event is
-        the same command from the same situation, again and again, and no loop."""
+        self.free_waits = free_waits
+        """Waits since the last progress that never repeat: waiting for a timed event is the same command from the
+        same situation, again and again, and no loop. The waits after them repeat like any command (a player who
+        only waits). 0: every wait can repeat (the seeds' counting)."""
+        self.waits = 0
+        """Waits since the last progress."""
         self.transitions: set[tuple[str, str]] = set()
         """(situation, command) of every turn since the last progress (the turn that made it included)."""
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
@@ -82,10 +85,12 @@ class RepetitionDetector:
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
-        if is_wait(command) and not self.waits_repeat:
-            repeated = False
+        if is_wait(command):
+            self.waits += 1
+            repeated = repeated and self.waits > self.free_waits
         self.recent.append((repeated, record.room_id_after))
         if progress:
+            self.waits = 0
             self.transitions.clear()
             self.stretch_moves.clear()
             self.stretch_rooms.clear()
