@@ -280,6 +280,20 @@ def test_a_window_may_hold_repetition_misses_new_turns():
     assert not strict.result().repeating and strict.turns_until_repeating() == 1
 
 
+def test_a_room_changed_by_the_game_during_an_observation_is_the_same_situation():
+    """zork3's camping loop: a character leaves the Cliff while the player takes stock, so the room's objects, and the
+    situation, change on an `inventory`. The game did it, not the player: what the player does there next repeats
+    what it did before. A change on a wait (the timed event waited for) or on any other command is a new situation."""
+    cycle = ["look", "examine amulet", "inventory"]
+    for last, repeats in (("inventory", True), ("wait", False), ("push rock", False)):
+        detector = RepetitionDetector(window=3)
+        commands = cycle * 2 + [last] + cycle
+        for turn, command in enumerate(commands, start=1):
+            situation = "cliff" if turn < 7 else "cliff, man gone"
+            detector.observe(turn_record(turn, command=command, situation=situation), progress=False)
+        assert detector.result().repeating is repeats, last
+
+
 def walk(turn: int, command: str, before: int | None, after: int | None, situation: str):
     return turn_record(turn, command=command, situation=situation, room_id_before=before, room_id_after=after)
 

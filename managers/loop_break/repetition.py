@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
-from session.commands import canonical_command, direction_of, is_wait
+from session.commands import canonical_command, direction_of, is_observation, is_wait
 from session.outcomes import BLOCKED_EXIT
 from session.records import TurnRecord
 
@@ -59,6 +59,11 @@ class RepetitionDetector:
         """(situation, command) of every turn since the last progress (the turn that made it included)."""
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
         self.situation = ""
+        """The situation the next command starts from, as repetition compares it (see `aliases`)."""
+        self.aliases: dict[str, str] = {}
+        """Situations an observation (look, examine, inventory; not a wait) led to, since the last progress, mapped to
+        the one it was made from: the game changed the room on its own (a character left, a radio counter ticked),
+        so what the player does there repeats what it did before."""
         self.stretch_moves: set[tuple] = set()
         """Moves made since the last progress, as (situation, direction) and, between known rooms, as (room,
         inventory, direction): repeating one steers nowhere new."""
@@ -91,6 +96,7 @@ class RepetitionDetector:
         self.recent.append((repeated, record.room_id_after))
         if progress:
             self.waits = 0
+            self.aliases.clear()
             self.transitions.clear()
             self.stretch_moves.clear()
             self.stretch_rooms.clear()
@@ -103,7 +109,11 @@ class RepetitionDetector:
             self.stretch_moves.add((*place, direction))
         if direction is not None:
             self.stretch_moves.add((self.situation, direction))
-        self.situation = record.situation
+        situation = self.aliases.get(record.situation, record.situation)
+        looked = is_observation(command) and not is_wait(command) and not progress
+        if looked and self.situation and situation != self.situation:  # "": before the first turn, unknown
+            self.aliases[record.situation] = situation = self.situation
+        self.situation = situation
         after = (record.room_id_after, tuple(sorted(record.inventory_after)))
         self.place = after if record.room_id_after is not None else None
 
