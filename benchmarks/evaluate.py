@@ -144,7 +144,11 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
 
 # -- overhead and memory -------------------------------------------------------------------------------------
 def memory_probe(rom: Path, turns: int) -> dict:
-    """Peak and current RSS of a fresh process that plays `turns` turns of the dam_ab looper, never terminated."""
+    """Peak and current RSS of a fresh process that plays `turns` turns of the camp_in_room loop (on the Dam, which
+    is lit), forced, never terminated. Not the dam_ab looper it used to be: steered, a looper may leave its loop and
+    die in the dark (dam_ab's did at turn 577 once the repetition window grew to 16), and dam_ab forced walks into the
+    dark Maintenance Room until the lamp dies (turn 504); either would measure a short episode under a long one's
+    name, so the probe now fails when the episode ends early."""
     code = (
         "import json,sys;from benchmarks.evaluate import _memory_child;"
         f"print(json.dumps(_memory_child({str(rom)!r}, {turns})))"
@@ -155,14 +159,17 @@ def memory_probe(rom: Path, turns: int) -> dict:
 
 def _memory_child(rom: str, turns: int) -> dict:
     logger.remove()
-    built = build_scenario("dam_ab", rom)
+    built = build_scenario("camp_in_room", rom)
     with tempfile.TemporaryDirectory() as folder:
         config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
         # The orchestrator alone: reading events.jsonl back (as run_episode does) would measure the reader.
         session = JerichoSession(rom, seed=config.gameplay.seed)
-        agent = LooperAgent(built.prefix, built.loop)
+        loop = built.loop * (turns // max(1, len(built.loop)) + 1)
+        agent = ReplayAgent((built.prefix + loop)[:turns], kind="replay")
         orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
         summary = json.loads(orchestrator.play_episode().read_text())
+    if summary["turns"] != turns:
+        raise RuntimeError(f"the memory probe played {summary['turns']} turns, not {turns} ({summary['termination_reason']})")
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
     return {
         "turns": summary["turns"],
