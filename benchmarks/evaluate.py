@@ -314,7 +314,7 @@ def _overhead_lines(result: dict) -> str:
         f"While looping (dam_ab looper, {loop['turns']:,} turns, never stopped, median of 3): full orchestrator "
         f"{loop['orchestrator_ms']} ms/turn, the loop break {loop['loop_break_ms']} ms/turn, the progress facts "
         f"{loop['progress_facts_ms']} ms/turn.\n"
-        f"Memory (dam_ab looper, never stopped, report written): peak RSS {m['1000']['peak_rss_mb']} MB after "
+        f"Memory (camp_in_room loop, forced, never stopped, report written): peak RSS {m['1000']['peak_rss_mb']} MB after "
         f"{m['1000']['turns']:,} turns, {m['10000']['peak_rss_mb']} MB after {m['10000']['turns']:,} turns "
         f"({m['growth_1k_to_10k']:+.1%}).\n"
     )

@@ -191,11 +191,12 @@ class LoopBreakConfig(_Section):
     repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather; optimal walkthroughs wait
     up to 16 times in a row). The waits after them repeat like any command, so a player who only waits is stopped
     by the repetition rule a window later. 0: a wait is a turn like any other (the seeds)."""
-    wait_detours: int = Field(2, ge=0, le=100)
+    wait_detours: int = Field(3, ge=0, le=100)
     """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
     waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per
-    step). Turns after the last wait count. A loop that mixes in waits is stopped up to (wait_allowance - 1) × this
-    turns later than one that only waits."""
+    step; balances' feather, seed 22: 3-7 turns between waits, stopped at 2). Turns after the last wait count. A loop
+    that mixes in waits gets at most (wait_allowance - 1) × this turns more on the no-progress clock; the repetition
+    rule ends it once its waits repeat."""
     stuck_check_interval: int = Field(1, ge=1, le=1000)
     """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
     progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)

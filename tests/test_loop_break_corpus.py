@@ -134,6 +134,25 @@ def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, loop_break, d
         assert opened["command"] == "open door" and opened["novelty"]  # the wait was for this
 
 
+@pytest.mark.parametrize("wait_detours, stopped", [(3, False), (2, True)])
+def test_waiting_for_the_feather_with_detours_balances(tmp_path, wait_detours, stopped):
+    """balances' noisy walkthrough of seed 22 (3 detours per step): after `learn lobal` the walkthrough waits 13
+    times for a tortoise to drop a feather; with the detours that is 80 turns without progress, 3-7 turns of looking
+    around and walking to the Crest of Hill between waits. Leaving out 2 of those with each wait stopped it at turn
+    343; 3 (the default) lets it wait for the feather and win."""
+    story = story_file("balances.z5")
+    built = trajectories.noisy(story, 3, 22)
+    assert built is not None and built.healthy_until == len(built.commands)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"wait_detours": wait_detours}
+    )
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    if stopped:
+        assert result.summary["termination_reason"] == "stuck_no_progress" and result.summary["turns"] == 343
+    else:
+        assert result.summary["termination_reason"] == "victory" and result.summary["final_score"] == 50
+
+
 @pytest.mark.parametrize("arranging, stopped", [(True, False), (False, True)])
 def test_pushing_crates_with_detours_spirit(tmp_path, arranging, stopped):
     """spirit's sliding crates: 29 steps pushing three crates between two rooms and a shop, with 8 harmless detours
