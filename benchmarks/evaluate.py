@@ -169,7 +169,8 @@ def _memory_child(rom: str, turns: int) -> dict:
         orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
         summary = json.loads(orchestrator.play_episode().read_text())
     if summary["turns"] != turns:
-        raise RuntimeError(f"the memory probe played {summary['turns']} turns, not {turns} ({summary['termination_reason']})")
+        ended = f"{summary['turns']} turns, not {turns} ({summary['termination_reason']})"
+        raise RuntimeError(f"the memory probe played {ended}")
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines() if ":" in line)
     return {
         "turns": summary["turns"],
@@ -314,9 +315,9 @@ def _overhead_lines(result: dict) -> str:
         f"While looping (dam_ab looper, {loop['turns']:,} turns, never stopped, median of 3): full orchestrator "
         f"{loop['orchestrator_ms']} ms/turn, the loop break {loop['loop_break_ms']} ms/turn, the progress facts "
         f"{loop['progress_facts_ms']} ms/turn.\n"
-        f"Memory (camp_in_room loop, forced, never stopped, report written): peak RSS {m['1000']['peak_rss_mb']} MB after "
-        f"{m['1000']['turns']:,} turns, {m['10000']['peak_rss_mb']} MB after {m['10000']['turns']:,} turns "
-        f"({m['growth_1k_to_10k']:+.1%}).\n"
+        f"Memory (camp_in_room loop, forced, never stopped, report written): peak RSS "
+        f"{m['1000']['peak_rss_mb']} MB after {m['1000']['turns']:,} turns, "
+        f"{m['10000']['peak_rss_mb']} MB after {m['10000']['turns']:,} turns ({m['growth_1k_to_10k']:+.1%}).\n"
     )
 
 

@@ -264,7 +264,8 @@ class LoopBreakConfig(_Section):
     repetition_misses: int = Field(1, ge=0, le=1000)
     """Turns of the repetition window that may be new while it still counts as repeating: a random walk that takes
     a door it had not taken from there, a character who changes the room once. Measured: healthy runs never have 16
-    of 16 turns repeating, nor 15 of 16 once 6 turns passed without progress (812 optimal and noisy runs, seeds 1-24)."""
+    of 16 turns repeating, nor 15 of 16 once 6 turns passed without progress (812 optimal and noisy runs, seeds
+    1-24)."""
     repetition_min_turns: int = Field(14, ge=1, le=100_000)
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
     fruitless_turns: int = Field(30, ge=0, le=100_000)

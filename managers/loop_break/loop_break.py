@@ -151,7 +151,9 @@ class LoopBreak:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
             why = f"no progress for {progress.turns_stuck} turns" + {
                 "no_progress": "",
-                "repetition": f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before",
+                "repetition": (
+                    f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before"
+                ),
                 "fruitless": f", {len(self.fruitless)} of them new commands not understood or refused",
             }[rule]
             emit(

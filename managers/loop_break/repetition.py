@@ -5,7 +5,8 @@ the last progress, or when it walks between two known rooms (or into a known roo
 walked. A loop repeats every transition once it has gone round once; healthy play, even with detours, keeps trying
 new things or trying them from new places, so a window of repeats is rare in it (measured on noisy walkthroughs:
 benchmarks/corpus.py). All but `misses` turns of the window must repeat: a random walk now and then takes a door it
-had not taken from there, and a character changes the room once. Situations come from managers.novelty (room, inventory, the room's objects).
+had not taken from there, and a character changes the room once. Situations come from managers.novelty (room,
+inventory, the room's objects).
 
 Why the two horizons (measured on the corpus and on noisy walkthroughs of seeds 2-8): a clumsy player who comes back
 to a place looks around, takes stock and tries the wrong verb there as on the first visit, and a stop rule that
