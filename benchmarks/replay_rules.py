@@ -114,7 +114,8 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
 def _widen(margins: dict[str, dict], row: dict, replayed: Replayed) -> None:
     """How close healthy runs came to each stop rule, per kind of run (optimal, noisy at each factor): the longest
     stretch without progress against max_turns_stuck, the most repeats in the window once past
-    repetition_min_turns against repetition_window, each with the run that reached it."""
+    repetition_min_turns against the repetition_window - repetition_misses a stop needs, each with the run that
+    reached it."""
     kind = row["kind"] if row["kind"] == "optimal" else f"{row['kind']} {row['variant'].split(',')[0]}"
     margin = margins.setdefault(kind, {"runs": 0, "longest_without_progress": [0, ""], "most_repeats": [0, ""]})
     margin["runs"] += 1

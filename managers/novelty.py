@@ -233,18 +233,21 @@ class WorldNovelty:
         old, new = before.world, after.world
         if old is None or new is None:
             return False
-        held = self.player
         moved = [
             index for index in np.nonzero(new.parents != old.parents)[0].tolist()
             if index + 1 not in self.ignored_objects and index + 1 not in self.autonomous
-            and held not in (int(old.parents[index]), int(new.parents[index]))
+            and self.player not in (int(old.parents[index]), int(new.parents[index]))
         ]  # fmt: skip
         if not moved:
             return False
+
+        def placed(world: WorldSnapshot) -> tuple:
+            return tuple((num, int(world.parents[num - 1])) for num in sorted(self.pushed))
+
         if not self.pushed.issuperset(index + 1 for index in moved):  # where they stood before is seen, too
             self.pushed.update(index + 1 for index in moved)
-            self.arrangements.add(tuple((num, int(old.parents[num - 1])) for num in sorted(self.pushed)))
-        arrangement = tuple((num, int(new.parents[num - 1])) for num in sorted(self.pushed))
+            self.arrangements.add(placed(old))
+        arrangement = placed(new)
         if arrangement in self.arrangements:
             return False
         self.arrangements.add(arrangement)
