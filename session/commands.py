@@ -74,6 +74,8 @@ HANDING_VERBS = frozenset("put give insert place offer".split())
 """Verbs that use something the player holds (`put egg in case`): they can work only while it is held."""
 LOOK_COMMANDS = frozenset({"look", "l"})
 """The commands that print the room's full description."""
+ROUTINE_COMMANDS = LOOK_COMMANDS | {"inventory", "i"}
+"""Commands a player repeats in passing anywhere: looking round, checking what is held."""
 _SPACES = re.compile(r"\s+")
 
 
@@ -149,6 +151,13 @@ def directions_named(text: str) -> tuple[str, ...]:
     if _EVERY_DIRECTION.search(text.lower()):
         words |= COMPASS_DIRECTIONS
     return tuple(d for d in DIRECTIONS if d in _NAMED_DIRECTIONS and d in words)
+
+
+def tries_something(command: str) -> bool:
+    """The command tries something on the game world: it is no move, look round, inventory or wait (those are how
+    play gets about and lets time pass, whatever it is after)."""
+    canonical = canonical_command(command)
+    return bool(canonical) and direction_of(command) is None and canonical not in ROUTINE_COMMANDS and not is_wait(command)
 
 
 def is_observation(command: str) -> bool:

@@ -102,9 +102,6 @@ def classify_outcome(
     return SUCCESS if world_changed else NO_EFFECT
 
 
-NOT_DONE = frozenset({PARSER_FAILURE, REFUSED})
-"""The game did not understand the command or would not do it: what play that gets nowhere is made of (the fruitless
-stop rule counts these; a bump into a wall or a look that shows nothing new is not among them)."""
 FAILURES = PROBLEMATIC - {NO_EFFECT}
 """Outcomes that say the command failed. `no_effect` only says nothing visible changed: learning a spell a second
 time or waiting for a train reads the same, and such steps are in the optimal walkthroughs."""

@@ -1,5 +1,6 @@
 """Issue 9 on real story files of the shared corpus: each failure cause the issue measured, driven through
-`_run_game_loop` with scripted agents under the default configuration."""
+`_run_game_loop` with scripted agents under the default configuration (the tests of the mechanisms that spare slow
+healthy stretches run under the former 48-turn limit, which those stretches exceed: see FORMER_LIMIT)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,10 @@ from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 
 LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
+FORMER_LIMIT = {"max_turns_stuck": 48, "stuck_warning_threshold": 40}
+"""The no-progress limit before 2026-11-26. The waiting, arrangement and trek mechanisms were measured under it; the
+64-turn limit now spares some of their stretches even without them, so their tests keep the tighter limit to show
+that the mechanism is what spares the healthy stretch, and that without it the stretch would be stopped."""
 
 
 def play_walkthrough(tmp_path, name: str, steps: int | None = None):
@@ -124,7 +129,9 @@ def test_waiting_for_a_timed_event_with_detours_tryst205(tmp_path, loop_break, d
     story = story_file("tryst205.z5")
     looks = ("look", "inventory", "examine bar", "examine door")[:detours]
     commands, door = jail_with_detours(story, looks)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break=loop_break)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={**FORMER_LIMIT, **loop_break}
+    )
     result = run_episode(story, config, ReplayAgent(commands))
     assert bool(result.events("stuck_termination")) is stopped
     if stopped:
@@ -144,8 +151,9 @@ def test_waiting_for_the_feather_with_detours_balances(tmp_path, wait_detours, s
     built = trajectories.noisy(story, 3, 22)
     assert built is not None and built.healthy_until == len(built.commands)
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"wait_detours": wait_detours}
-    )
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)},
+        loop_break={**FORMER_LIMIT, "wait_detours": wait_detours},
+    )  # fmt: skip
     result = run_episode(story, config, ReplayAgent(built.commands))
     if stopped:
         assert result.summary["termination_reason"] == "stuck_no_progress" and result.summary["turns"] == 343
@@ -167,8 +175,9 @@ def test_pushing_crates_with_detours_spirit(tmp_path, arranging, stopped):
     commands = walkthrough[:start] + pushing + walkthrough[icebox : icebox + 2]
     signals = [s for s in DEFAULT_PROGRESS_SIGNALS if arranging or s != "new_arrangement"]
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={"progress_signals": signals}
-    )
+        tmp_path, gameplay={"max_turns_per_episode": len(commands)},
+        loop_break={**FORMER_LIMIT, "progress_signals": signals},
+    )  # fmt: skip
     result = run_episode(story, config, ReplayAgent(commands))
     unlock = start + len(pushing) + 1
     assert bool(result.events("stuck_termination")) is stopped
@@ -227,7 +236,9 @@ def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break,
     detours = ("look", "inventory", "examine toolkit", "think", "sing", "dance", "wave hands")
     walk = with_detours(walkthrough[start:door], detours)
     commands = walkthrough[:start] + walk + walkthrough[door : door + 2]
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break=loop_break)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(commands)}, loop_break={**FORMER_LIMIT, **loop_break}
+    )
     result = run_episode(story, config, ReplayAgent(commands))
     asked = start + len(walk) + 1
     assert not kinds_between(result, start + 2, asked - 1) - {"new_world_state"}  # nothing new on the way
@@ -236,12 +247,12 @@ def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break,
         assert "new_information" in next(r for r in result.records if r["turn"] == asked)["novelty"]
 
 
-@pytest.mark.parametrize("fruitless_turns, rule, within", [(30, "fruitless", 30), (0, "no_progress", 48)])
-def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns, rule, within):
+@pytest.mark.parametrize("fruitless_turns, ending, within", [(30, "fruitless", 30), (0, "game_over", 61)])
+def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns, ending, within):
     """zork1 at the middle of its walkthrough, then a new verb, noun or parser error every turn in the same rooms,
-    none changing the world: nothing repeats, so the repetition rule never fires. More than half of the turns are
-    new commands the game refused or did not understand, so the fruitless rule ends it 30 turns in; without it the
-    48-turn rule does."""
+    none changing the world: nothing repeats, so the repetition rule never fires. Nearly every turn tries something
+    new, so the fruitless rule ends it 30 turns in. Without it, the loop goes on until the thief takes the lamp and a
+    grue eats the player in the dark, 61 turns in, 3 turns before the no-progress rule would have ended it."""
     story = story_file("zork1.z5")
     built = trajectories.stuck(story, "semi_novel", 0.5)
     assert built is not None
@@ -250,8 +261,9 @@ def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns
         loop_break={"fruitless_turns": fruitless_turns},
     )  # fmt: skip
     result = run_episode(story, config, ReplayAgent(built.commands))
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == rule
+    stops = [stop["rule"] for stop in result.events("stuck_termination")]
+    assert stops == ([ending] if ending == "fruitless" else [])
+    assert result.summary["termination_reason"] == ("stuck_no_progress" if stops else ending)
     assert result.summary["turns"] - built.loop_start + 1 == within
 
 

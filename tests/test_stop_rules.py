@@ -1,7 +1,9 @@
 """The stop rules' clock under the default configuration (issue 9, measured on noisy walkthroughs of seeds 2 and 3):
 waits up to `wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, those waits
 never repeat (the ones after them do), and a stretch that keeps reaching rooms through more than `trek_rooms` of
-them gets up to `trek_extra_turns` more. Fed records directly: no Jericho, no LLM."""
+them gets up to `trek_extra_turns` more. Fed records directly: no Jericho, no LLM. The varied play of the clock's
+tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which the fruitless rule ends at
+`fruitless_turns`; they switch that rule off to watch the clock alone."""
 
 from __future__ import annotations
 
@@ -78,10 +80,12 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
-    assert play(loop_break(enable_repetition_detection=False), varied[:40] + [("wait", 1)] * 100) == (
+    assert play(loop_break(enable_repetition_detection=False, fruitless_turns=0), varied[:40] + [("wait", 1)] * 100) == (
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
-    assert play(loop_break(), [("wait", 1)] * 10 + varied) == (config.max_turns_stuck + 10, "no_progress")
+    assert play(loop_break(fruitless_turns=0), [("wait", 1)] * 10 + varied) == (
+        config.max_turns_stuck + 10, "no_progress"
+    )
 
 
 def trek(turns: int, every: int, until: int | None = None) -> list[tuple[str, int]]:
@@ -95,15 +99,21 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     max_turns_stuck; one that stops reaching rooms gets trek_grace turns after the last one; going round the same
     rooms, or staying in a few, gets max_turns_stuck."""
     config = LoopBreakConfig()
-    assert play(loop_break(), trek(200, every=6)) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
-    last_room = 37  # the turn of index 36
-    assert play(loop_break(), trek(200, every=6, until=36)) == (last_room + config.trek_grace, "no_progress")
+    clock = {"fruitless_turns": 0}
+    assert play(loop_break(**clock), trek(200, every=6)) == (
+        config.max_turns_stuck + config.trek_extra_turns, "no_progress"
+    )
+    last_room = 49  # the turn of index 48
+    assert last_room + config.trek_grace > config.max_turns_stuck
+    assert play(loop_break(**clock), trek(200, every=6, until=48)) == (last_room + config.trek_grace, "no_progress")
     rooms = config.trek_rooms + 3
     cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
-    assert play(loop_break(), cycle) == (config.max_turns_stuck, "no_progress")
-    assert play(loop_break(trek_grace=0), cycle) == (config.max_turns_stuck + config.trek_extra_turns, "no_progress")
+    assert play(loop_break(**clock), cycle) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(trek_grace=0, **clock), cycle) == (
+        config.max_turns_stuck + config.trek_extra_turns, "no_progress"
+    )
     camp = [(f"examine thing {turn}", 1 + turn % 2) for turn in range(200)]
-    assert play(loop_break(), camp) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(**clock), camp) == (config.max_turns_stuck, "no_progress")
 
 
 def test_the_warning_counts_down_on_the_same_clock():
@@ -138,29 +148,33 @@ def test_waits_repeat_only_past_the_free_waits():
 
 def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
     """A user who gives play more time (max_turns_stuck 100) needs no second key: the trek limit follows."""
-    config = GameConfiguration.from_dict({"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90}})
+    config = GameConfiguration.from_dict(
+        {"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90, "fruitless_turns": 0}}
+    )
     expected = 100 + config.loop_break.trek_extra_turns
     assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")
 
 
-def test_new_words_the_game_refuses_are_fruitless():
-    """Semi-novel stuck play: a new command every turn, every other one refused or not understood, in one room. It
-    repeats nothing, so only the no-progress rule would end it; the fruitless rule ends it fruitless_turns after the
-    last progress, and the warning counts down to it. A third of the turns refused (a clumsy player trying a wrong
-    verb between things to look at), or the same wrong verb again and again, is not fruitless."""
+def test_new_tries_that_get_nowhere_are_fruitless():
+    """Semi-novel stuck play: a new command every turn in one room, whatever the game answers (a refusal, a parser
+    error, or a world hash a timer changes). It repeats nothing, so only the no-progress rule would end it; the
+    fruitless rule ends it fruitless_turns after the last progress, and the warning counts down to it. A player who
+    looks round, checks the inventory or walks between tries (a new try every other turn), or who says the same
+    wrong verb between new tries, is not fruitless."""
     config = LoopBreakConfig()
+    answers = ("parser_failure", "refused", "no_effect", "success")
 
-    def mixed(every: int, refused=lambda turn: f"frob thing {turn}") -> list[tuple]:
+    def tries(every: int, between=lambda turn: ("look", "inventory", "north", "south")[turn % 4]) -> list[tuple]:
         return [
-            (refused(turn), 1, "parser_failure" if turn % 4 else "refused") if turn % every == 0
-            else (f"examine thing {turn}", 1, "no_effect")
+            (f"frob thing {turn}", 1, answers[turn % 4]) if turn % every == 0 else (between(turn), 1, "no_effect")
             for turn in range(1, 101)
         ]  # fmt: skip
 
-    assert play(loop_break(), mixed(2)) == (config.fruitless_turns, "fruitless")
-    assert play(loop_break(fruitless_turns=0), mixed(2)) == (config.max_turns_stuck, "no_progress")
-    assert play(loop_break(), mixed(3)) == (config.max_turns_stuck, "no_progress")
-    assert play(loop_break(), mixed(2, refused=lambda turn: "dance")) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), tries(1)) == (config.fruitless_turns, "fruitless")
+    assert play(loop_break(fruitless_turns=0), tries(1)) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), tries(2))[1] != "fruitless"
+    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.max_turns_stuck, "no_progress")
     breaker = loop_break(enable_repetition_detection=False)
-    play(breaker, mixed(2)[:24])
+    play(breaker, tries(1)[:24])
     assert breaker.turns_to_stop(24) == config.fruitless_turns - 24

@@ -24,10 +24,9 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import canonical_command, direction_of, is_wait
+from session.commands import canonical_command, direction_of, is_wait, tries_something
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
-from session.outcomes import NOT_DONE
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
 
 NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
@@ -96,8 +95,8 @@ class LoopBreak:
         self.since_wait: int | None = None
         """Other turns since the last wait (None: no wait since the last progress)."""
         self.fruitless: set[str] = set()
-        """Commands tried since the last progress that the game did not understand or refused (session.outcomes
-        .NOT_DONE), each counted once: saying the same wrong thing again is the repetition rule's."""
+        """Commands that tried something (session.commands.tries_something) since the last progress, each counted
+        once: none of them got anywhere, and saying the same thing again is the repetition rule's."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
@@ -144,7 +143,7 @@ class LoopBreak:
         self._count_waits(record, progress.progress)
         if progress.progress:
             self.fruitless.clear()
-        elif record.result_category in NOT_DONE:
+        elif tries_something(record.command):
             self.fruitless.add(canonical_command(record.command))
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
@@ -154,7 +153,7 @@ class LoopBreak:
                 "repetition": (
                     f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before"
                 ),
-                "fruitless": f", {len(self.fruitless)} of them new commands not understood or refused",
+                "fruitless": f", {len(self.fruitless)} different things tried in them",
             }[rule]
             emit(
                 events, "stuck_termination", f"Terminating episode: {why} (score {record.score_after})",
@@ -166,7 +165,7 @@ class LoopBreak:
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating) or `fruitless`
-        (fruitless_turns without progress, fruitless_share of them refused or not understood)."""
+        (fruitless_turns without progress, fruitless_share of them trying something not tried since)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
