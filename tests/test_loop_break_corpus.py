@@ -332,17 +332,18 @@ def test_a_random_walk_that_now_and_then_takes_a_new_door_balances(tmp_path, loo
     assert (result.summary["turns"] - built.loop_start + 1 <= 40) is within_40
 
 
-def test_a_player_who_only_waits_is_stopped_a_window_after_the_free_waits_balances(tmp_path):
+def test_a_player_who_only_waits_is_stopped_on_the_first_wait_past_the_free_ones_balances(tmp_path):
     """`wait` from the first turn on: the first wait_allowance waits are how a player lets a timed event come
-    (optimal walkthroughs wait up to 16 times in a row), the ones after them repeat, and the repetition rule ends it
-    a window later (31 turns; it was 64, by the no-progress rule, when no wait ever repeated)."""
+    (optimal walkthroughs wait up to 16 times in a row). The next one, after nothing but waits, is a loop: the
+    repetition rule ends it there (it was a window later, 31 turns, while the free waits stayed free; 64, by the
+    no-progress rule, when no wait ever repeated)."""
     story = story_file("balances.z5")
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 100})
     result = run_episode(story, config, ReplayAgent(["wait"] * 100))
     [stop] = result.events("stuck_termination")
     rules = config.loop_break
     assert stop["rule"] == "repetition" and stop["last_progress_turn"] == 0
-    assert result.summary["turns"] == rules.wait_allowance + rules.repetition_window - rules.repetition_misses
+    assert result.summary["turns"] == rules.wait_allowance + 1
 
 
 def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):

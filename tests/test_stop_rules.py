@@ -43,12 +43,14 @@ def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
 
 
 def test_waiting_stops_no_clock_up_to_the_allowance():
-    """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat; the waits after them
-    repeat, so the repetition rule ends it a window later (64 turns when no wait ever repeated: the no-progress
-    rule, wait_allowance turns after max_turns_stuck). With the seeds' counting the first two waits are new (from the
-    start, then from here) and every one after them repeats."""
+    """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat. The first wait past
+    them, after a window of nothing but waits, takes that back: the free waits that repeated count as repeats and
+    their turns count on the repetition rule's clock, so it ends there (it was a window later while the free waits
+    stayed free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the seeds'
+    counting the first two waits are new (from the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
-    assert play(loop_break(), [("wait", 1)] * 100) == (repetition_stop(config.wait_allowance, config), "repetition")
+    assert play(loop_break(), [("wait", 1)] * 100) == (config.wait_allowance + 1, "repetition")
+    assert play(loop_break(wait_allowance=30), [("wait", 1)] * 100) == (31, "repetition")
     assert play(loop_break(enable_repetition_detection=False), [("wait", 1)] * 100) == (
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
@@ -144,6 +146,20 @@ def test_waits_repeat_only_past_the_free_waits():
         flags.append(detector.recent[-1][0])
     # Waits 1-3 are free; 4 and 5 repeat; turn 6 made progress (and its wait was the fifth); 7-9 are free again.
     assert flags == [False, False, False, True, True, True, False, False, False]
+
+
+def test_only_waits_past_the_free_ones_take_them_back():
+    """The free waits that repeated count as repeats again once the player has waited more often than the free waits
+    and nothing else for a whole window; a look between waits keeps them free."""
+    waiting = RepetitionDetector(window=4, free_waits=3)
+    for turn in range(1, 7):
+        waiting.observe(turn_record(turn, command="wait", situation="here"), progress=False)
+    # Waits 1-2 are new (from the start, then from here), 3 is free yet a repeat, 4-6 are past the free ones.
+    assert waiting.waited_out and waiting.result().repeats == 4
+    looking = RepetitionDetector(window=4, free_waits=3)
+    for turn, command in enumerate(["wait", "wait", "wait", "look", "wait", "wait"], start=1):
+        looking.observe(turn_record(turn, command=command, situation="here"), progress=False)
+    assert not looking.waited_out and looking.result().repeats == 2  # the free wait 3 stays free
 
 
 def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():

@@ -171,7 +171,7 @@ class LoopBreak:
         clock = self.clock(turns_stuck)
         if clock >= self._no_progress_limit():
             return "no_progress"
-        if self.repeating.repeating and clock >= self.config.repetition_min_turns:
+        if self.repeating.repeating and self._repetition_clock(turns_stuck) >= self.config.repetition_min_turns:
             return "repetition"
         if self._fruitless(turns_stuck) and clock >= self.config.fruitless_turns:
             return "fruitless"
@@ -201,6 +201,12 @@ class LoopBreak:
         balances' feather up to 13). Turns after the last wait count: a loop that starts after waiting is a loop."""
         return turns_stuck - self.wait_credit
 
+    def _repetition_clock(self, turns_stuck: int) -> int:
+        """The repetition rule's clock: the stop rules' clock, or every turn since the last progress once the player
+        has only waited for a window and more often than the free waits (RepetitionDetector.waited_out): a player
+        who only waits is stopped on the first wait past the free ones, not repetition_min_turns later."""
+        return turns_stuck if self.repetition.waited_out else self.clock(turns_stuck)
+
     def _no_progress_limit(self) -> int:
         """max_turns_stuck; when the turns since the last progress went through more than trek_rooms rooms, up to
         trek_extra_turns more, but no more than trek_grace turns after the player last reached a room not yet seen
@@ -221,7 +227,8 @@ class LoopBreak:
         remaining = self._no_progress_limit() - clock
         if self.config.enable_repetition_detection:
             until_repeating = self.repetition.turns_until_repeating()
-            remaining = min(remaining, max(self.config.repetition_min_turns - clock, until_repeating))
+            until_min_turns = self.config.repetition_min_turns - self._repetition_clock(turns_stuck)
+            remaining = min(remaining, max(until_min_turns, until_repeating))
         if self._fruitless(turns_stuck):
             remaining = min(remaining, self.config.fruitless_turns - clock)
         return max(0, remaining)

@@ -56,9 +56,12 @@ class RepetitionDetector:
         only waits). 0: every wait can repeat (the seeds' counting)."""
         self.waits = 0
         """Waits since the last progress."""
+        self.wait_streak = 0
+        """Waits in a row, up to the last turn."""
         self.transitions: set[tuple[str, str]] = set()
         """(situation, command) of every turn since the last progress (the turn that made it included)."""
-        self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
+        self.recent: deque[tuple[bool, int | None, bool]] = deque(maxlen=window)
+        """(repeated, room after, a free wait that repeated its transition) of the last `window` turns."""
         self.situation = ""
         """The situation the next command starts from, as repetition compares it (see `aliases`)."""
         self.aliases: dict[str, str] = {}
@@ -91,10 +94,15 @@ class RepetitionDetector:
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
+        spared = False
         if is_wait(command):
             self.waits += 1
-            repeated = repeated and self.waits > self.free_waits
-        self.recent.append((repeated, record.room_id_after))
+            self.wait_streak += 1
+            spared = repeated and self.waits <= self.free_waits
+            repeated = repeated and not spared
+        else:
+            self.wait_streak = 0
+        self.recent.append((repeated, record.room_id_after, spared))
         if progress:
             self.waits = 0
             self.aliases.clear()
@@ -118,15 +126,26 @@ class RepetitionDetector:
         after = (record.room_id_after, tuple(sorted(record.inventory_after)))
         self.place = after if record.room_id_after is not None else None
 
+    @property
+    def waited_out(self) -> bool:
+        """The player has done nothing but wait for the whole window, more often since the last progress than the
+        free waits: what they let come has not come, so the free waits that repeated count as repeats again. A player
+        who looks around between waits keeps them (a sheriff comes at a time, however the player spends it)."""
+        return self.waits > self.free_waits and self.wait_streak >= self.window
+
+    def _flags(self) -> list[bool]:
+        waited_out = self.waited_out
+        return [repeated or (spared and waited_out) for repeated, _, spared in self.recent]
+
     def result(self) -> RepetitionResult:
         if len(self.recent) < self.window:
             return RepetitionResult(0, 0)
-        rooms = tuple(sorted({room for _, room in self.recent if room is not None}))
-        return RepetitionResult(sum(repeated for repeated, _ in self.recent), self.window, rooms, self.misses)
+        rooms = tuple(sorted({room for _, room, _ in self.recent if room is not None}))
+        return RepetitionResult(sum(self._flags()), self.window, rooms, self.misses)
 
     def turns_until_repeating(self) -> int:
         """Turns of repeats still needed before the window counts as repeating (0: it does now)."""
-        flags = [repeated for repeated, _ in self.recent]
+        flags = self._flags()
         missing = self.window - len(flags)
         # The (misses + 1)-th newest new turn must leave the window; fewer new turns than that, only filling it.
         ages = [age for age, repeated in enumerate(reversed(flags)) if not repeated]
