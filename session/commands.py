@@ -157,7 +157,8 @@ def tries_something(command: str) -> bool:
     """The command tries something on the game world: it is no move, look round, inventory or wait (those are how
     play gets about and lets time pass, whatever it is after)."""
     canonical = canonical_command(command)
-    return bool(canonical) and direction_of(command) is None and canonical not in ROUTINE_COMMANDS and not is_wait(command)
+    routine = canonical in ROUTINE_COMMANDS or is_wait(command) or direction_of(command) is not None
+    return bool(canonical) and not routine
 
 
 def is_observation(command: str) -> bool:

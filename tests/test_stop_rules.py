@@ -10,6 +10,7 @@ from __future__ import annotations
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.repetition import RepetitionDetector
 from managers.map_graph import MapGraph
+from session.commands import tries_something
 from session.config import GameConfiguration, LoopBreakConfig
 from tests.factories import turn_record
 
@@ -82,7 +83,8 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
-    assert play(loop_break(enable_repetition_detection=False, fruitless_turns=0), varied[:40] + [("wait", 1)] * 100) == (
+    no_progress_only = loop_break(enable_repetition_detection=False, fruitless_turns=0)
+    assert play(no_progress_only, varied[:40] + [("wait", 1)] * 100) == (
         config.max_turns_stuck + config.wait_allowance, "no_progress"
     )
     assert play(loop_break(fruitless_turns=0), [("wait", 1)] * 10 + varied) == (
@@ -169,6 +171,12 @@ def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
     )
     expected = 100 + config.loop_break.trek_extra_turns
     assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")
+
+
+def test_moves_looks_inventories_and_waits_try_nothing():
+    """The fruitless rule's count: what a player does to get about, take stock or let time pass is no try."""
+    assert all(tries_something(c) for c in ("examine lamp", "look at wall", "look under rug", "xyzzq", "say hello"))
+    assert not any(tries_something(c) for c in ("n", "go north", "look", "L", "inventory", "i", "wait", "z", ""))
 
 
 def test_new_tries_that_get_nowhere_are_fruitless():
