@@ -190,6 +190,24 @@ def test_pushing_crates_with_detours_spirit(tmp_path, arranging, stopped):
         assert unlocked["command"] == "unlock icebox with square key" and "new_object_state" in unlocked["novelty"]
 
 
+@pytest.mark.parametrize("loop_break, stopped", [({}, False), (FORMER_LIMIT, True)])
+def test_a_script_off_its_track_for_61_turns_temple(tmp_path, loop_break, stopped):
+    """temple's noisy walkthrough of seed 13 (3 detours per step): after the detours put the player one room off,
+    the walkthrough's own `e`, `x stove` and `x kettle` get nowhere for 61 turns in two corridors and a chamber,
+    until the script finds its way back and wins. The 64-turn backstop lets it; the former 48 stopped it at turn
+    303. (The stretch repeats too little for the repetition rule, and tries too little for the fruitless one.)"""
+    story = story_file("temple.z5")
+    built = trajectories.noisy(story, 3, 13)
+    assert built is not None and built.healthy_until == len(built.commands)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break=loop_break)
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    if stopped:
+        assert result.summary["termination_reason"] == "stuck_no_progress" and result.summary["turns"] == 303
+    else:
+        assert not result.events("stuck_termination")
+        assert result.summary["final_score"] == built.clean_score
+
+
 # -- stuck play ends sooner -----------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def wandering(tmp_path_factory):
