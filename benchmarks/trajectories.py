@@ -10,8 +10,9 @@
 - stuck kinds, each a healthy walkthrough prefix (cut at a fraction of the walkthrough) followed by a loop:
   `ab` (two rooms), `line` (a corridor of 3-5 rooms, end to end), `random_walk` (seeded, among at most 4 rooms),
   `camping` (the same in-room actions), `puzzle_retry` (a failing command and its variations), `inventory_juggling`
-  (drop and take again), `wandering` (out and back over 5-10 rooms the prefix visited), and `semi_novel` (a new
-  verb, noun or parser error every turn in the same two rooms, none changing the world).
+  (drop and take again), `wandering` (out and back over 5-10 rooms the prefix visited), `semi_novel` (a new verb,
+  noun or parser error every turn in the same two rooms, none changing the world), and `waiting` (`wait`, again and
+  again: the identical command a player uses to let time pass).
 
 Nothing here is game-specific: exits are found by trying every direction, objects come from the Z-machine.
 """
@@ -30,9 +31,9 @@ from session.records import GameView
 
 HEALTHY_KINDS = ("optimal", "noisy")
 STUCK_KINDS = (
-    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel",
+    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel", "waiting",
 )  # fmt: skip
-PURE_REPETITION = frozenset({"ab", "camping"})
+PURE_REPETITION = frozenset({"ab", "camping", "waiting"})
 """Stuck kinds that repeat the very same commands: the issue asks them to end within 25 turns, not 40."""
 DEFAULT_CUTS = (0.25, 0.5, 0.75)
 LOOP_LENGTH = 150
@@ -482,7 +483,12 @@ def _semi_novel(explorer, rng, length, visited) -> list[str]:
     return commands[:length] if len(commands) >= length else []
 
 
+def _waiting(explorer, rng, length, visited) -> list[str]:
+    return ["wait"] * length
+
+
 _BUILDERS = {
     "ab": _ab, "line": _line, "random_walk": _random_walk, "camping": _camping, "puzzle_retry": _puzzle_retry,
     "inventory_juggling": _inventory_juggling, "wandering": _wandering, "semi_novel": _semi_novel,
+    "waiting": _waiting,
 }  # fmt: skip

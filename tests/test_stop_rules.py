@@ -8,6 +8,7 @@ tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which t
 from __future__ import annotations
 
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector
 from managers.map_graph import MapGraph
 from session.commands import tries_something
@@ -45,10 +46,10 @@ def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
 
 def test_waiting_stops_no_clock_up_to_the_allowance():
     """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat. The first wait past
-    them, after a window of nothing but waits, takes that back: the free waits that repeated count as repeats and
-    their turns count on the repetition rule's clock, so it ends there (it was a window later while the free waits
-    stayed free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the seeds'
-    counting the first two waits are new (from the start, then from here) and every one after them repeats."""
+    them in a row takes that back: every wait of the window repeats and every turn counts on the repetition rule's
+    clock, so it ends there (it was a window later while the free waits stayed free: 31 turns; wait_allowance turns
+    after max_turns_stuck when no wait ever repeated). With the seeds' counting the first two waits are new (from
+    the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
     assert play(loop_break(), [("wait", 1)] * 100) == (config.wait_allowance + 1, "repetition")
     assert play(loop_break(wait_allowance=30), [("wait", 1)] * 100) == (31, "repetition")
@@ -150,18 +151,22 @@ def test_waits_repeat_only_past_the_free_waits():
     assert flags == [False, False, False, True, True, True, False, False, False]
 
 
-def test_only_waits_past_the_free_ones_take_them_back():
-    """The free waits that repeated count as repeats again once the player has waited more often than the free waits
-    and nothing else for a whole window; a look between waits keeps them free."""
+def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
+    """Once the player has waited more times in a row than the free waits, and for a whole window, every wait of the
+    window repeats, also one from a situation a thief or a timer changed meanwhile; a look between waits keeps the
+    free waits free. Waits never make progress but by score, a new room or an objective."""
     waiting = RepetitionDetector(window=4, free_waits=3)
-    for turn in range(1, 7):
-        waiting.observe(turn_record(turn, command="wait", situation="here"), progress=False)
-    # Waits 1-2 are new (from the start, then from here), 3 is free yet a repeat, 4-6 are past the free ones.
-    assert waiting.waited_out and waiting.result().repeats == 4
+    for turn in range(1, 5):
+        waiting.observe(turn_record(turn, command="wait", situation=f"changed {turn}"), progress=False)
+    assert waiting.waited_out and waiting.result().repeats == 4  # 4 waits in a row, every situation new
     looking = RepetitionDetector(window=4, free_waits=3)
     for turn, command in enumerate(["wait", "wait", "wait", "look", "wait", "wait"], start=1):
         looking.observe(turn_record(turn, command=command, situation="here"), progress=False)
-    assert not looking.waited_out and looking.result().repeats == 2  # the free wait 3 stays free
+    assert not looking.waited_out and looking.result().repeats == 2  # only the waits past the free ones
+    tracker = ProgressTracker(set(LoopBreakConfig().progress_signals))
+    assert not tracker.observe(turn_record(1, command="wait", novelty=["new_object_state", "new_game_variable"])).signals
+    assert tracker.observe(turn_record(2, command="z", novelty=["new_room"])).signals == ("new_room",)
+    assert tracker.observe(turn_record(3, command="take feather", novelty=["new_object_state"])).progress
 
 
 def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():

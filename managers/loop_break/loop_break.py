@@ -203,8 +203,8 @@ class LoopBreak:
 
     def _repetition_clock(self, turns_stuck: int) -> int:
         """The repetition rule's clock: the stop rules' clock, or every turn since the last progress once the player
-        has only waited for a window and more often than the free waits (RepetitionDetector.waited_out): a player
-        who only waits is stopped on the first wait past the free ones, not repetition_min_turns later."""
+        has waited more times in a row than the free waits (RepetitionDetector.waited_out): a player who only waits
+        is stopped on the first wait past the free ones, not repetition_min_turns later."""
         return turns_stuck if self.repetition.waited_out else self.clock(turns_stuck)
 
     def _no_progress_limit(self) -> int:

@@ -60,8 +60,8 @@ class RepetitionDetector:
         """Waits in a row, up to the last turn."""
         self.transitions: set[tuple[str, str]] = set()
         """(situation, command) of every turn since the last progress (the turn that made it included)."""
-        self.recent: deque[tuple[bool, int | None, bool]] = deque(maxlen=window)
-        """(repeated, room after, a free wait that repeated its transition) of the last `window` turns."""
+        self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
+        """(repeated, room after) of the last `window` turns."""
         self.situation = ""
         """The situation the next command starts from, as repetition compares it (see `aliases`)."""
         self.aliases: dict[str, str] = {}
@@ -94,15 +94,13 @@ class RepetitionDetector:
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
-        spared = False
         if is_wait(command):
             self.waits += 1
             self.wait_streak += 1
-            spared = repeated and self.waits <= self.free_waits
-            repeated = repeated and not spared
+            repeated = repeated and self.waits > self.free_waits
         else:
             self.wait_streak = 0
-        self.recent.append((repeated, record.room_id_after, spared))
+        self.recent.append((repeated, record.room_id_after))
         if progress:
             self.waits = 0
             self.aliases.clear()
@@ -128,19 +126,22 @@ class RepetitionDetector:
 
     @property
     def waited_out(self) -> bool:
-        """The player has done nothing but wait for the whole window, more often since the last progress than the
-        free waits: what they let come has not come, so the free waits that repeated count as repeats again. A player
-        who looks around between waits keeps them (a sheriff comes at a time, however the player spends it)."""
-        return self.waits > self.free_waits and self.wait_streak >= self.window
+        """More waits in a row than the free waits, and a whole window of them: what they were for has not come
+        (optimal walkthroughs wait at most 16 times in a row, over the 56 of Jericho's game_info), so every wait of
+        the window repeats, whatever a thief or a timer changed meanwhile. A player who looks around between waits
+        keeps the free waits (a sheriff comes at a time, however the player spends it). Never with no free waits
+        (the seeds' counting)."""
+        return bool(self.free_waits) and self.wait_streak > self.free_waits and self.wait_streak >= self.window
 
     def _flags(self) -> list[bool]:
-        waited_out = self.waited_out
-        return [repeated or (spared and waited_out) for repeated, _, spared in self.recent]
+        if self.waited_out:
+            return [True] * len(self.recent)
+        return [repeated for repeated, _ in self.recent]
 
     def result(self) -> RepetitionResult:
         if len(self.recent) < self.window:
             return RepetitionResult(0, 0)
-        rooms = tuple(sorted({room for _, room, _ in self.recent if room is not None}))
+        rooms = tuple(sorted({room for _, room in self.recent if room is not None}))
         return RepetitionResult(sum(self._flags()), self.window, rooms, self.misses)
 
     def turns_until_repeating(self) -> int:
