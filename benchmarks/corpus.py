@@ -32,7 +32,7 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
-from benchmarks.trajectories import PURE_REPETITION, STUCK_KINDS, Trajectory
+from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
@@ -137,7 +137,7 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
 def _target(kind: str) -> int:
     if kind in PURE_REPETITION:
         return TARGETS["pure_repetition"]
-    return TARGETS["semi_novel"] if kind == "semi_novel" else TARGETS["stuck"]
+    return TARGETS["semi_novel"] if kind in SEMI_NOVEL else TARGETS["stuck"]
 
 
 def run_game(job: dict) -> list[dict]:

@@ -11,8 +11,9 @@
   `ab` (two rooms), `line` (a corridor of 3-5 rooms, end to end), `random_walk` (seeded, among at most 4 rooms),
   `camping` (the same in-room actions), `puzzle_retry` (a failing command and its variations), `inventory_juggling`
   (drop and take again), `wandering` (out and back over 5-10 rooms the prefix visited), `semi_novel` (a new verb,
-  noun or parser error every turn in the same two rooms, none changing the world), and `waiting` (`wait`, again and
-  again: the identical command a player uses to let time pass).
+  noun or parser error every turn in the same two rooms, none changing the world; `semi_novel_walking` walks to the
+  neighbour and back after every two such tries), and `waiting` (`wait`, again and again: the identical command a
+  player uses to let time pass).
 
 Nothing here is game-specific: exits are found by trying every direction, objects come from the Z-machine.
 """
@@ -31,8 +32,11 @@ from session.records import GameView
 
 HEALTHY_KINDS = ("optimal", "noisy")
 STUCK_KINDS = (
-    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel", "waiting",
+    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel",
+    "semi_novel_walking", "waiting",
 )  # fmt: skip
+SEMI_NOVEL = frozenset({"semi_novel", "semi_novel_walking"})
+"""Stuck kinds that try something new every turn or so: the issue asks them to end within 60 turns."""
 PURE_REPETITION = frozenset({"ab", "camping", "waiting"})
 """Stuck kinds that repeat the very same commands: the issue asks them to end within 25 turns, not 40."""
 DEFAULT_CUTS = (0.25, 0.5, 0.75)
@@ -461,6 +465,16 @@ def _inventory_juggling(explorer, rng, length, visited) -> list[str]:
 
 def _semi_novel(explorer, rng, length, visited) -> list[str]:
     """A new command every turn, in this room and a neighbour the prefix visited, none changing the world."""
+    return _trying(explorer, rng, length, visited, walk=lambda commands: len(commands) % 12 == 11)
+
+
+def _semi_novel_walking(explorer, rng, length, visited) -> list[str]:
+    """The same, walking to the neighbour and back after every two tries."""
+    return _trying(explorer, rng, length, visited, walk=lambda commands: len(commands) % 4 == 2)
+
+
+def _trying(explorer, rng, length, visited, walk) -> list[str]:
+    """New commands that change nothing, with a step to a visited neighbour and back whenever `walk(commands)`."""
     here = explorer.view.room_id
     exits = {d: r for d, r in explorer.exits().items() if r in visited}
     step = next(((d, b) for d in sorted(exits) if (b := explorer.way_back(d, here))), None)
@@ -471,7 +485,7 @@ def _semi_novel(explorer, rng, length, visited) -> list[str]:
     commands: list[str] = []
     with explorer.trial():
         while len(commands) < length and pool:
-            if step and len(commands) % 12 == 11:
+            if step and walk(commands):
                 commands += list(step)
                 for move in step:
                     explorer.play(move)
@@ -490,5 +504,5 @@ def _waiting(explorer, rng, length, visited) -> list[str]:
 _BUILDERS = {
     "ab": _ab, "line": _line, "random_walk": _random_walk, "camping": _camping, "puzzle_retry": _puzzle_retry,
     "inventory_juggling": _inventory_juggling, "wandering": _wandering, "semi_novel": _semi_novel,
-    "waiting": _waiting,
+    "semi_novel_walking": _semi_novel_walking, "waiting": _waiting,
 }  # fmt: skip

@@ -9,6 +9,7 @@ import pytest
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
+from session.commands import direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
@@ -373,6 +374,22 @@ def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):
     result = run_episode(story, config, ReplayAgent(built.commands))
     assert result.summary["termination_reason"] == "stuck_no_progress"
     assert result.summary["turns"] - built.loop_start + 1 <= 60
+
+
+def test_semi_novel_play_that_walks_between_tries_ends_as_fruitless_zork1(tmp_path):
+    """The same, walking to a neighbour and back after every two tries: half the turns are moves, which the fruitless
+    share leaves out, so the rule ends it 30 turns in as it does without the walking (counted over every turn, the
+    share stayed near a half and the 64-turn rule ended it)."""
+    story = story_file("zork1.z5")
+    built = trajectories.stuck(story, "semi_novel_walking", 0.5)
+    assert built is not None
+    loop = built.commands[built.prefix_turns :]
+    assert sum(direction_of(command) is not None for command in loop[:30]) >= 10
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "fruitless"
+    assert result.summary["turns"] - built.loop_start + 1 == 30
 
 
 def test_repeated_observation_is_no_failure_for_the_gate(tmp_path):

@@ -187,9 +187,9 @@ def test_moves_looks_inventories_and_waits_try_nothing():
 def test_new_tries_that_get_nowhere_are_fruitless():
     """Semi-novel stuck play: a new command every turn in one room, whatever the game answers (a refusal, a parser
     error, or a world hash a timer changes). It repeats nothing, so only the no-progress rule would end it; the
-    fruitless rule ends it fruitless_turns after the last progress, and the warning counts down to it. A player who
-    looks round, checks the inventory or walks between tries (a new try every other turn), or who says the same
-    wrong verb between new tries, is not fruitless."""
+    fruitless rule ends it fruitless_turns after the last progress, and the warning counts down to it. Walking to
+    and fro between tries changes nothing (the share leaves out moves made again). A player who looks round or
+    checks the inventory between tries, or who says the same wrong verb between new tries, is not fruitless."""
     config = LoopBreakConfig()
     answers = ("parser_failure", "refused", "no_effect", "success")
 
@@ -201,6 +201,9 @@ def test_new_tries_that_get_nowhere_are_fruitless():
 
     assert play(loop_break(), tries(1)) == (config.fruitless_turns, "fruitless")
     assert play(loop_break(fruitless_turns=0), tries(1)) == (config.max_turns_stuck, "no_progress")
+    walking = tries(2, between=lambda turn: ("north", "south")[turn // 2 % 2])
+    turn, rule = play(loop_break(), walking)
+    assert rule == "fruitless" and turn < config.fruitless_turns + 5  # its first three moves were new ones
     assert play(loop_break(), tries(2))[1] != "fruitless"
     assert play(loop_break(enable_repetition_detection=False), tries(2)) == (config.max_turns_stuck, "no_progress")
     assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.max_turns_stuck, "no_progress")

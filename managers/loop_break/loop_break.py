@@ -97,6 +97,10 @@ class LoopBreak:
         self.fruitless: set[str] = set()
         """Commands that tried something (session.commands.tries_something) since the last progress, each counted
         once: none of them got anywhere, and saying the same thing again is the repetition rule's."""
+        self.walked_again = 0
+        """Moves since the last progress that repeated one made before (the repetition detector's walks): the
+        fruitless share is of the other turns, so a player who walks between two rooms between tries is fruitless
+        all the same, while one who tries new exits is exploring."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
@@ -143,6 +147,9 @@ class LoopBreak:
         self._count_waits(record, progress.progress)
         if progress.progress:
             self.fruitless.clear()
+            self.walked_again = 0
+        elif direction_of(record.command) is not None:
+            self.walked_again += self._last_turn_repeated()
         elif tries_something(record.command):
             self.fruitless.add(canonical_command(record.command))
         rule = self._stop_rule(record.turn, progress.turns_stuck)
@@ -165,7 +172,8 @@ class LoopBreak:
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating) or `fruitless`
-        (fruitless_turns without progress, fruitless_share of them trying something not tried since)."""
+        (fruitless_turns without progress, fruitless_share of them, less the moves made again, trying something not
+        tried since)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
@@ -177,10 +185,18 @@ class LoopBreak:
             return "fruitless"
         return None
 
+    def _last_turn_repeated(self) -> bool:
+        """The repetition detector found the last turn a repeat (never while repetition detection is off: it is not
+        fed then)."""
+        recent = self.repetition.recent
+        return bool(recent) and recent[-1][0]
+
     def _fruitless(self, turns_stuck: int) -> bool:
-        """The fruitless rule is on and its share holds over the turns since the last progress."""
+        """The fruitless rule is on and its share holds over the turns since the last progress, less the moves made
+        again: walking to and fro between tries hides nothing, but trying new exits is exploring."""
+        turns = turns_stuck - self.walked_again
         share = self.config.fruitless_share
-        return self.config.fruitless_turns > 0 and turns_stuck > 0 and len(self.fruitless) >= share * turns_stuck
+        return self.config.fruitless_turns > 0 and turns > 0 and len(self.fruitless) >= share * turns
 
     def _count_waits(self, record: TurnRecord, progress: bool) -> None:
         if progress:
