@@ -191,10 +191,9 @@ class LoopBreakConfig(_Section):
     wait_allowance: int = Field(16, ge=0, le=100_000)
     """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards any stop rule and never
     repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather; optimal walkthroughs wait
-    up to 16 times in a row). The waits after them repeat like any command. A player who has only waited for a
-    whole repetition window loses them on the first wait past the allowance (the free waits that repeated count as
-    repeats, and their turns on the repetition rule's clock), so the repetition rule stops it there. 0: a wait is a
-    turn like any other (the seeds)."""
+    up to 16 times in a row). The waits after them repeat like any command, and more than this many in a row all
+    repeat, with every turn since the last progress on the repetition rule's clock: a player who only waits is
+    stopped on the first wait past the free ones. 0: a wait is a turn like any other (the seeds)."""
     wait_detours: int = Field(3, ge=0, le=100)
     """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
     waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per

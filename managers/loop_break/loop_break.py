@@ -98,9 +98,9 @@ class LoopBreak:
         """Commands that tried something (session.commands.tries_something) since the last progress, each counted
         once: none of them got anywhere, and saying the same thing again is the repetition rule's."""
         self.walked_again = 0
-        """Moves since the last progress that repeated one made before (the repetition detector's walks): the
-        fruitless share is of the other turns, so a player who walks between two rooms between tries is fruitless
-        all the same, while one who tries new exits is exploring."""
+        """Moves since the last progress that the repetition detector found made before: the fruitless share is of
+        the other turns, so a player who walks between two rooms between tries is fruitless all the same, while one
+        who tries new exits is exploring."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
 
