@@ -164,7 +164,8 @@ def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
         looking.observe(turn_record(turn, command=command, situation="here"), progress=False)
     assert not looking.waited_out and looking.result().repeats == 2  # only the waits past the free ones
     tracker = ProgressTracker(set(LoopBreakConfig().progress_signals))
-    assert not tracker.observe(turn_record(1, command="wait", novelty=["new_object_state", "new_game_variable"])).signals
+    thief = ["new_object_state", "new_game_variable"]
+    assert not tracker.observe(turn_record(1, command="wait", novelty=thief)).signals
     assert tracker.observe(turn_record(2, command="z", novelty=["new_room"])).signals == ("new_room",)
     assert tracker.observe(turn_record(3, command="take feather", novelty=["new_object_state"])).progress
 
