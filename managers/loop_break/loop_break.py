@@ -193,8 +193,11 @@ class LoopBreak:
 
     def _fruitless(self, turns_stuck: int) -> bool:
         """The fruitless rule is on and its share holds over the turns since the last progress, less the moves made
-        again: walking to and fro between tries hides nothing, but trying new exits is exploring."""
-        turns = turns_stuck - self.walked_again
+        again but never less than half of them: walking to and fro between tries hides nothing, trying new exits is
+        exploring, and a player who mostly steps into a neighbour's room and back while looking at things is clumsy
+        (measured: without the half, noisy walkthroughs with a step out and back as every other detour were stopped
+        on lostpig and, sooner, on temple and tryst205)."""
+        turns = max(turns_stuck - self.walked_again, turns_stuck / 2)
         share = self.config.fruitless_share
         return self.config.fruitless_turns > 0 and turns > 0 and len(self.fruitless) >= share * turns
 
