@@ -94,7 +94,8 @@ class RepetitionDetector:
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
-        if is_wait(command):
+        waiting = is_wait(command)
+        if waiting:
             self.waits += 1
             self.wait_streak += 1
             repeated = repeated and self.waits > self.free_waits
@@ -117,7 +118,7 @@ class RepetitionDetector:
         if direction is not None:
             self.stretch_moves.add((self.situation, direction))
         situation = self.aliases.get(record.situation, record.situation)
-        looked = is_observation(command) and not is_wait(command) and not progress
+        looked = is_observation(command) and not waiting and not progress
         if looked and self.situation and situation != self.situation:  # "": before the first turn, unknown
             self.aliases[record.situation] = situation = self.situation
         self.situation = situation
