@@ -165,8 +165,10 @@ def build_agent(kind: str, session: JerichoSession, client, config: GameConfigur
         if not actions:
             raise ConfigError("--agent replay needs --actions FILE (one command per line)")
         return ReplayAgent.from_file(actions)
-    nouns = frozenset(w.word for w in session.dictionary() if w.is_noun)
-    return OfflineAgent(nouns, session.dictionary_word_length)
+    # Every word, not only those Jericho flags as nouns: its flags differ from one process to the next on some story
+    # files (lgop, sherlock), which made the offline agent's play differ from run to run.
+    words = frozenset(w.word for w in session.dictionary())
+    return OfflineAgent(words, session.dictionary_word_length)
 
 
 # -- resuming ------------------------------------------------------------------------------------------------------

@@ -53,10 +53,10 @@ class OfflineAgent:
     kind = "offline"
     forced = False
 
-    def __init__(self, nouns: frozenset[str] = frozenset(), word_length: int = 9):
-        self.nouns = nouns
-        """Nouns the game's dictionary knows (as stored: cut to `word_length`); other description words are never
-        tried."""
+    def __init__(self, words: frozenset[str] = frozenset(), word_length: int = 9):
+        self.words = words
+        """Words the game's dictionary knows (as stored: cut to `word_length`); other description words are never
+        tried. Empty: every word may be tried."""
         self.word_length = word_length
         self.read: set[str] = set()
         """Items already read this episode (reading the same leaflet in every room teaches nothing)."""
@@ -211,7 +211,7 @@ class OfflineAgent:
             if obj.noun in _FIXTURES:
                 yield from (f"tie {rope} to {name}" for rope in (o.noun for o in view.inventory if o.noun in _TYING))
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
-            if not self.nouns or noun[: self.word_length] in self.nouns:
+            if not self.words or noun[: self.word_length] in self.words:
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
         for obj in view.held_inside:  # taken out once: a treasure in a carried nest scores when taken on its own
             if obj.noun not in self.unpacked:

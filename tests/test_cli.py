@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import main
 from session.jericho_session import ZORK1_MD5
+from tests.conftest import story_file
 from tests.local_http import bypass_proxies, closed_port
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
@@ -153,3 +156,23 @@ def test_walkthrough_cli_reaches_350(tmp_path, capsys, rom_path, no_api_key):
     assert summary["final_score"] == 350
     assert summary["termination_reason"] == "victory"
     assert summary["agent"] == "walkthrough"
+
+
+@pytest.mark.parametrize("game", ["lgop.z3", "sherlock.z5"])
+def test_the_offline_agent_knows_the_same_words_in_every_process(game):
+    """Jericho's part-of-speech flags for these story files differ from one process to the next (a noun in one run
+    is none in the next), so an agent built on them played differently each run. The offline agent reads every
+    dictionary word instead: the same in every process."""
+    code = (
+        "import hashlib,sys;from main import build_agent;from session.config import GameConfiguration;"
+        "from session.jericho_session import JerichoSession;"
+        "agent=build_agent('offline',JerichoSession(sys.argv[1]),None,GameConfiguration(),None);"
+        "print(hashlib.md5(repr(sorted(agent.words)).encode()).hexdigest())"
+    )
+    root = Path(__file__).resolve().parents[1]
+    runs = [
+        subprocess.run([sys.executable, "-c", code, str(story_file(game))], capture_output=True, text=True, cwd=root)
+        for _ in range(3)
+    ]
+    assert all(run.returncode == 0 for run in runs), [run.stderr[-500:] for run in runs]
+    assert len({run.stdout.strip() for run in runs}) == 1
