@@ -24,11 +24,14 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 def never_stopped(turns: int) -> dict:
     """Configuration overrides that play a loop for `turns` turns with the loop break watching (detectors,
-    penalties, warnings, gates) but never ending it: both stop rules out of reach, the failure gate only warning.
-    For the measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
+    penalties, warnings, gates) but never ending it: the stop rules out of reach or off, the failure gate only
+    warning. For the measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
     return {
         "gameplay": {"max_turns_per_episode": turns},
-        "loop_break": {"max_turns_stuck": 100_000, "repetition_min_turns": 100_000, "stuck_warning_threshold": 20},
+        "loop_break": {
+            "max_turns_stuck": 100_000, "repetition_min_turns": 100_000, "fruitless_turns": 0, "cycle_turns": 0,
+            "stuck_warning_threshold": 20,
+        },  # fmt: skip
         "action_loops": {"gate_action": "warn"},
     }
 

@@ -311,15 +311,43 @@ def test_steerable_looper_leaves_a_wandering_loop(tmp_path, wandering):
 
 
 @pytest.mark.parametrize("kind", ["ab", "camping"])
-def test_pure_repetition_ends_within_25_turns(tmp_path, kind):
+@pytest.mark.parametrize("cycle_turns, rule", [(16, "cycle"), (0, "repetition")])
+def test_pure_repetition_ends_within_25_turns(tmp_path, kind, cycle_turns, rule):
+    """The same commands in the same order: the cycle rule ends the loop 16 turns in; without it, the repetition rule
+    (the same commands from the same situations) within 25."""
     story = story_file("zork1.z5")
     built = trajectories.stuck(story, kind, 0.25)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle_turns": cycle_turns}
+    )
     result = run_episode(story, config, ReplayAgent(built.commands))
     assert result.summary["termination_reason"] == "stuck_no_progress"
-    assert result.summary["turns"] - built.loop_start + 1 <= 25
+    assert result.summary["turns"] - built.loop_start + 1 <= (16 if cycle_turns else 25)
     [termination] = result.events("stuck_termination")
-    assert termination["rule"] == "repetition"
+    assert termination["rule"] == rule
+
+
+@pytest.mark.parametrize(
+    "game, kind, cut, target",
+    [("zork2.z5", "line", 0.25, 40), ("wishbringer.z3", "camping", 0.25, 25)],
+)
+@pytest.mark.parametrize("cycle_turns", [16, 0])
+def test_a_loop_the_game_moves_ends_by_its_commands(tmp_path, game, kind, cut, target, cycle_turns):
+    """zork2: a line of rooms through the Carousel Room, whose exits are random, reaches rooms the episode never
+    saw. wishbringer: camping on the same looks at the Cliff Edge, the fog carries the player off and the looks go on
+    there. Each new room restarted every clock (44 and 27 turns); the commands coming round in the same order end
+    each loop within its target, 17 and 16 turns in."""
+    story = story_file(game)
+    built = trajectories.stuck(story, kind, cut)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle_turns": cycle_turns}
+    )
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert any("new_room" in r["novelty"] for r in loop)
+    [stop] = result.events("stuck_termination")
+    assert (result.summary["turns"] - built.loop_start + 1 <= target) is bool(cycle_turns)
+    assert (stop["rule"] == "cycle") is bool(cycle_turns)
 
 
 def test_an_ab_loop_a_timer_changes_ends_within_25_turns_balances(tmp_path):

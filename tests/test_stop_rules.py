@@ -61,12 +61,14 @@ def test_waiting_stops_no_clock_up_to_the_allowance():
 
 def test_waits_between_repeats_do_not_make_a_loop():
     """A wait after every observation (as a player does waiting for a sheriff) keeps the window from repeating, up
-    to wait_allowance waits; the same observations without the waits are a loop, and so are they with more waits."""
+    to wait_allowance waits; the same observations without the waits are a loop (a cycle of two commands, or, with
+    the cycle rule off, a repeating window), and so are they with more waits."""
     config = LoopBreakConfig()
     looking = [("look", 1), ("inventory", 1)]
     assert play(loop_break(), (looking + [("wait", 1)]) * config.wait_allowance) == (None, None)
     assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] == "repetition"
-    assert play(loop_break(), looking * 45) == (repetition_stop(3, config), "repetition")
+    assert play(loop_break(), looking * 45) == (config.cycle_turns, "cycle")
+    assert play(loop_break(cycle_turns=0), looking * 45) == (repetition_stop(3, config), "repetition")
 
 
 def test_looking_around_between_waits_is_left_out_with_the_waits():

@@ -190,8 +190,11 @@ def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears()
     assert warned and min(warned) == config.max_turns_stuck - lead
 
 
-def test_repetitive_play_is_warned_before_the_repetition_stop():
-    config = LoopBreakConfig()
+@pytest.mark.parametrize("cycle_turns, rule", [(16, "cycle"), (0, "repetition")])
+def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule):
+    """`look`, `listen` again and again: warned before the stop, by the cycle rule (the same two commands in turn) or,
+    with it off, the repetition rule."""
+    config = LoopBreakConfig(cycle_turns=cycle_turns)
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     first_warning = None
@@ -204,5 +207,5 @@ def test_repetitive_play_is_warned_before_the_repetition_stop():
         if verdict.terminate:
             break
     [stop] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
-    assert stop["rule"] == "repetition" and turn < config.max_turns_stuck
+    assert stop["rule"] == rule and turn < config.max_turns_stuck
     assert first_warning is not None and first_warning < turn

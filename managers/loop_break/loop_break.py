@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
+from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.penalties import Detections, adjust_score, room_loop_deltas
 from managers.loop_break.progress import ProgressResult, ProgressTracker
@@ -103,6 +104,7 @@ class LoopBreak:
         who tries new exits is exploring."""
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
+        self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
 
     @property
     def enabled(self) -> bool:
@@ -145,6 +147,7 @@ class LoopBreak:
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
         self._count_waits(record, progress.progress)
+        self.cycle.observe(record, progress.signals)
         if progress.progress:
             self.fruitless.clear()
             self.walked_again = 0
@@ -155,25 +158,33 @@ class LoopBreak:
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
-            why = f"no progress for {progress.turns_stuck} turns" + {
-                "no_progress": "",
-                "repetition": (
-                    f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before"
-                ),
-                "fruitless": f", {len(self.fruitless)} different things tried in them",
-            }[rule]
+            why = self._why(rule, progress.turns_stuck)
             emit(
                 events, "stuck_termination", f"Terminating episode: {why} (score {record.score_after})",
                 level="WARNING", turn=record.turn, turns_stuck=progress.turns_stuck, score=record.score_after,
-                last_progress_turn=progress.last_progress_turn, rule=rule,
+                last_progress_turn=progress.last_progress_turn, rule=rule, why=why,
             )  # fmt: skip
         return verdict
 
+    def _why(self, rule: str, turns_stuck: int) -> str:
+        """What a stop rule saw, for the log."""
+        if rule == "cycle":
+            period, span = self.cycle.found() or (0, 0)
+            return f"the same {period} commands in the same order for {span} turns"
+        detail = {
+            "no_progress": "",
+            "repetition": (
+                f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before"
+            ),
+            "fruitless": f", {len(self.fruitless)} different things tried in them",
+        }[rule]
+        return f"no progress for {turns_stuck} turns{detail}"
+
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
-        `repetition` (repetition_min_turns without progress, the repetition window repeating) or `fruitless`
+        `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
         (fruitless_turns without progress, fruitless_share of them, less the moves made again, trying something not
-        tried since)."""
+        tried since) or `cycle` (the commands coming round in the same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
@@ -183,6 +194,8 @@ class LoopBreak:
             return "repetition"
         if self._fruitless(turns_stuck) and clock >= self.config.fruitless_turns:
             return "fruitless"
+        if self.cycle.found() is not None:
+            return "cycle"
         return None
 
     def _last_turn_repeated(self) -> bool:
@@ -250,6 +263,9 @@ class LoopBreak:
             remaining = min(remaining, max(until_min_turns, until_repeating))
         if self._fruitless(turns_stuck):
             remaining = min(remaining, self.config.fruitless_turns - clock)
+        cycle = self.cycle.nearest()
+        if cycle is not None:
+            remaining = min(remaining, cycle[0])
         return max(0, remaining)
 
     def _update_repetition(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
@@ -319,11 +335,13 @@ class LoopBreak:
             if self.config.enable_exploration_hints:
                 hints = self._novelty_hints(view, untried, objects)
                 unexplored = tuple(untried)
-            warning = build_stuck_warning(turns_stuck, remaining, self.signals, objectives, hints, unexplored)
+            cycle = self.cycle.nearest()
+            period = cycle[1] if cycle is not None and cycle[0] <= remaining else 0
+            warning = build_stuck_warning(turns_stuck, remaining, self.signals, objectives, hints, unexplored, period)
             emit(
                 events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
                 level="WARNING", turn=turn, turns_stuck=turns_stuck, turns_remaining=remaining,
-                last_progress_turn=self.progress.last_progress_turn,
+                last_progress_turn=self.progress.last_progress_turn, cycle=period,
             )  # fmt: skip
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
         recent = set(self.recent_commands)

@@ -34,14 +34,23 @@ def build_stuck_warning(
     objectives: tuple[str, ...] = (),
     novelty_hints: tuple[str, ...] = (),
     unexplored_exits: tuple[str, ...] = (),
+    cycle: int = 0,
 ) -> str:
     """Seed 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
-    not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere."""
+    not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere. `cycle`: the
+    commands a round of the command cycle that is the nearest stop (0: none): only other commands break it, whatever
+    rooms the cycle reaches."""
     turns_remaining = max(0, turns_remaining)
-    lines = [
-        f"⚠️ NO PROGRESS for {turns_stuck} turns: the harness will END THIS EPISODE in {turns_remaining} turns "
-        f"unless you {progress_phrase(signals, bool(objectives))}.",
-    ]
+    end = f"the harness will END THIS EPISODE in {turns_remaining} turns"
+    if cycle:
+        header = (
+            f"⚠️ GOING ROUND IN CIRCLES: you keep saying the same {cycle} commands in the same order; {end} unless "
+            "you stop repeating them."
+        )
+    else:
+        wanted = progress_phrase(signals, bool(objectives))
+        header = f"⚠️ NO PROGRESS for {turns_stuck} turns: {end} unless you {wanted}."
+    lines = [header]
     suggestions = []
     if objectives:
         suggestions += ["Work on the objectives listed above", "Prioritize actions that might increase your score"]
