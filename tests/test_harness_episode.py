@@ -72,10 +72,10 @@ def test_one_events_line_per_turn(rom_path, tmp_path):
 
 def test_offline_agent_scores_and_explores(rom_path, tmp_path):
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 300})
-    # main.build_agent gives the offline agent the game's nouns
+    # main.build_agent gives the offline agent the game's dictionary words
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
     agent = main.build_agent("offline", session, None, config, None)
-    assert agent.kind == "offline" and "lamp" in agent.nouns and len(agent.nouns) > 100
+    assert agent.kind == "offline" and "lamp" in agent.words and len(agent.words) > 100
     result = run_episode(rom_path, config, agent, OfflineCritic())
     summary = result.summary
     print(
