@@ -42,14 +42,19 @@ class CycleDetector:
         """For each of those turns, the room a move entered (None: no move, or it kept the room)."""
         self.runs = [0] * (max_period + 1)
         """runs[p]: how many of the newest commands in a row each equal the command p before it."""
+        self._found: tuple[int, int] | None = None
+        self._nearest: tuple[int, int] | None = None
 
     def observe(self, record: TurnRecord, signals: tuple[str, ...]) -> None:
         """One turn, with the progress signals it fired. A wait breaks a cycle: waiting among other commands is the
         wait rules'."""
+        if self.turns <= 0:
+            return
         if not BREAKING_SIGNALS.isdisjoint(signals) or is_wait(record.command):
             self.commands.clear()
             self.entered.clear()
             self.runs = [0] * (self.max_period + 1)
+            self._found = self._nearest = None
             return
         command = canonical_command(record.command)
         for period in range(2, self.max_period + 1):
@@ -58,42 +63,35 @@ class CycleDetector:
         self.commands.append(command)
         moved = direction_of(command) is not None and record.room_id_after != record.room_id_before
         self.entered.append(record.room_id_after if moved else None)
+        self._found, self._nearest = self._judge()
 
-    def _needed(self, period: int) -> int:
-        return max(self.turns, self.rounds * period)
+    def found(self) -> tuple[int, int] | None:
+        """(commands a round, commands spanned) of a cycle that has spanned its turns and rounds and is no walk;
+        None: no such cycle."""
+        return self._found
 
-    def _spans(self) -> list[tuple[int, int]]:
-        """(period, commands spanned) of every cycle going on, of two commands or more a round."""
+    def nearest(self) -> tuple[int, int] | None:
+        """(turns until it spans enough, commands a round) of the cycle going on for two rounds or more that is
+        nearest to spanning enough, if it goes on; None: no such cycle."""
+        return self._nearest
+
+    def _judge(self) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
+        """found() and nearest() after the newest command: only a cycle of two rounds or more counts."""
+        found, nearest = None, None
         newest = list(self.commands)
-        return [
-            (period, self.runs[period] + period)
-            for period in range(2, self.max_period + 1)
-            if self.runs[period] and len(set(newest[-period:])) > 1
-        ]
+        for period in range(2, self.max_period + 1):
+            span = self.runs[period] + period
+            if span < 2 * period or len(set(newest[-period:])) == 1:
+                continue
+            needed = max(self.turns, self.rounds * period)
+            if found is None and span >= needed and not self._walk(needed):
+                found = (period, span)
+            candidate = (max(0, needed - span), period)
+            if (nearest is None or candidate < nearest) and not self._walk(span):
+                nearest = candidate
+        return found, nearest
 
     def _walk(self, span: int) -> bool:
         """The moves of the newest `span` turns (two or more) each entered a room none of the others entered."""
         rooms = [room for room in list(self.entered)[-span:] if room is not None]
         return len(rooms) > 1 and len(set(rooms)) == len(rooms)
-
-    def found(self) -> tuple[int, int] | None:
-        """(commands a round, commands spanned) of a cycle that has spanned its turns and rounds and is no walk;
-        None: no such cycle."""
-        if self.turns <= 0:
-            return None
-        for period, span in self._spans():
-            if span >= self._needed(period) and not self._walk(self._needed(period)):
-                return period, span
-        return None
-
-    def nearest(self) -> tuple[int, int] | None:
-        """(turns until it spans enough, commands a round) of the cycle going on for two rounds or more that is
-        nearest to spanning enough, if it goes on; None: no such cycle."""
-        if self.turns <= 0:
-            return None
-        going_on = [
-            (max(0, self._needed(period) - span), period)
-            for period, span in self._spans()
-            if span >= 2 * period and not self._walk(span)
-        ]
-        return min(going_on, default=None)
