@@ -23,6 +23,7 @@ import multiprocessing
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
 
@@ -106,6 +107,9 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
         "detections": sorted({e["kind"] for r in records for e in r["events"] if e["event_type"] == "loop_detected"}),
         "gates": sum(e["event_type"] == "loop_gate" for r in records for e in r["events"]),
         "penalties": sum(e["event_type"] == "loop_penalty_applied" for r in records for e in r["events"]),
+        "stop_rule": next(
+            (e["rule"] for r in records for e in r["events"] if e["event_type"] == "stuck_termination"), None
+        ),
     }  # fmt: skip
     if trajectory.kind in ("optimal", "noisy"):
         healthy = [r for r in records if r["turn"] <= trajectory.healthy_until]
@@ -219,8 +223,10 @@ def summarize(rows: list[dict]) -> dict:
         "stuck_late": [f"{r['game']}/{r['kind']}/{r['variant']}: {r['ended_after']}" for r in stuck_forced
                        if r["ended_after"] is not None and not r["within_target"]],
         "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
+        # Detected: the wandering detection fired, or the cycle rule ended the loop first (a round of moves the game
+        # sends to random rooms, zork2's carousel, is a cycle of commands before it is a repeating window of rooms).
         "wandering_detected": sum(1 for r in rows if r["kind"] == "wandering" and r["mode"] == "forced"
-                                  and "wandering" in r["detections"]),
+                                  and ("wandering" in r["detections"] or r.get("stop_rule") == "cycle")),
         "wandering_runs": len(wandering_looper),
         "wandering_left": sum(1 for r in wandering_looper if r.get("left_loop_turn") is not None),
     }  # fmt: skip
@@ -286,16 +292,19 @@ def per_game_table(rows: list[dict]) -> str:
 
 
 def per_kind_table(rows: list[dict]) -> str:
-    lines = ["| kind | target | runs | within target | median turns to end | slowest |", "|---|---|---|---|---|---|"]
+    lines = ["| kind | target | runs | within target | median turns to end | slowest | stopped by |",
+             "|---|---|---|---|---|---|---|"]
     for kind in STUCK_KINDS:
         mine = [r for r in rows if r["kind"] == kind and r["mode"] == "forced"]
         if not mine:
             continue
         ended = sorted(r["ended_after"] for r in mine if r["ended_after"] is not None)
         slowest = "never" if len(ended) < len(mine) else ended[-1]
+        rules = Counter(r.get("stop_rule") or r["termination_reason"] for r in mine)
+        by = ", ".join(f"{rule} {count}" for rule, count in rules.most_common())
         lines.append(
             f"| {kind} | {_target(kind)} | {len(mine)} | {sum(r['within_target'] for r in mine)} | "
-            f"{ended[len(ended) // 2] if ended else '-'} | {slowest} |"
+            f"{ended[len(ended) // 2] if ended else '-'} | {slowest} | {by} |"
         )
     return "\n".join(lines) + "\n"
 
