@@ -7,6 +7,7 @@ from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.cycle import CycleDetector
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
+from session.records import GameView
 from tests.factories import turn_record
 
 DEFAULT = LoopBreakConfig()
@@ -109,3 +110,23 @@ def test_cycle_turns_zero_turns_the_rule_off():
         verdict = breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after))
         assert not verdict.terminate or verdict.events[-1]["rule"] != "cycle"
     assert breaker.cycle.nearest() is None
+
+
+def test_the_warning_before_a_cycle_stop_names_the_cycle():
+    """The countdown's nearest stop is the cycle: the warning says so (a new room would not help), and counts down to
+    the turn the rule fires."""
+    breaker = loop_break()
+    lead = DEFAULT.max_turns_stuck - DEFAULT.stuck_warning_threshold
+    warned = {}
+    for turn, (command, before, after) in enumerate(ab(20), start=1):
+        view = GameView(before, f"room {before}", 0, turn, (), (), "hash", "")
+        warning = breaker.status(turn, view, (), []).warning
+        if warning:
+            warned[turn] = warning
+        if breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after)).terminate:
+            break
+    assert turn == DEFAULT.cycle_turns
+    first = min(warned)
+    assert first == DEFAULT.cycle_turns - lead + 1  # "in 8 turns" before the turn that stops
+    assert "GOING ROUND IN CIRCLES" in warned[first] and "same 2 commands" in warned[first]
+    assert f"END THIS EPISODE in {lead} turns" in warned[first]
