@@ -280,20 +280,22 @@ class LoopBreakConfig(_Section):
     steps out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
     The offline agent, an explorer whose moves are mostly new, loses no room and no point to it over the 29 games.
     0: no such rule."""
+    fruitless_share: float = Field(0.8, gt=0.0, le=1.0)
+    """The share of the turns since the last progress, less the moves made again (never less than half of them),
+    for the fruitless rule: distinct commands that tried something."""
     cycle_turns: int = Field(16, ge=0, le=100_000)
     """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
-    a round, for this many turns and at least `cycle_rounds` rounds, with no points and no objective among them
-    (waits break a cycle): a player not reading the answers, while the game keeps its rooms or state new (a
-    carousel's random exits, a ticking clock). 0: off. Measured: healthy runs' longest such stretch is 11 turns
-    (period 2, 1,120 optimal and noisy walkthroughs, seeds 1-31)."""
+    a round, for this many turns and at least `cycle_rounds` rounds, with nothing among them that the commands
+    themselves brought about (points, an objective, news, a new place inside one room id, a new arrangement; waits
+    break a cycle too): a player not reading the answers, while the game keeps its rooms or state new (a carousel's
+    random exits, a ticking clock). 0: off. Measured: healthy runs' longest such stretch is 11 turns (two commands a
+    round; 1,120 optimal and noisy walkthroughs, seeds 1-31)."""
     cycle_rounds: int = Field(3, ge=2, le=1000)
     """Rounds a command cycle must span, when they take more than `cycle_turns`: healthy runs come round twice in
     longer cycles (seastalker's sonar and course, murdac's treasure trips), never three times."""
     cycle_max_period: int = Field(12, ge=2, le=1000)
-    """The longest command cycle looked for, in commands: wandering loops over 5-10 rooms come round in up to 12."""
-    fruitless_share: float = Field(0.8, gt=0.0, le=1.0)
-    """The share of the turns since the last progress, less the moves made again (never less than half of them),
-    for the fruitless rule: distinct commands that tried something."""
+    """The longest command cycle looked for, in commands. Longer rounds (a wandering loop out and back over seven
+    rooms or more) are the repetition rule's: three of them take longer than its window does."""
     repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
     """Added to the critic score of a move the player already made from the same situation (or from the same room
     with the same things in hand) since the last progress, while at least half of the repetition window repeats
