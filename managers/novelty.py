@@ -20,7 +20,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   globals are left out: those that differ between harmless probes
   (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
   dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
-  Jericho's curated state bytes for the game count as variables too (a submarine's position).
+  Jericho's curated state bytes for the game count as variables too (a submarine's position), but not on a walk
+  between two rooms made before with the same things in hand: hhgg counts the player's entries into the Engine
+  Room in one of them, and a semi-novel loop that stepped out and back every twelve turns never ended.
 - `new_information`: a question, a look-up or an answer to a character (`ask man about eranti`, `look up kebarn in
   encyclopedia`, `reply`) that the game did not refuse, answered with at least INFORMATION_WORDS words it never said
   before (the command's own words left out): reading up or talking is how some games move on, with nothing in memory
@@ -186,7 +188,8 @@ class WorldNovelty:
         new_answer = answer not in self.answers
         self.answers.add(answer)
         new_global = self._globals(before, after, category, idle_world)
-        if (new_global and new_answer and not repeated_walk) or self._curated(before, after):
+        walked_again = repeated_walk and after.room_id != before.room_id
+        if (new_global and new_answer and not repeated_walk) or (self._curated(before, after) and not walked_again):
             kinds.append("new_game_variable")
         asked = command.strip().lower().startswith(QUESTION_PREFIXES) and category not in ECHO_CATEGORIES
         if asked and new_answer and len(_WORDS.findall(after.text.lower())) >= INFORMATION_WORDS:

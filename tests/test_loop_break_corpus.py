@@ -404,6 +404,24 @@ def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):
     assert result.summary["turns"] - built.loop_start + 1 <= 60
 
 
+def test_a_counter_of_entries_is_no_progress_hhgg(tmp_path):
+    """hhgg: semi-novel play in the Engine Room, stepping out to the corridor and back every twelve turns. One of
+    Jericho's curated state bytes counts the entries into the Engine Room, so every return was a new game variable
+    and the loop never ended (258 turns, to the cap); a walk made before between the same two rooms with the same
+    things in hand is no progress, so the fruitless rule ends it."""
+    story = story_file("hhgg.z3")
+    built = trajectories.stuck(story, "semi_novel", 0.3)
+    returns = [t for t, c in enumerate(built.commands, start=1) if t > built.loop_start and c == "south"]
+    assert len(returns) > 3
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    again = [r for r in result.records if r["turn"] in returns[1:]]
+    assert again and not any("new_game_variable" in r["novelty"] for r in again)
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "fruitless"
+    assert result.summary["turns"] - built.loop_start + 1 <= 60
+
+
 def test_semi_novel_play_that_walks_between_tries_ends_as_fruitless_zork1(tmp_path):
     """The same, walking to a neighbour and back after every two tries: half the turns are moves, which the fruitless
     share leaves out, so the rule ends it 30 turns in as it does without the walking (counted over every turn, the
