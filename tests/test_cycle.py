@@ -130,3 +130,19 @@ def test_the_warning_before_a_cycle_stop_names_the_cycle():
     assert first == DEFAULT.cycle_turns - lead + 1  # "in 8 turns" before the turn that stops
     assert "GOING ROUND IN CIRCLES" in warned[first] and "same 2 commands" in warned[first]
     assert f"END THIS EPISODE in {lead} turns" in warned[first]
+
+
+def test_rooms_without_an_id_are_told_apart_by_their_descriptions():
+    """spirit and curses have rooms without a room id: a walk through them with a look in each is no cycle (every
+    description differs), a loop between two of them is (their descriptions come back)."""
+    def turns(descriptions):
+        cycle = detector()
+        for turn, text in enumerate(descriptions, start=1):
+            for command, response in (("north", text), ("look", text)):
+                cycle.observe(turn_record(turn, command=command, response=response), ())
+                if cycle.found() is not None:
+                    return turn
+        return None
+
+    assert turns([f"Passage {chr(65 + n)}. A long passage." for n in range(20)]) is None
+    assert turns(["Hall. A hall.", "Cellar. A cellar."] * 10) is not None

@@ -16,7 +16,9 @@ commands a round, never three rounds.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Hashable
 
+from managers.novelty import response_key
 from session.commands import canonical_command, direction_of, is_wait
 from session.records import TurnRecord
 
@@ -38,8 +40,9 @@ class CycleDetector:
         """The longest cycle looked for, in commands (a cycle of one command is the repetition rule's)."""
         self.commands: deque[str] = deque(maxlen=max(turns, rounds * max_period))
         """The commands since the last wait or progress that breaks a cycle, newest last (canonical forms)."""
-        self.entered: deque[int | None] = deque(maxlen=self.commands.maxlen)
-        """For each of those turns, the room a move entered (None: no move, or it kept the room)."""
+        self.entered: deque[Hashable | None] = deque(maxlen=self.commands.maxlen)
+        """For each of those turns, the place a move entered: its room, or, where a room has no id (spirit, curses),
+        the description the game answered with (None: no move, or it kept the room)."""
         self.runs = [0] * (max_period + 1)
         """runs[p]: how many of the newest commands in a row each equal the command p before it."""
         self._found: tuple[int, int] | None = None
@@ -61,8 +64,7 @@ class CycleDetector:
             same = len(self.commands) >= period and self.commands[-period] == command
             self.runs[period] = self.runs[period] + 1 if same else 0
         self.commands.append(command)
-        moved = direction_of(command) is not None and record.room_id_after != record.room_id_before
-        self.entered.append(record.room_id_after if moved else None)
+        self.entered.append(_entered(record, command))
         self._found, self._nearest = self._judge()
 
     def found(self) -> tuple[int, int] | None:
@@ -95,3 +97,13 @@ class CycleDetector:
         """The moves of the newest `span` turns (two or more) each entered a room none of the others entered."""
         rooms = [room for room in list(self.entered)[-span:] if room is not None]
         return len(rooms) > 1 and len(set(rooms)) == len(rooms)
+
+
+def _entered(record: TurnRecord, command: str) -> Hashable | None:
+    """The place a move entered: the room, or the answer's text (numbers left out) where either room has no id, so a
+    walk through rooms without ids is told from a loop between two of them. None: no move, or it kept the room."""
+    if direction_of(command) is None:
+        return None
+    if record.room_id_before is None or record.room_id_after is None:
+        return ("text", response_key(record.response))
+    return record.room_id_after if record.room_id_after != record.room_id_before else None
