@@ -72,8 +72,11 @@ class RepetitionDetector:
         """Moves made since the last progress, as (situation, direction) and, between known rooms, as (room,
         inventory, direction): repeating one steers nowhere new."""
         self.walks: set[tuple] = set()
-        """(room, inventory, direction, destination) of every move between two known rooms: walked again, it repeats
-        whatever else changed in the rooms (a feather a timer drops, a character passing by)."""
+        """(room, inventory, way, destination) of every move between two known rooms: walked again, it repeats
+        whatever else changed in the rooms (a feather a timer drops, a character passing by). The way is None
+        between two rooms, whichever word took the player there (`in` and `west` into sherlock's Bank Vault, `up` and
+        `west` onto balances' Crest of Hill: a random walk's new words for a known way were new turns, 42 turns to
+        its end, not 28), and the direction when the player bumped into a wall."""
         self.stretch_rooms: set[int] = set()
         """Rooms the player has been in since the last progress: all of them belong to the loop, also those of a
         round longer than the window."""
@@ -92,7 +95,7 @@ class RepetitionDetector:
         rooms = (record.room_id_before, record.room_id_after)
         bumped = record.result_category == BLOCKED_EXIT and rooms[0] is not None and rooms[0] == rooms[1]
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
-        walk = (*place, direction, record.room_id_after) if walked else None
+        walk = (*place, direction if bumped else None, record.room_id_after) if walked else None
         repeated = transition in self.transitions or walk in self.walks
         waiting = is_wait(command)
         if waiting:
