@@ -86,16 +86,22 @@ def normalize_command(command: str) -> str:
 
 ARTICLES = frozenset({"a", "an", "the", "some"})
 """Words a parser skips: `take the lamp` is `take lamp`."""
+VERB_ABBREVIATIONS = {"x": "examine", "l": "look", "i": "inventory", "z": "wait"}
+"""The one-letter verbs Inform and most Infocom games take for the full ones: `x lamp` is `examine lamp`."""
 
 
 @lru_cache(maxsize=4096)  # every detector asks again for the same few commands each turn
 def canonical_command(command: str) -> str:
     """The one form under which every detector compares commands: a move is its canonical direction (`n`, `go
-    north` and `north` are all `north`), otherwise the words without punctuation or articles."""
+    north` and `north` are all `north`), otherwise the words without punctuation or articles, a one-letter verb
+    spelt out (`x lamp` is `examine lamp`)."""
     direction = direction_of(command)
     if direction is not None:
         return direction
-    return " ".join(word for word in command_words(command) if word not in ARTICLES)
+    words = [word for word in command_words(command) if word not in ARTICLES]
+    if words:
+        words[0] = VERB_ABBREVIATIONS.get(words[0], words[0])
+    return " ".join(words)
 
 
 @lru_cache(maxsize=8192)  # a loop re-proposes the same few commands: each is compared with every recent rejection

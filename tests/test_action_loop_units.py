@@ -32,7 +32,8 @@ def kinds(events: list[dict]) -> list[str]:
 @pytest.mark.parametrize(
     ("a", "b"),
     [("n", "north"), ("go north", "N"), ("walk ne", "northeast"), ("take the lamp", "take lamp"),
-     ("open a door", "open door"), ("eat some lunch", "eat lunch"), ("  Take   LAMP. ", "take lamp")],
+     ("open a door", "open door"), ("eat some lunch", "eat lunch"), ("  Take   LAMP. ", "take lamp"),
+     ("x the lamp", "examine lamp"), ("l", "look"), ("I", "inventory"), ("z", "wait")],
 )  # fmt: skip
 def test_canonical_command_merges_spellings_of_one_command(a, b):
     assert canonical_command(a) == canonical_command(b)
