@@ -86,21 +86,30 @@ def normalize_command(command: str) -> str:
 
 ARTICLES = frozenset({"a", "an", "the", "some"})
 """Words a parser skips: `take the lamp` is `take lamp`."""
-VERB_ABBREVIATIONS = {"x": "examine", "l": "look", "i": "inventory", "z": "wait"}
-"""The one-letter verbs Inform and most Infocom games take for the full ones: `x lamp` is `examine lamp`."""
+VERB_SYNONYMS: dict[tuple[str, ...], str] = {
+    ("x",): "examine", ("l",): "look", ("i",): "inventory", ("z",): "wait", ("look", "at"): "examine",
+    ("pick", "up"): "take", ("get",): "take",
+}  # fmt: skip
+"""Openings that Inform and the Infocom games read as one verb: `x lamp`, `look at lamp` and `examine lamp` are one
+command, so are `get lamp`, `pick up lamp` and `take lamp`. `get` followed by a preposition (`get in boat`, `get up`)
+is another verb and stays."""
+PARTICLES = frozenset("in into on onto off out up down over through under to at from by".split())
+"""Prepositions that, after a verb, make another verb of it (`get in`, `get up`)."""
 
 
 @lru_cache(maxsize=4096)  # every detector asks again for the same few commands each turn
 def canonical_command(command: str) -> str:
     """The one form under which every detector compares commands: a move is its canonical direction (`n`, `go
-    north` and `north` are all `north`), otherwise the words without punctuation or articles, a one-letter verb
-    spelt out (`x lamp` is `examine lamp`)."""
+    north` and `north` are all `north`), otherwise the words without punctuation or articles, an opening that
+    is one verb as that verb (`x lamp` and `look at lamp` are `examine lamp`: VERB_SYNONYMS)."""
     direction = direction_of(command)
     if direction is not None:
         return direction
     words = [word for word in command_words(command) if word not in ARTICLES]
-    if words:
-        words[0] = VERB_ABBREVIATIONS.get(words[0], words[0])
+    for opening, verb in VERB_SYNONYMS.items():
+        rest = words[len(opening) :]
+        if tuple(words[: len(opening)]) == opening and not (opening == ("get",) and rest and rest[0] in PARTICLES):
+            return " ".join([verb, *rest])
     return " ".join(words)
 
 
