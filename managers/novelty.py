@@ -19,7 +19,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   not refuse and answered with something it never said (the command's own words left out). The parser's own
   globals are left out: those that differ between harmless probes
   (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
-  dictionary word or an object within reach (the parser's noun), and counters (the same step three times running).
+  dictionary word or an object within reach (the parser's noun), counters (the same step three times running), and
+  any global an idle turn writes too (partyfoul keeps the parser's verb where the start-of-game probes never see it
+  move).
   Jericho's curated state bytes for the game count as variables too (a submarine's position), but not on a walk
   between two rooms made before with the same things in hand: hhgg counts the player's entries into the Engine
   Room in one of them, and a semi-novel loop that stepped out and back every twelve turns never ended.
@@ -278,8 +280,8 @@ class WorldNovelty:
             if index in self.noisy_globals:
                 continue
             world = idle() if fresh or category in ECHO_CATEGORIES else None
-            if world is not None and int(world.globals[index]) == value:
-                continue  # an idle turn does the same: a clock
+            if world is not None and world.globals[index] != old.globals[index]:
+                continue  # an idle turn writes it too: a clock, or the parser's verb where the probes missed it
             if category in ECHO_CATEGORIES:
                 self.noisy_globals.add(index)  # changed by a command the game refused: the parser's
                 continue
