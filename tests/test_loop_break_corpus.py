@@ -286,6 +286,24 @@ def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns
     assert result.summary["turns"] - built.loop_start + 1 == within
 
 
+def test_the_parsers_verb_in_a_global_is_no_progress_partyfoul(tmp_path):
+    """partyfoul keeps the parser's verb in globals that its opening scene never moves, so the probes at the start
+    do not know them. In the semi-novel loop at 40 % of the walkthrough, `taste door` and `search floor` each gave
+    such globals values never seen, with news in the answer (one of Frank's dream lines), and each restarted every
+    clock: 74 turns. An idle `look` writes the globals `search floor` moved, so that is no news now and the loop ends
+    as fruitless within its 60 turns (`taste door` also moved globals a look leaves alone, and still counts)."""
+    story = story_file("partyfoul.z8")
+    built = trajectories.stuck(story, "semi_novel", 0.4)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    news = [r["command"] for r in loop if "new_game_variable" in r["novelty"]]
+    assert "search floor" in [r["command"] for r in loop] and "search floor" not in news
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "fruitless"
+    assert result.summary["turns"] - built.loop_start + 1 <= 60
+
+
 def test_wandering_loop_is_detected_and_stopped_within_40_turns(tmp_path, wandering):
     story = story_file("zork1.z5")
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(wandering.commands)})

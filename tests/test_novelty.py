@@ -102,18 +102,18 @@ def test_global_novelty_filters_the_parser():
 
 
 def test_a_global_an_idle_turn_writes_too_is_no_new_variable():
-    """partyfoul keeps the parser's verb in globals that the start-of-game probes leave alone (its opening scene
-    parses nothing): `taste door` gave one a value never seen, Frank's dream gave a new answer, and a semi-novel loop
-    kept going past its target. An idle `look` writes that global too, so it is the command's words, not the world;
-    a global the idle turn leaves alone is the command's doing."""
+    """partyfoul keeps the parser's verb in globals that the start-of-game probes never see move: `search floor`
+    gave one a value never seen, with news in the answer, and a semi-novel loop kept going past its target. An idle
+    `look` writes that global too, so it is the command's words, not the world; a global the idle turn leaves alone
+    is the command's doing."""
     start = view(world([0, 0, 1]), text="start")
     novelty = WorldNovelty(start)
-    tasted = view(world([0, 0, 1], globals_=[0, 0, 0, 65, 0, 0, 0, 0]), text="Frank's face twists in his sleep.")
+    searched = view(world([0, 0, 1], globals_=[0, 0, 0, 52, 0, 0, 0, 0]), text="Frank snorts in his sleep.")
     looked = world([0, 0, 1], globals_=[0, 0, 0, 31, 0, 0, 0, 0])
-    assert "new_game_variable" not in novelty.observe(start, tasted, "taste door", "success", lambda: looked).kinds
-    pushed = view(world([0, 0, 1], globals_=[0, 0, 0, 65, 0, 7, 0, 0]), text="A door opens far away.")
+    assert "new_game_variable" not in novelty.observe(start, searched, "search floor", "success", lambda: looked).kinds
+    pushed = view(world([0, 0, 1], globals_=[0, 0, 0, 52, 0, 7, 0, 0]), text="A door opens far away.")
     looked = world([0, 0, 1], globals_=[0, 0, 0, 31, 0, 0, 0, 0])
-    assert "new_game_variable" in novelty.observe(tasted, pushed, "push button", "success", lambda: looked).kinds
+    assert "new_game_variable" in novelty.observe(searched, pushed, "push button", "success", lambda: looked).kinds
 
 
 def test_global_novelty_needs_a_new_answer():
