@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.action_loops import (
     CollaborationLoopDetector,
     FailureGate,
@@ -16,8 +17,10 @@ from managers.loop_break.action_loops import (
     action_key,
 )
 from managers.loop_break.progress import ProgressResult
-from session.commands import canonical_command, command_similarity
-from session.config import ActionLoopsConfig
+from managers.map_graph import MapGraph
+from session.commands import DIRECTIONS, canonical_command, command_similarity
+from session.config import ActionLoopsConfig, LoopBreakConfig
+from session.records import GameView
 from tests.factories import turn_record
 
 NO_PROGRESS = ProgressResult(turn=0, signals=(), turns_stuck=1, last_progress_turn=0)
@@ -295,3 +298,28 @@ def test_identical_counts_spellings_of_one_command_together():
     for turn, command in enumerate(["n", "north", "go north"], start=1):
         detector.observe(turn_record(turn, command=command), NO_PROGRESS, events)
     assert kinds(events) == ["identical_action_warning"]
+
+
+# -- a final rejection never shuts the player in -----------------------------------------------------------------
+def test_a_move_rejected_for_good_opens_again_once_every_other_way_is_a_wall():
+    """night's Hall: its two exits were rejected for good while the repeat penalty steered the agent to the ten
+    directions it had not tried, and those were all walls. Kept, the rejections shut it in for good; they hold only
+    while another way out is open (an untried direction, an exit not rejected)."""
+    game_map = MapGraph()
+    breaker = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
+    hall = GameView(1, "Hall", 0, 0, (), (), "h", "")
+    game_map.observe(turn_record(1, command="west", room_id_before=1, room_id_after=2))
+    game_map.observe(turn_record(2, command="east", room_id_before=2, room_id_after=1))
+    game_map.observe(turn_record(3, command="south", room_id_before=1, room_id_after=3))
+    events: list[dict] = []
+    for turn in range(4, 8):
+        breaker.note_rejection(turn, 1, "west", events)
+        breaker.note_rejection(turn, 1, "south", events)
+    walls = [d for d in DIRECTIONS if d not in ("west", "south")]
+    for turn, wall in enumerate(walls[:-1], start=10):
+        game_map.observe(turn_record(turn, command=wall, room_id_before=1, room_id_after=1))
+    assert breaker.blocked("west", hall, events, 30) is not None  # one direction still untried
+    assert "west" in breaker.status(30, hall, (), events).banned
+    game_map.observe(turn_record(31, command=walls[-1], room_id_before=1, room_id_after=1))
+    assert breaker.blocked("w", hall, events, 32) is None and breaker.blocked("south", hall, events, 32) is None
+    assert not {"west", "south"} & set(breaker.status(32, hall, (), events).banned)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
-from session.commands import DIRECTIONS, canonical_command, command_similarity, is_wait
+from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
 from session.config import ActionLoopsConfig
 from session.context import FORMAT_RULE
 from session.events import emit
@@ -372,16 +372,21 @@ class ActionLoops:
             return self.gate.observe(record, progress, events)
         return None
 
-    def banned(self, room_id: int | None) -> list[str]:
-        """Canonical commands off the table in this room this turn: banned identical actions, final rejections."""
+    def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:
+        """Canonical commands off the table in this room this turn: banned identical actions, final rejections (but
+        no move when `walled_in`: see `blocked`)."""
         banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
         final = sorted(self.collaboration.final.get(room_id, ())) if self._collaboration_on else []
+        if walled_in:
+            final = [c for c in final if direction_of(c) is None]
         return banned + [c for c in final if c not in banned]
 
-    def status(self, view: GameView, alternatives: list[str], turn: int) -> ActionLoopsStatus:
+    def status(
+        self, view: GameView, alternatives: list[str], turn: int, walled_in: bool = False
+    ) -> ActionLoopsStatus:
         """Loop-status lines for the agent and critic, and the commands banned this turn."""
         status = ActionLoopsStatus()
-        off = self.banned(view.room_id)
+        off = self.banned(view.room_id, walled_in)
         result = self.signature_result
         if result.detected:
             status.lines.append(
@@ -406,12 +411,19 @@ class ActionLoops:
         status.banned = tuple(off)
         return status
 
-    def blocked(self, command: str, view: GameView, turn: int, events: list[dict]) -> Judgement | None:
-        """A blocking judgement for a banned or finally rejected command (known before any critic call), else None."""
+    def blocked(
+        self, command: str, view: GameView, turn: int, events: list[dict], walled_in: bool = False
+    ) -> Judgement | None:
+        """A blocking judgement for a banned or finally rejected command (known before any critic call), else None.
+
+        `walled_in`: every way out of this room is finally rejected and no direction is left untried. A move's final
+        rejection then stands no more: it was earned while other ways were open (a repeat penalty steering towards
+        untried exits that all turned out to be walls), and kept, it would shut the player in for good (measured:
+        night's Hall, whose two exits were rejected while ten walls were tried, was never left again)."""
         key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
             return self._block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
-        if self._collaboration_on:
+        if self._collaboration_on and not (walled_in and direction_of(command) is not None):
             final = self.collaboration.is_final(view.room_id, command)
             if final:
                 return self._block(command, "final_rejection",

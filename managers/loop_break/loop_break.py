@@ -349,7 +349,7 @@ class LoopBreak:
             a for a in alternatives_for(objects, sorted(room.exits) if room else [], untried)
             if canonical_command(a) not in recent
         ]
-        action_status = self.action_loops.status(view, alternatives, turn)
+        action_status = self.action_loops.status(view, alternatives, turn, self._walled_in(view.room_id))
         loop_info = "\n".join(filter(None, [_loop_context_info(self.active), *action_status.lines]))
         return LoopStatus(turns_stuck, self.active, warning, loop_info, action_status.banned)
 
@@ -360,7 +360,7 @@ class LoopBreak:
         for obj in objects:
             candidates += [f"examine {obj.noun}", f"take {obj.noun}"]
         candidates += [f"drop {obj.noun}" for obj in view.inventory]
-        off = set(self.recent_commands) | set(self.action_loops.banned(view.room_id))
+        off = set(self.recent_commands) | set(self.action_loops.banned(view.room_id, self._walled_in(view.room_id)))
         fresh = [c for c in dict.fromkeys(candidates) if canonical_command(c) not in off]
         return tuple(fresh[:5])
 
@@ -369,7 +369,17 @@ class LoopBreak:
         """A blocking judgement when `command` is off the table here (banned, rejected for good), else None.
 
         Asked before the critic: a verdict that cannot change the outcome is not worth a call."""
-        return self.action_loops.blocked(command, view, turn, events) if self.enabled else None
+        if not self.enabled:
+            return None
+        return self.action_loops.blocked(command, view, turn, events, self._walled_in(view.room_id))
+
+    def _walled_in(self, room_id: int | None) -> bool:
+        """Every known way out of this room is rejected for good here and no direction is left untried."""
+        room = self.game_map.rooms.get(room_id) if room_id is not None else None
+        if room is None or self.game_map.untried_directions(room_id):
+            return False
+        final = self.action_loops.banned(room_id)
+        return all(canonical_command(way) in final for way in room.exits)
 
     def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
         """Apply programmatic penalties/bonuses to the critic's score used for acceptance."""
