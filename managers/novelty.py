@@ -280,11 +280,13 @@ class WorldNovelty:
             if index in self.noisy_globals:
                 continue
             world = idle() if fresh or category in ECHO_CATEGORIES else None
-            if world is not None and world.globals[index] != old.globals[index]:
-                continue  # an idle turn writes it too: a clock, or the parser's verb where the probes missed it
+            if world is not None and int(world.globals[index]) == value:
+                continue  # an idle turn does the same: a clock
             if category in ECHO_CATEGORIES:
                 self.noisy_globals.add(index)  # changed by a command the game refused: the parser's
                 continue
+            if world is not None and world.globals[index] != old.globals[index]:
+                continue  # an idle turn writes it too: the parser's verb where the probes never saw it move
             if fresh and category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
                 novel = True
         return novel
