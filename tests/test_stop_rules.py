@@ -134,6 +134,10 @@ def test_the_warning_counts_down_on_the_same_clock():
     assert breaker.turns_to_stop(len(turns)) == config.repetition_window - config.repetition_misses
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, turns)
+    # 8 new tries in the 8 turns that count: the fruitless rule's share holds (the waits try nothing), so it is next.
+    assert breaker.turns_to_stop(len(turns)) == config.fruitless_turns - 8
+    breaker = loop_break(enable_repetition_detection=False, fruitless_turns=0)
+    play(breaker, turns)
     assert breaker.turns_to_stop(len(turns)) == config.max_turns_stuck - 8
 
 
@@ -213,3 +217,17 @@ def test_new_tries_that_get_nowhere_are_fruitless():
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, tries(1)[:24])
     assert breaker.turns_to_stop(24) == config.fruitless_turns - 24
+
+def test_waits_before_the_tries_do_not_dilute_the_fruitless_share():
+    """zork3: the walkthrough waits nine times for the ship, then a semi-novel loop starts, a new try every other
+    turn with a step out and back between. The waits try nothing and count on no clock; counted in the share, they
+    kept the loop going to 64 turns. Left out, the rule ends it as for a loop with no waits before it."""
+    config = LoopBreakConfig()
+    loop = [
+        (f"frob thing {turn}", 1, "refused") if turn % 2 else (("north", "south")[turn // 2 % 2], 1, "success")
+        for turn in range(1, 81)
+    ]  # fmt: skip
+    alone_turn, alone_rule = play(loop_break(), loop)
+    waited_turn, waited_rule = play(loop_break(), [("wait", 1, "no_effect")] * 9 + loop)
+    assert alone_rule == waited_rule == "fruitless"
+    assert waited_turn - 9 <= alone_turn < config.fruitless_turns + 5

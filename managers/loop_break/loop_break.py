@@ -209,8 +209,10 @@ class LoopBreak:
         again but never less than half of them: walking to and fro between tries hides nothing, trying new exits is
         exploring, and a player who mostly steps into a neighbour's room and back while looking at things is clumsy
         (measured: without the half, noisy walkthroughs with a step out and back as every other detour were stopped
-        on lostpig and, sooner, on temple and tryst205)."""
-        turns = max(turns_stuck - self.walked_again, turns_stuck / 2)
+        on lostpig and, sooner, on temple and tryst205). The waits are left out of the share too: they try nothing,
+        and zork3's semi-novel loop, begun after nine waits for the ship, ran 64 turns with them counted."""
+        tried = turns_stuck - self.waits
+        turns = max(tried - self.walked_again, tried / 2)
         share = self.config.fruitless_share
         return self.config.fruitless_turns > 0 and turns > 0 and len(self.fruitless) >= share * turns
 
