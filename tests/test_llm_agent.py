@@ -484,7 +484,7 @@ def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path
                          llm_client=client, knowledge=knowledge)  # fmt: skip
     assert [r["score_after"] for r in result.records][-1] == 5
     synthesis = fake_llm.user_prompts("critic")[-1]
-    assert "turn 4: +5 points for 'get egg' in Up a Tree" in synthesis
+    assert "turn 4: +5 points for 'take egg' in Up a Tree" in synthesis  # facts name commands canonically
     assert result.summary["strategy_notes"] == 1
     assert result.summary["llm_calls"]["critic"] == 5  # four verdicts and one synthesis
     store = load_store(path, "zork1", "b732a93a6244ddd92a9b9a3e3a46c687")
