@@ -91,8 +91,8 @@ VERB_SYNONYMS: dict[tuple[str, ...], str] = {
     ("pick", "up"): "take", ("get",): "take",
 }  # fmt: skip
 """Openings that most parsers read as one verb (Inform's library takes them all; older Infocom games know no `x`):
-`x lamp`, `look at lamp` and `examine lamp` are one command, so are `get lamp`, `pick up lamp` and `take lamp`. `get` followed by a preposition (`get in boat`, `get up`)
-is another verb and stays."""
+`x lamp`, `look at lamp` and `examine lamp` are one command, so are `get lamp`, `pick up lamp` and `take lamp`.
+`get` followed by a preposition (`get in boat`, `get up`) is another verb and stays."""
 PARTICLES = frozenset("in into on onto off out up down over through under to at from by".split())
 """Prepositions that, after a verb, make another verb of it (`get in`, `get up`)."""
 
