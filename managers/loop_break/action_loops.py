@@ -381,12 +381,9 @@ class ActionLoops:
             final = [c for c in final if direction_of(c) is None]
         return banned + [c for c in final if c not in banned]
 
-    def status(
-        self, view: GameView, alternatives: list[str], turn: int, walled_in: bool = False
-    ) -> ActionLoopsStatus:
-        """Loop-status lines for the agent and critic, and the commands banned this turn."""
+    def status(self, view: GameView, alternatives: list[str], turn: int, off: list[str]) -> ActionLoopsStatus:
+        """Loop-status lines for the agent and critic, and the commands banned this turn (`off`: `banned`)."""
         status = ActionLoopsStatus()
-        off = self.banned(view.room_id, walled_in)
         result = self.signature_result
         if result.detected:
             status.lines.append(

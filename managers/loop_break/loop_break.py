@@ -328,6 +328,7 @@ class LoopBreak:
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
         untried = list(likely_exits) if likely_exits is not None else self.game_map.untried_directions(view.room_id)
         objects = [o for o in view.room_objects if visible is None or o.name in visible]
+        banned = self.action_loops.banned(view.room_id, self._walled_in(view.room_id))
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
         lead = self.config.max_turns_stuck - self.config.stuck_warning_threshold
@@ -335,7 +336,7 @@ class LoopBreak:
             hints: tuple[str, ...] = ()
             unexplored: tuple[str, ...] = ()
             if self.config.enable_exploration_hints:
-                hints = self._novelty_hints(view, untried, objects)
+                hints = self._novelty_hints(view, untried, objects, banned)
                 unexplored = tuple(untried)
             cycle = self.cycle.nearest()
             period = cycle[1] if cycle is not None and cycle[0] <= remaining else 0
@@ -351,18 +352,18 @@ class LoopBreak:
             a for a in alternatives_for(objects, sorted(room.exits) if room else [], untried)
             if canonical_command(a) not in recent
         ]
-        action_status = self.action_loops.status(view, alternatives, turn, self._walled_in(view.room_id))
+        action_status = self.action_loops.status(view, alternatives, turn, banned)
         loop_info = "\n".join(filter(None, [_loop_context_info(self.active), *action_status.lines]))
         return LoopStatus(turns_stuck, self.active, warning, loop_info, action_status.banned)
 
-    def _novelty_hints(self, view: GameView, untried: list[str], objects: list) -> tuple[str, ...]:
+    def _novelty_hints(self, view: GameView, untried: list[str], objects: list, banned: list[str]) -> tuple[str, ...]:
         """Commands not run recently (in canonical form, so `n` counts for `north`) and not banned."""
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
         candidates = (list(room.exits) if room else []) + untried
         for obj in objects:
             candidates += [f"examine {obj.noun}", f"take {obj.noun}"]
         candidates += [f"drop {obj.noun}" for obj in view.inventory]
-        off = set(self.recent_commands) | set(self.action_loops.banned(view.room_id, self._walled_in(view.room_id)))
+        off = set(self.recent_commands) | set(banned)
         fresh = [c for c in dict.fromkeys(candidates) if canonical_command(c) not in off]
         return tuple(fresh[:5])
 
