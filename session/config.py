@@ -273,16 +273,16 @@ class LoopBreakConfig(_Section):
     """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
     fruitless_turns: int = Field(30, ge=0, le=100_000)
     """Stop after this many turns without progress (on the stop rules' clock) when at least `fruitless_share` of
-    them, less the moves made again (never less than half of them), tried something (no move, look, inventory or
-    wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck play),
+    them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
+    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck play),
     also when it walks to and fro between tries. Measured after 30 turns without progress: healthy runs reach at
     most 0.71 (1,064 optimal and noisy walkthroughs, seeds 1-29, and 40-41 with only examinations, wrong verbs and
     steps out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
     The offline agent, an explorer whose moves are mostly new, loses no room and no point to it over the 29 games.
     0: no such rule."""
     fruitless_share: float = Field(0.8, gt=0.0, le=1.0)
-    """The share of the turns since the last progress, less the moves made again (never less than half of them),
-    for the fruitless rule: distinct commands that tried something."""
+    """The share of the turns since the last progress, less the waits and the moves made again (never less than half
+    of them), for the fruitless rule: distinct commands that tried something."""
     cycle_turns: int = Field(16, ge=0, le=100_000)
     """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
     a round, for this many turns and at least `cycle_rounds` rounds, with nothing among them that the commands
