@@ -384,7 +384,7 @@ def test_an_ab_loop_a_timer_changes_ends_within_25_turns_balances(tmp_path):
 @pytest.mark.parametrize("game, cut", [("balances.z5", 0.5), ("sherlock.z5", 0.75)])
 def test_a_random_walk_by_new_doors_and_new_words_ends_within_40_turns(tmp_path, game, cut):
     """A random walk in a small region from the middle of the walkthrough. Now and then it takes a door it had not
-    taken from that place (one new turn in 16 allowed: with a window that must repeat whole, balances' walk ran 43
+    taken from that place (one new turn in the window allowed: with a window that must repeat whole, balances' walk ran 43
     turns), and it goes the same way by other words: `in` or `west` into sherlock's Bank Vault, `up` or `west` onto
     balances' Crest of Hill. A known way walked by a new word is a repeat (when it was not, sherlock's ran 42)."""
     story = story_file(game)
@@ -401,11 +401,43 @@ def test_a_random_walk_by_new_doors_and_new_words_ends_within_40_turns(tmp_path,
     assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
+def test_a_random_walk_back_the_way_it_came_repeats_gold(tmp_path):
+    """gold: a random walk around the house after taking the spoon. Its first trip to the clearing and back were two
+    new turns, and with one allowed in the window the walk ran 41 turns; the way back repeats the way out."""
+    story = story_file("gold.z5")
+    built = trajectories.stuck(story, "random_walk", 0.35)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "repetition"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.parametrize("weak, within", [(["new_room_inventory"], 60), ([], 70)])
+def test_a_semi_novel_loop_on_the_carousel_is_one_fruitless_stretch_zork2(tmp_path, weak, within):
+    """zork2: semi-novel play from the Carousel Room, whose exits are random. Its walks reach the Cool Room, the Stone
+    Bridge, the Dragon Room and the End of Ledge, each seen before only with other things in hand: a first visit with
+    these things in hand, progress that restarted every clock, and the loop ran 66 turns. The fruitless rule also counts
+    across such progress (`fruitless_weak_signals`) and ends it within its 60 turns."""
+    story = story_file("zork2.z5")
+    built = trajectories.stuck(story, "semi_novel", 0.25)
+    config = make_config(
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"fruitless_weak_signals": weak}
+    )
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert sum("new_room_inventory" in r["novelty"] and "new_room" not in r["novelty"] for r in loop) >= 3
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "fruitless"
+    ended = result.summary["turns"] - built.loop_start + 1
+    assert ended <= within and (weak or ended > 60)
+
+
 def test_a_player_who_only_waits_is_stopped_on_the_first_wait_past_the_free_ones_balances(tmp_path):
     """`wait` from the first turn on: the first wait_allowance waits are how a player lets a timed event come
     (optimal walkthroughs wait up to 16 times in a row). The next one, after nothing but waits, is a loop: the
-    repetition rule ends it there, or once the waits fill its window (it was a window later, 31 turns, while the free waits stayed free; 64, by the
-    no-progress rule, when no wait ever repeated)."""
+    repetition rule ends it there, or once the waits fill its window (it was a window later, 31 turns, while the free
+    waits stayed free; 64, by the no-progress rule, when no wait ever repeated)."""
     story = story_file("balances.z5")
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 100})
     result = run_episode(story, config, ReplayAgent(["wait"] * 100))

@@ -8,6 +8,7 @@ tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which t
 from __future__ import annotations
 
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.fruitless import FruitlessTries
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector
 from managers.map_graph import MapGraph
@@ -158,6 +159,29 @@ def test_waits_repeat_only_past_the_free_waits():
     assert flags == [False, False, False, True, True, True, False, False, False]
 
 
+def test_walking_back_the_way_one_came_repeats_but_is_no_move_made_again():
+    """A random walk's first trip into a new room and back were two new turns of its window (gold's and sherlock's
+    loops built after the rule was chosen ended 41 and 42 turns in): the way back between the same two rooms, with
+    the same things in hand, repeats. The fruitless share still counts it as a move (a clumsy player's step out and
+    back is a detour); only the same way round, or from the same situation, is a move made again."""
+    detector = RepetitionDetector(window=4)
+    flags = []
+    for turn, (command, before, after) in enumerate(
+        [("north", 1, 2), ("south", 2, 1), ("north", 1, 2), ("east", 2, 2), ("south", 2, 1)], start=1
+    ):
+        record = turn_record(turn, command=command, room_id_before=before, room_id_after=after,
+                             situation=f"changed {turn}", result_category="success" if before != after else "blocked_exit")  # fmt: skip
+        detector.observe(record, progress=False)
+        flags.append((detector.recent[-1][0], detector.moved_again))
+    # The way back repeats the way out, not as a move made again; the walk out again is both; a new wall is neither.
+    assert flags == [(False, False), (True, False), (True, True), (False, False), (True, True)]
+    held = RepetitionDetector(window=4)
+    for turn, (before, after, inventory) in enumerate([(1, 2, ()), (2, 1, ("lamp",))], start=1):
+        held.observe(turn_record(turn, command="north", room_id_before=before, room_id_after=after,
+                                 inventory_before=inventory, situation=f"s{turn}"), progress=False)  # fmt: skip
+    assert not held.recent[-1][0]  # with other things in hand, another way
+
+
 def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
     """Once the player has waited more times in a row than the free waits, and for a whole window, every wait of the
     window repeats, also one from a situation a thief or a timer changed meanwhile; a look between waits keeps the
@@ -218,6 +242,51 @@ def test_new_tries_that_get_nowhere_are_fruitless():
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, tries(1)[:24])
     assert breaker.turns_to_stop(24) == config.fruitless_turns - 24
+
+
+def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_stretch():
+    """zork2's carousel: a semi-novel loop whose every few turns a walk reaches a room seen before only with other
+    things in hand (`new_room_inventory`). That progress restarts every clock, so the loop ran 66 turns; the fruitless
+    rule also counts across it (`fruitless_weak_signals`) and ends the loop fruitless_turns after its last other
+    progress. Without the weak signals it never ends here (each first visit comes before any clock runs out)."""
+    config = LoopBreakConfig()
+
+    def carousel(breaker: LoopBreak) -> tuple[int | None, str | None]:
+        for turn in range(1, 101):
+            walks = turn % 8 == 0
+            record = turn_record(
+                turn, command="east" if walks else f"frob thing {turn}", room_id_before=turn // 8,
+                room_id_after=turn // 8 + walks, situation=f"here {turn}", result_category="success" if walks else "refused",
+                novelty=("new_room_inventory",) if walks else (),
+            )  # fmt: skip
+            verdict = breaker.observe(record)
+            if verdict.terminate:
+                [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
+                assert "no progress but new_room_inventory" in event["why"]
+                return turn, event["rule"]
+        return None, None
+
+    assert config.fruitless_weak_signals == ["new_room_inventory"]
+    assert carousel(loop_break()) == (config.fruitless_turns, "fruitless")
+    assert carousel(loop_break(fruitless_weak_signals=[])) == (None, None)
+
+
+def test_fruitless_tries_count_each_try_once_and_leave_out_waits_and_moves_made_again():
+    """`x lamp` and `examine lamp` are one try; a move, look or wait is none; waits and moves made again leave the
+    share's turns, which are never fewer than half of the turns that could have tried something."""
+    tries = FruitlessTries()
+    for command, again in [("frob door", False), ("frob door", False), ("wait", False), ("north", True), ("north", False),
+                           ("look", False), ("x lamp", False), ("examine lamp", False)]:  # fmt: skip
+        tries.observe(command, again)
+    assert (tries.turns, tries.waits, tries.walked_again, tries.tried) == (8, 1, 1, {"frob door", "examine lamp"})
+    assert tries.clock == 7
+    assert tries.holds(2 / 6) and not tries.holds(2.1 / 6)  # 7 turns less the wait's and the move made again
+    for _ in range(6):
+        tries.observe("south", True)
+    assert tries.holds(2 / 6.5) and not tries.holds(2.1 / 6.5)  # never less than half of the 13 turns
+    tries.restart()
+    assert (tries.turns, tries.tried) == (0, set()) and not tries.holds(0.1)
+
 
 def test_waits_before_the_tries_do_not_dilute_the_fruitless_share():
     """zork3: the walkthrough waits nine times for the ship, then a semi-novel loop starts, a new try every other

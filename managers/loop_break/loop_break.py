@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.destination import DestinationPredictor
+from managers.loop_break.fruitless import FruitlessTries
 from managers.loop_break.penalties import Detections, adjust_score, room_loop_deltas
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
@@ -88,20 +89,17 @@ class LoopBreak:
         self.repetition = RepetitionDetector(
             config.repetition_window, free_waits=config.wait_allowance, misses=config.repetition_misses
         )
-        self.waits = 0
-        """Waits since the last progress."""
         self.wait_credit = 0
         """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each
         with up to wait_detours of the other turns since the wait before it."""
         self.since_wait: int | None = None
         """Other turns since the last wait (None: no wait since the last progress)."""
-        self.fruitless: set[str] = set()
-        """Commands that tried something (session.commands.tries_something) since the last progress, each counted
-        once: none of them got anywhere, and saying the same thing again is the repetition rule's."""
-        self.walked_again = 0
-        """Moves since the last progress that the repetition detector found made before: the fruitless share is of
-        the other turns, so a player who walks between two rooms between tries is fruitless all the same, while one
-        who tries new exits is exploring."""
+        self.fruitless = FruitlessTries()
+        """What the turns since the last progress tried: none of it got anywhere."""
+        self.fruitless_across = FruitlessTries()
+        """The same since the last progress by a signal other than `fruitless_weak_signals`: a semi-novel loop whose
+        walks reach rooms it had seen only with other things in hand (zork2's carousel) is one stretch."""
+        self.weak_signals = frozenset(config.fruitless_weak_signals)
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
         self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
@@ -146,15 +144,9 @@ class LoopBreak:
         if verdict.gate is not None and verdict.gate.action == "terminate":
             verdict.terminate, verdict.reason = True, "loop_gate"
             return verdict
-        self._count_waits(record, progress.progress)
         self.cycle.observe(record, progress.signals)
-        if progress.progress:
-            self.fruitless.clear()
-            self.walked_again = 0
-        elif direction_of(record.command) is not None:
-            self.walked_again += self._last_turn_repeated()
-        elif tries_something(record.command):
-            self.fruitless.add(canonical_command(record.command))
+        self._count_tries(record.command, progress.signals)
+        self._count_waits(record, progress.progress)
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
@@ -171,20 +163,25 @@ class LoopBreak:
         if rule == "cycle":
             period, span = self.cycle.found() or (0, 0)
             return f"the same {period} commands in the same order for {span} turns"
+        if rule == "fruitless":
+            tries = next(t for t, clock in self._fruitless(turns_stuck) if clock >= self.config.fruitless_turns)
+            if tries is self.fruitless_across:
+                weak = ", ".join(sorted(self.weak_signals))
+                return f"no progress but {weak} for {tries.turns} turns, {len(tries.tried)} different things tried"
+            return f"no progress for {turns_stuck} turns, {len(tries.tried)} different things tried in them"
         detail = {
             "no_progress": "",
             "repetition": (
                 f", {self.repeating.repeats} of the last {self.repeating.window} repeating what they did before"
             ),
-            "fruitless": f", {len(self.fruitless)} different things tried in them",
         }[rule]
         return f"no progress for {turns_stuck} turns{detail}"
 
     def _stop_rule(self, turn: int, turns_stuck: int) -> str | None:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
-        (fruitless_turns without progress, fruitless_share of them, less the moves made again, trying something not
-        tried since) or `cycle` (the commands coming round in the same order, cycle_turns and cycle_rounds)."""
+        (fruitless_turns without progress, or without progress but by `fruitless_weak_signals`, fruitless_share of
+        them, less the waits and the moves made again, trying something not tried since) or `cycle` (the commands coming round in the same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
@@ -192,37 +189,38 @@ class LoopBreak:
             return "no_progress"
         if self.repeating.repeating and self._repetition_clock(turns_stuck) >= self.config.repetition_min_turns:
             return "repetition"
-        if self._fruitless(turns_stuck) and clock >= self.config.fruitless_turns:
+        if any(fruitless_clock >= self.config.fruitless_turns for _, fruitless_clock in self._fruitless(turns_stuck)):
             return "fruitless"
         if self.cycle.found() is not None:
             return "cycle"
         return None
 
-    def _last_turn_repeated(self) -> bool:
-        """The repetition detector found the last turn a repeat (never while repetition detection is off: it is not
-        fed then)."""
-        recent = self.repetition.recent
-        return bool(recent) and recent[-1][0]
+    def _count_tries(self, command: str, signals: tuple[str, ...]) -> None:
+        walked_again = self.repetition.moved_again  # never while repetition detection is off: it is not fed then
+        for tries, restart in (
+            (self.fruitless, bool(signals)),
+            (self.fruitless_across, bool(set(signals) - self.weak_signals)),
+        ):
+            if restart:
+                tries.restart()
+            else:
+                tries.observe(command, walked_again)
 
-    def _fruitless(self, turns_stuck: int) -> bool:
-        """The fruitless rule is on and its share holds over the turns since the last progress, less the moves made
-        again but never less than half of them: walking to and fro between tries hides nothing, trying new exits is
-        exploring, and a player who mostly steps into a neighbour's room and back while looking at things is clumsy
-        (measured: without the half, noisy walkthroughs with a step out and back as every other detour were stopped
-        on lostpig and, sooner, on temple and tryst205). The waits are left out of the share too: they try nothing,
-        and zork3's semi-novel loop, begun after nine waits for the ship, ran 64 turns with them counted."""
-        tried = turns_stuck - self.waits
-        turns = max(tried - self.walked_again, tried / 2)
-        share = self.config.fruitless_share
-        return self.config.fruitless_turns > 0 and turns > 0 and len(self.fruitless) >= share * turns
+    def _fruitless(self, turns_stuck: int) -> list[tuple[FruitlessTries, int]]:
+        """The fruitless rule's counts whose share holds now, each with its clock: the turns since the last progress,
+        on the stop rules' clock, and those since the last progress by a signal other than `fruitless_weak_signals`,
+        every wait left out. The rule fires when one of them reaches fruitless_turns."""
+        if not self.config.fruitless_turns:
+            return []
+        counts = ((self.fruitless, self.clock(turns_stuck)), (self.fruitless_across, self.fruitless_across.clock))
+        return [(tries, clock) for tries, clock in counts if tries.holds(self.config.fruitless_share)]
 
     def _count_waits(self, record: TurnRecord, progress: bool) -> None:
         if progress:
             self.waits = self.wait_credit = 0
             self.since_wait = None
         elif is_wait(record.command):
-            self.waits += 1
-            if self.waits <= self.config.wait_allowance:
+            if self.fruitless.waits <= self.config.wait_allowance:
                 between = min(self.since_wait, self.config.wait_detours) if self.since_wait is not None else 0
                 self.wait_credit += 1 + between
             self.since_wait = 0
@@ -263,8 +261,8 @@ class LoopBreak:
             until_repeating = self.repetition.turns_until_repeating()
             until_min_turns = self.config.repetition_min_turns - self._repetition_clock(turns_stuck)
             remaining = min(remaining, max(until_min_turns, until_repeating))
-        if self._fruitless(turns_stuck):
-            remaining = min(remaining, self.config.fruitless_turns - clock)
+        for _, fruitless_clock in self._fruitless(turns_stuck):
+            remaining = min(remaining, self.config.fruitless_turns - fruitless_clock)
         cycle = self.cycle.nearest()
         if cycle is not None:
             remaining = min(remaining, cycle[0])
