@@ -26,7 +26,7 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import canonical_command, direction_of, is_wait, tries_something
+from session.commands import canonical_command, direction_of, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
