@@ -401,18 +401,6 @@ def test_a_random_walk_by_new_doors_and_new_words_ends_within_40_turns(tmp_path,
     assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
-def test_a_random_walk_back_the_way_it_came_repeats_gold(tmp_path):
-    """gold: a random walk around the house after taking the spoon. Its first trip to the clearing and back were two
-    new turns, and with one allowed in the window the walk ran 41 turns; the way back repeats the way out."""
-    story = story_file("gold.z5")
-    built = trajectories.stuck(story, "random_walk", 0.35)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(story, config, ReplayAgent(built.commands))
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "repetition"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
-
-
 @pytest.mark.parametrize("weak, within", [(["new_room_inventory"], 60), ([], 70)])
 def test_a_semi_novel_loop_on_the_carousel_is_one_fruitless_stretch_zork2(tmp_path, weak, within):
     """zork2: semi-novel play from the Carousel Room, whose exits are random. Its walks reach the Cool Room, the Stone

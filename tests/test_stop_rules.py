@@ -159,29 +159,6 @@ def test_waits_repeat_only_past_the_free_waits():
     assert flags == [False, False, False, True, True, True, False, False, False]
 
 
-def test_walking_back_the_way_one_came_repeats_but_is_no_move_made_again():
-    """A random walk's first trip into a new room and back were two new turns of its window (gold's and sherlock's
-    loops built after the rule was chosen ended 41 and 42 turns in): the way back between the same two rooms, with
-    the same things in hand, repeats. The fruitless share still counts it as a move (a clumsy player's step out and
-    back is a detour); only the same way round, or from the same situation, is a move made again."""
-    detector = RepetitionDetector(window=4)
-    flags = []
-    for turn, (command, before, after) in enumerate(
-        [("north", 1, 2), ("south", 2, 1), ("north", 1, 2), ("east", 2, 2), ("south", 2, 1)], start=1
-    ):
-        record = turn_record(turn, command=command, room_id_before=before, room_id_after=after,
-                             situation=f"changed {turn}", result_category="success" if before != after else "blocked_exit")  # fmt: skip
-        detector.observe(record, progress=False)
-        flags.append((detector.recent[-1][0], detector.moved_again))
-    # The way back repeats the way out, not as a move made again; the walk out again is both; a new wall is neither.
-    assert flags == [(False, False), (True, False), (True, True), (False, False), (True, True)]
-    held = RepetitionDetector(window=4)
-    for turn, (before, after, inventory) in enumerate([(1, 2, ()), (2, 1, ("lamp",))], start=1):
-        held.observe(turn_record(turn, command="north", room_id_before=before, room_id_after=after,
-                                 inventory_before=inventory, situation=f"s{turn}"), progress=False)  # fmt: skip
-    assert not held.recent[-1][0]  # with other things in hand, another way
-
-
 def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
     """Once the player has waited more times in a row than the free waits, and for a whole window, every wait of the
     window repeats, also one from a situation a thief or a timer changed meanwhile; a look between waits keeps the

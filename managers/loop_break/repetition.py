@@ -77,14 +77,9 @@ class RepetitionDetector:
         between two rooms, whichever word took the player there (`in` and `west` into sherlock's Bank Vault, `up` and
         `west` onto balances' Crest of Hill: a random walk's new words for a known way were new turns, 42 turns to
         its end, not 28), and the direction when the player bumped into a wall."""
-        self.ways: set[tuple] = set()
-        """The walks as (inventory, way, the two rooms in either order): walking back the way one came repeats too
-        (a random walk's first trip to a new room and back were two new turns of its window, gold's 41 turns and
-        sherlock's wandering 42 on loops built after the rule was chosen)."""
         self.moved_again = False
-        """The last turn was a move the player made before, from the same situation or between the same two rooms
-        the same way round (the fruitless share leaves these out; a step back the way one came is no repeat there,
-        a clumsy player's step out and back being a detour, not walking to and fro)."""
+        """The last turn was a move the player made before, from the same situation or as a walk (the fruitless
+        share leaves these out)."""
         self.stretch_rooms: set[int] = set()
         """Rooms the player has been in since the last progress: all of them belong to the loop, also those of a
         round longer than the window."""
@@ -104,10 +99,8 @@ class RepetitionDetector:
         bumped = record.result_category == BLOCKED_EXIT and rooms[0] is not None and rooms[0] == rooms[1]
         walked = direction is not None and None not in rooms and (rooms[0] != rooms[1] or bumped)
         walk = (*place, direction if bumped else None, record.room_id_after) if walked else None
-        way = (place[1], direction if bumped else None, frozenset(rooms)) if walked else None
-        done = transition in self.transitions
-        self.moved_again = direction is not None and (done or walk in self.walks)
-        repeated = done or way in self.ways
+        repeated = transition in self.transitions or walk in self.walks
+        self.moved_again = direction is not None and repeated
         waiting = is_wait(command)
         if waiting:
             self.waits += 1
@@ -128,7 +121,6 @@ class RepetitionDetector:
             self.last_arrival = record.turn
         if walk is not None:
             self.walks.add(walk)
-            self.ways.add(way)
             self.stretch_moves.add((*place, direction))
         if direction is not None:
             self.stretch_moves.add((self.situation, direction))
