@@ -384,9 +384,9 @@ def test_an_ab_loop_a_timer_changes_ends_within_25_turns_balances(tmp_path):
 @pytest.mark.parametrize("game, cut", [("balances.z5", 0.5), ("sherlock.z5", 0.75)])
 def test_a_random_walk_by_new_doors_and_new_words_ends_within_40_turns(tmp_path, game, cut):
     """A random walk in a small region from the middle of the walkthrough. Now and then it takes a door it had not
-    taken from that place (one new turn in the window allowed: with a window that must repeat whole, balances' walk ran 43
-    turns), and it goes the same way by other words: `in` or `west` into sherlock's Bank Vault, `up` or `west` onto
-    balances' Crest of Hill. A known way walked by a new word is a repeat (when it was not, sherlock's ran 42)."""
+    taken from that place (one new turn in the window allowed: with a window that must repeat whole, balances' walk
+    ran 43 turns), and it goes the same way by other words: `in` or `west` into sherlock's Bank Vault, `up` or `west`
+    onto balances' Crest of Hill. A known way walked by a new word is a repeat (when it was not, sherlock's ran 42)."""
     story = story_file(game)
     built = trajectories.stuck(story, "random_walk", cut)
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})

@@ -48,9 +48,9 @@ def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
 def test_waiting_stops_no_clock_up_to_the_allowance():
     """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat. The first wait past
     them in a row takes that back: every wait of the window repeats and every turn counts on the repetition rule's
-    clock, so it ends there, or once the waits fill the window (it was a window later while the free waits stayed free: 31 turns; wait_allowance turns
-    after max_turns_stuck when no wait ever repeated). With the seeds' counting the first two waits are new (from
-    the start, then from here) and every one after them repeats."""
+    clock, so it ends there, or once the waits fill the window (it was a window later while the free waits stayed
+    free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the seeds' counting
+    the first two waits are new (from the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
     first_loop = max(config.wait_allowance + 1, config.repetition_window)
     assert play(loop_break(), [("wait", 1)] * 100) == (first_loop, "repetition")
@@ -233,8 +233,8 @@ def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_s
             walks = turn % 8 == 0
             record = turn_record(
                 turn, command="east" if walks else f"frob thing {turn}", room_id_before=turn // 8,
-                room_id_after=turn // 8 + walks, situation=f"here {turn}", result_category="success" if walks else "refused",
-                novelty=("new_room_inventory",) if walks else (),
+                room_id_after=turn // 8 + walks, situation=f"here {turn}",
+                novelty=("new_room_inventory",) if walks else (), result_category="success" if walks else "refused",
             )  # fmt: skip
             verdict = breaker.observe(record)
             if verdict.terminate:
@@ -252,8 +252,9 @@ def test_fruitless_tries_count_each_try_once_and_leave_out_waits_and_moves_made_
     """`x lamp` and `examine lamp` are one try; a move, look or wait is none; waits and moves made again leave the
     share's turns, which are never fewer than half of the turns that could have tried something."""
     tries = FruitlessTries()
-    for command, again in [("frob door", False), ("frob door", False), ("wait", False), ("north", True), ("north", False),
-                           ("look", False), ("x lamp", False), ("examine lamp", False)]:  # fmt: skip
+    turns = [("frob door", False), ("frob door", False), ("wait", False), ("north", True), ("north", False),
+             ("look", False), ("x lamp", False), ("examine lamp", False)]  # fmt: skip
+    for command, again in turns:
         tries.observe(command, again)
     assert (tries.turns, tries.waits, tries.walked_again, tries.tried) == (8, 1, 1, {"frob door", "examine lamp"})
     assert tries.clock == 7

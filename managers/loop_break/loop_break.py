@@ -181,7 +181,8 @@ class LoopBreak:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
         (fruitless_turns without progress, or without progress but by `fruitless_weak_signals`, fruitless_share of
-        them, less the waits and the moves made again, trying something not tried since) or `cycle` (the commands coming round in the same order, cycle_turns and cycle_rounds)."""
+        them, less the waits and the moves made again, trying something not tried since) or `cycle` (the commands
+        coming round in the same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
@@ -217,7 +218,7 @@ class LoopBreak:
 
     def _count_waits(self, record: TurnRecord, progress: bool) -> None:
         if progress:
-            self.waits = self.wait_credit = 0
+            self.wait_credit = 0
             self.since_wait = None
         elif is_wait(record.command):
             if self.fruitless.waits <= self.config.wait_allowance:
