@@ -220,7 +220,7 @@ class LoopBreak:
         if progress:
             self.wait_credit = 0
             self.since_wait = None
-        elif is_wait(record.command):
+        elif is_wait(record.command):  # the fruitless count has this wait already (_count_tries comes first)
             if self.fruitless.waits <= self.config.wait_allowance:
                 between = min(self.since_wait, self.config.wait_detours) if self.since_wait is not None else 0
                 self.wait_credit += 1 + between
