@@ -14,6 +14,9 @@ class Agent(Protocol):
     kind: str
     forced: bool
     """Scripted agents are forced: their command always runs, the critic's verdict is only recorded."""
+    prompted: bool
+    """The agent is shown the rendered prompt (an LLM): its context then carries what the game itself says here
+    (`AgentContext.readings`, a few steps on a copy of the game a turn, which the other agents do without)."""
 
     def propose(self, context: AgentContext) -> str:
         """One validated game command."""
@@ -23,6 +26,8 @@ class Agent(Protocol):
 @runtime_checkable
 class Critic(Protocol):
     kind: str
+    prompted: bool
+    """The critic is shown the rendered prompt (an LLM): see `Agent.prompted`."""
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         """Score in [0, 1] with a one-line reason."""

@@ -28,6 +28,7 @@ AGENT_REPLY_SCHEMA = {
 class LLMAgent:
     kind = "llm"
     forced = False
+    prompted = True
 
     def __init__(self, client: LLMClient, config: LLMConfig, max_invalid_replies: int = 3, game: str = ""):
         self.client = client

@@ -81,6 +81,7 @@ def _line(text: str, limit: int) -> str:
 
 class LLMCritic:
     kind = "llm"
+    prompted = True
 
     def __init__(self, client: LLMClient, config: LLMConfig, game: str = ""):
         self.client = client

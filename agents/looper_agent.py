@@ -13,6 +13,7 @@ from session.commands import canonical_command, direction_of
 
 class LooperAgent:
     kind = "looper"
+    prompted = False
 
     def __init__(self, prefix: list[str], loop: list[str], fallbacks: tuple[str, ...] = ("look",)):
         if not loop:

@@ -52,6 +52,7 @@ _EXIT_WORDS = {
 class OfflineAgent:
     kind = "offline"
     forced = False
+    prompted = False
 
     def __init__(self, words: frozenset[str] = frozenset(), word_length: int = 9):
         self.words = words

@@ -11,6 +11,7 @@ from session.records import Judgement
 
 class OfflineCritic:
     kind = "offline"
+    prompted = False
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         text = normalize_command(command)

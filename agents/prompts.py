@@ -8,14 +8,16 @@ exit, what was tried here; history without repeats; objectives once; harness lin
 
 from __future__ import annotations
 
-from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext
+from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext, Readings
 
 ROOM_TEXT_CHARS = 1200
 """The room's description as last printed, cut (at a word) to this."""
 RESPONSE_CHARS = 500
 """Each earlier response in the history, cut (at a word) to this."""
-LAST_RESPONSE_CHARS = 1500
-"""The last response, which the next command answers."""
+LAST_RESPONSE_CHARS = 3000
+"""The last response, which the next command answers: verbatim (a cut only guards against a runaway text)."""
+INVENTORY_CHARS = 800
+"""The game's answer to `inventory`, cut (at a word) to this."""
 REPEAT_MIN_CHARS = 60
 """A response shown again in the history is replaced by a pointer to the first one when longer than this."""
 LIST_CAP = 8
@@ -128,54 +130,84 @@ def render_critic_prompt(context: AgentContext, command: str) -> str:
 
 
 # -- the state block ---------------------------------------------------------------------------------------------
+WHERE = "WHERE YOU ARE:"
+DARK = "(too dark to see)"
+DESCRIPTION = "DESCRIPTION"
+"""`DESCRIPTION (printed N turns ago):`, then the text the game printed."""
+CARRY = 'YOU CARRY (the game\'s answer to "inventory"):'
+SEEN = "SEEN HERE:"
+EXITS_WORKED = "EXITS THAT WORKED FROM HERE:"
+EXITS_MENTIONED = "EXITS THE TEXT MENTIONS, NOT VERIFIED:"
+LAST = "LAST COMMAND AND RESPONSE:"
+"""The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
+HARNESS_COMMAND = "(run by the harness: none of your replies could be used)"
+
+
 def _state(context: AgentContext) -> list[str]:
     view = context.view
-    lines = [
-        f"TURN {context.turn}. Score {view.score}, moves {view.moves}.",
-        f"WHERE YOU ARE: {view.room_name}",
-        "Description (as last printed in full here):",
-        _cut(context.room_text, ROOM_TEXT_CHARS) or "(none printed)",
-    ]
-    if context.visible_objects:
-        lines.append(f"You can see: {', '.join(context.visible_objects)}.")
-    lines.append(f"You carry: {', '.join(o.name for o in view.inventory) or 'nothing'}.")
-    lines += _exits(context)
-    lines += _tried(context)
+    read = context.readings or Readings()
+    lines = [f"TURN {context.turn}. Score {view.score}. Moves {view.moves}."]
+    lines.append(f"{WHERE} {DARK if read.dark else read.title or '(the game printed no room title)'}")
+    lines += _description(context, read)
+    if read.inventory:
+        lines += [CARRY, _cut(read.inventory, INVENTORY_CHARS)]
+    if read.seen:
+        lines.append(f"{SEEN} {', '.join(read.seen)}.")
+    lines += _exits(context, read)
+    lines += _tried(read)
     lines += _objectives(context)
+    lines += _memory(read)
     lines += _earlier(context)
     lines += _history(context)
     notes = [line for line in context.loop_status.splitlines() if line.strip()]
-    if context.banned:
-        notes.append(f"Forbidden this turn: {', '.join(context.banned)}.")
     if notes:
         lines += ["", f"HARNESS NOTES {HARNESS_NOTE}:", *notes]
     return lines
 
 
-def _exits(context: AgentContext) -> list[str]:
-    parts = [f"{d} -> {name}" for d, name in sorted(context.known_exits.items())]
-    lines = [f"Exits that worked from here: {', '.join(parts) or 'none yet'}."]
-    if context.named_exits:
-        lines.append(f"Named in the description, not tried yet: {', '.join(context.named_exits)}.")
+def _description(context: AgentContext, read: Readings) -> list[str]:
+    """The room's description as last printed here, with its age; a pointer when it is the last response."""
+    if not read.description:
+        return []
+    age = context.turn - 1 - read.description_turn
+    latest = context.recent[-1][1] if context.recent else context.view.text
+    if age <= 0 and _squeeze(read.description) in _squeeze(latest):
+        below = "the last response" if context.recent else "the opening text"
+        return [f"{DESCRIPTION} (printed this turn): in {below} below."]
+    when = "printed this turn" if age <= 0 else f"printed {age} turn{'s' if age > 1 else ''} ago"
+    return [f"{DESCRIPTION} ({when}):", _cut(read.description, ROOM_TEXT_CHARS)]
+
+
+def _exits(context: AgentContext, read: Readings) -> list[str]:
+    parts = [f"{d} -> {title}" if title else d for d, title in read.exits]
+    lines = [f"{EXITS_WORKED} {', '.join(parts) or 'none yet'}."]
+    if read.mentioned_exits:
+        lines.append(f"{EXITS_MENTIONED} {', '.join(read.mentioned_exits)}.")
     if context.failed_exits:
         lines.append(f"Tried here without moving: {', '.join(context.failed_exits)}.")
-    if context.path_to_frontier and not context.named_exits:
-        steps = len(context.path_to_frontier)
-        lines.append(
-            f"Nearest untried exit named in a description: {context.frontier_room}, {steps} step"
-            f"{'s' if steps > 1 else ''} away: {', '.join(context.path_to_frontier)}."
-        )
     return lines
 
 
-def _tried(context: AgentContext) -> list[str]:
-    refused = sorted(context.refused_here)
-    worked = sorted(context.tried_here - context.refused_here)
+def _tried(read: Readings) -> list[str]:
+    if not read.tried:
+        return []
+    return ["Done here, latest first, with the first line of the game's answer:"] + [
+        f"- {command} (turn {turn}): {answer or '(no answer)'}" for command, turn, answer in read.tried
+    ]
+
+
+def _memory(read: Readings) -> list[str]:
+    """What the agent would otherwise forget once it scrolls out of the history (bounded)."""
     lines = []
-    if worked:
-        lines.append(f"Already done here: {_capped(worked)}.")
-    if refused:
-        lines.append(f"Changed nothing here: {_capped(refused)}.")
+    if read.thoughts:
+        lines += ["", "YOUR LAST THOUGHTS:", *(f"- turn {turn}: {thought}" for turn, thought in read.thoughts)]
+    if read.seen_elsewhere:
+        where = [f"{name} ({room}, turn {turn})" for name, room, turn in read.seen_elsewhere]
+        lines += ["", f"SEEN ELSEWHERE (room and turn you last saw it): {', '.join(where)}."]
+    if read.rooms_with_mentions:
+        lines += ["", "ROOMS WHOSE TEXT MENTIONS EXITS NEVER TRIED THERE (not verified):"]
+        for room, directions, path in read.rooms_with_mentions:
+            lines.append(f"- {room}: {', '.join(directions)} (the way there: {', '.join(path) or 'here'})")
     return lines
 
 
@@ -198,41 +230,40 @@ def _earlier(context: AgentContext) -> list[str]:
     if known.avoid_here:
         lines.append(f"Failed, killed or looped here in an earlier episode: {_capped(list(known.avoid_here))}.")
     if known.route_next:
-        lines.append(f"Next step of the way an earlier episode reached its best score: {known.route_next}.")
+        lines.append(f"From here, the next step of the way an earlier episode reached its best score: {known.route_next}.")
     if known.path_to_known and not known.known_here:
         lines.append(f"Nearest room where an earlier episode scored: {known.known_target}, via {', '.join(known.path_to_known)}.")
     return ["", "FROM EARLIER EPISODES:", *lines] if lines else []
 
 
 def _history(context: AgentContext) -> list[str]:
-    """Earlier turns without repeats, then the last command and its full response (never shown twice)."""
-    if not context.recent:  # the first turn: the opening text, unless it is all in the description above
-        opening = context.view.text.strip()
-        return [] if opening.endswith(context.room_text.strip()) and len(opening) - len(context.room_text) < 400 else [
-            "", "OPENING TEXT:", _cut(opening, LAST_RESPONSE_CHARS)
-        ]
-    *earlier, (last_command, last_response) = context.recent
+    """Earlier turns (a response shown before is pointed at, not repeated), then the last command and the game's
+    full response, verbatim. A command the harness chose is marked as such."""
+    if not context.recent:  # the first turn: the opening text
+        return ["", "OPENING TEXT:", _cut(context.view.text, LAST_RESPONSE_CHARS)]
+    marks = context.harness_commands or (False,) * len(context.recent)
+    turns = [
+        (context.turn - len(context.recent) + i, command, response.strip(), harness)
+        for i, ((command, response), harness) in enumerate(zip(context.recent, marks))
+    ]
+    *earlier, (_, last_command, last_response, last_harness) = turns
     lines = []
-    shown: set[str] = {context.room_text.strip()}
+    shown: dict[str, int] = {}
     if earlier:
         lines += ["", "EARLIER TURNS (oldest first):"]
-        for command, response in earlier:
-            text = response.strip()
-            if _within(text, context.room_text):
-                text = "(the description above)"
-            elif text in shown and len(text) > REPEAT_MIN_CHARS:
-                text = "(the same text as shown above)"
+        for turn, command, response, harness in earlier:
+            if response in shown and len(response) > REPEAT_MIN_CHARS:
+                text = f"(the same text as turn {shown[response]})"
             else:
-                shown.add(text)
-                text = _cut(text, RESPONSE_CHARS)
-            lines += [f"> {command or '(empty line)'}", text]
-    last = last_response.strip()
-    if _within(last, context.room_text):
-        last = "(the description above)"
-    elif earlier and last in shown and len(last) > REPEAT_MIN_CHARS:
-        last = "(the same text as shown above)"
-    lines += ["", "LAST COMMAND AND RESPONSE:", f"> {last_command or '(empty line)'}", _cut(last, LAST_RESPONSE_CHARS)]
+                shown.setdefault(response, turn)
+                text = _cut(response, RESPONSE_CHARS)
+            lines += [_command_line(command, harness), text]
+    lines += ["", LAST, _command_line(last_command, last_harness), _cut(last_response, LAST_RESPONSE_CHARS)]
     return lines
+
+
+def _command_line(command: str, harness: bool) -> str:
+    return f"> {command or '(empty line)'}" + (f" {HARNESS_COMMAND}" if harness else "")
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------
@@ -246,11 +277,8 @@ def _cut(text: str, limit: int) -> str:
     return (cut[:space] if space > limit // 2 else cut).rstrip() + " …"
 
 
-def _within(text: str, description: str) -> bool:
-    """Every line of `text` is a line of the room's description (the description itself, or a brief reprint)."""
-    lines = {line.strip() for line in description.splitlines() if line.strip()}
-    mine = [line.strip() for line in text.splitlines() if line.strip()]
-    return bool(mine) and all(line in lines for line in mine)
+def _squeeze(text: str) -> str:
+    return " ".join(text.split()).lower()
 
 
 def _capped(items: list[str]) -> str:

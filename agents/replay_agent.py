@@ -16,6 +16,7 @@ from session.config import ConfigError
 
 class ReplayAgent:
     forced = True
+    prompted = False
 
     def __init__(self, commands: list[str], kind: str = "replay"):
         self.kind = kind

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections import deque
 
 from managers.action_memory import ActionMemory
+from managers.game_reader import GameReader
 from managers.map_graph import MapGraph
 from session.commands import LOOK_COMMANDS, PRIMARY_DIRECTIONS, command_words, directions_named, normalize_command
 from session.context import AgentContext
@@ -26,6 +27,9 @@ class ContextBuilder:
     def __init__(self, history_turns: int, game: str = ""):
         self.game = game
         self.recent: deque[tuple[str, str]] = deque(maxlen=history_turns)
+        self.harness_commands: deque[bool] = deque(maxlen=history_turns)
+        self.reader: GameReader | None = None
+        """Reads what the game itself says, for agents shown a prompt (None: the others need none of it)."""
         self.room_texts: dict[int | None, str] = {}
         """Room id -> its last full description (on arrival or `look`), from its title line on: one per room."""
         self.heard: dict[int | None, set[str]] = {}
@@ -34,10 +38,15 @@ class ContextBuilder:
     def begin(self, view: GameView) -> None:
         """The episode's opening text describes the first room (after the banner)."""
         self._hear(view.room_id, view.room_name, view.text.strip(), describes_room=True)
+        if self.reader is not None:
+            self.reader.begin(view)
 
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))
+        self.harness_commands.append(bool(record.fallback) and record.fallback != "not_run")
+        if self.reader is not None:
+            self.reader.observe(record)
         looked = record.moved or normalize_command(record.command) in LOOK_COMMANDS
         self._hear(record.room_id_after, record.room_name_after, response, looked)
 
@@ -71,6 +80,8 @@ class ContextBuilder:
             view=view,
             game=self.game,
             recent=tuple(self.recent),
+            harness_commands=tuple(self.harness_commands),
+            readings=self.reader.read(turn, view, game_map) if self.reader is not None else None,
             known_exits={d: game_map.name_of(r) for d, r in (room.exits.items() if room else ())},
             untried_exits=untried,
             named_exits=tuple(d for d in directions_named(room_text) if d in untried),

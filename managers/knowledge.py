@@ -401,7 +401,8 @@ class Knowledge:
             return last.command if self.route_blows < ROUTE_BLOWS else ""  # the fight goes on while the foe is here
         if position >= len(route.steps) or self.route_tries >= ROUTE_TRIES:
             return ""
-        return route.steps[position].command
+        step = route.steps[position]
+        return step.command if step.room_id == view.room_id else ""  # only where the step begins
 
     # -- the end of an episode -----------------------------------------------------------------------------
     def merge(self, summary: dict) -> KnowledgeStore:
@@ -618,9 +619,9 @@ class Knowledge:
             lines.append(f"{len(store.episodes)} earlier episode(s); best score {best}.")
         events = sorted(store.score_events, key=lambda e: -e.points)
         if events:
-            lines.append("Points came from: " + "; ".join(f"{e.command} in {e.room_name} (+{e.points})" for e in events[:5]) + ".")
+            lines.append("Points came from: " + "; ".join(f"'{e.command}' at {e.room_name} (+{e.points})" for e in events[:5]) + ".")
         if store.deaths:
-            lines.append("Deaths: " + "; ".join(f"{d.command} in {d.room_name}" for d in store.deaths[-3:]) + ".")
+            lines.append("Deaths: " + "; ".join(f"'{d.command}' at {d.room_name}" for d in store.deaths[-3:]) + ".")
         lines += [f"Note from episode {n.episode[-6:]}: {n.note}" for n in store.notes[-3:]]
         for loop in store.loops[-2:]:
             lines.append(f"An episode ended stuck ({loop.reason}) in: {', '.join(list(loop.rooms.values())[:5])}.")

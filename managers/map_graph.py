@@ -113,6 +113,21 @@ class MapGraph:
                     queue.append((target, path + [direction]))
         return []
 
+    def paths_from(self, start: int | None) -> dict[int, list[str]]:
+        """Every other known room reachable from `start` by known exits -> the shortest way there, nearest first."""
+        if start is None or start not in self.rooms:
+            return {}
+        paths: dict[int, list[str]] = {start: []}
+        queue: deque[int] = deque([start])
+        while queue:
+            room_id = queue.popleft()
+            for direction, target in self.rooms[room_id].exits.items():
+                if target not in paths and target in self.rooms:
+                    paths[target] = paths[room_id] + [direction]
+                    queue.append(target)
+        del paths[start]
+        return paths
+
     def follow(self, start: int | None, path: list[str] | tuple[str, ...]) -> int | None:
         """The room a list of known exits leads to from `start` (None when one of them is unknown)."""
         room_id = start

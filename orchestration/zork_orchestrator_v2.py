@@ -20,9 +20,11 @@ from agents.offline_critic import OfflineCritic
 from agents.precheck import ObjectPrecheck
 from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
+from managers.game_reader import GameReader
 from managers.knowledge import Knowledge
 from viewer.report import write_report
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.penalties import why_rejected
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
@@ -129,6 +131,10 @@ class ZorkOrchestratorV2:
             self.session.player,
         )  # fmt: skip
         self.map.visit(self.view.room_id, self.view.room_name, 0)
+        if self.agent.prompted or self.critic.prompted:  # a model reads the prompt: what the game itself says
+            self.contexts.reader = GameReader(
+                self.session.answer_on_copy, self.session.object_vocabulary(), self.session.dictionary_word_length
+            )
         self.contexts.begin(self.view)
         if resume:
             self.recorder.muted = True
@@ -344,8 +350,13 @@ class ZorkOrchestratorV2:
         context = self.contexts.for_agent(
             turn, view, self.map, self.memory, objectives, completed_objectives=self.objectives.completed()
         )
-        likely = context.named_exits or tuple(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)
-        status = self.loop_break.status(turn, view, objectives, events, likely, context.visible_objects)
+        read = context.readings
+        mentioned = read.mentioned_exits if read is not None else context.named_exits
+        untried = tuple(dict.fromkeys([*mentioned, *(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)]))
+        things = read.seen if read is not None else tuple(
+            dict.fromkeys(o.noun for o in view.room_objects if o.name in context.visible_objects)
+        )
+        status = self.loop_break.status(turn, view, objectives, events, untried, things)
         return replace(
             context, loop_status=status.text, banned=status.banned,
             review_objectives=self.objectives.wants_review(turn, self.last_record),
@@ -386,7 +397,7 @@ class ZorkOrchestratorV2:
                 judged[canonical_command(command)] = judgement
             if again:  # the agent insists on a command already rejected this turn: more asks would only repeat it
                 break
-            context = context.with_feedback(command, judgement.reason)
+            context = context.with_feedback(command, why_rejected(judgement, threshold))
         if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
             fallback = "every_candidate_blocked"
         drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures

@@ -153,19 +153,40 @@ def is_wait(command: str) -> bool:
 _NAMED_DIRECTIONS = frozenset(d for d in DIRECTIONS if d not in ("in", "out"))
 """Directions a description names by their word. `in` and `out` are left out: every text uses those words."""
 COMPASS_DIRECTIONS = frozenset(d for d in _NAMED_DIRECTIONS if d not in ("up", "down"))
-_EVERY_DIRECTION = re.compile(r"\b(?:all|every|many) directions?\b")
-"""How a description names every compass direction at once (zork1's Round Room: `passages in all directions`)."""
+_COMPASS = "|".join(sorted(COMPASS_DIRECTIONS, key=len, reverse=True))
+_NOT_A_WAY = "end|ends|wall|walls|side|sides|bank|banks|edge|edges|corner|corners|half|face|shore|tip|part|window|windows|of"
+_COMPASS_MENTION = re.compile(rf"\b({_COMPASS})\b(?!\s+(?:{_NOT_A_WAY})\b)")
+"""A compass word that names a way: not a part of the room (`the west wall is solid granite`, `the south end`) nor
+where something lies (`west of a white house`)."""
+_ROUTE = (
+    "stair|stairs|staircase|stairway|steps|ladder|ramp|chimney|shaft|slope|hill|tunnel|passage|passageway|path|trail|"
+    "road|track|rope|tree|well|hole|chute|slide|incline"
+)
+_MOTION = (
+    "lead|leads|leading|go|goes|going|climb|climbs|climbing|head|heads|heading|continue|continues|continuing|run|"
+    "runs|running|wind|winds|winding|twist|twists|twisting|descend|descends|ascend|ascends|way|" + _ROUTE
+)
+_VERTICAL_MENTION = re.compile(
+    rf"\b(?:{_MOTION})\s+(up|down)\b(?!\s+(?:it|them)\b)"
+    rf"|\b(up|down)\s+(?:the\s+|a\s+|an\s+)?(?:{_ROUTE})\b"
+    r"|\b(up|down)(?:wards?|stairs)\b"
+    rf"|\b(?:{_COMPASS}|up|down)(?:\s*,)?\s+(?:and|or)\s+(up|down)\b"
+)
+"""`up` and `down` name a way only after a word of motion or a route (`a staircase leading up`, `the chimney leads
+down`) or before a route (`down the ladder`), or as `upward`, `downstairs`, or beside another way (`north and up`): the words are everywhere else (`you wake
+up`, `pick up`, `sit down`), and `back up it` points at a thing, not a way from the room."""
 
 
 @lru_cache(maxsize=4096)  # the map's search asks again of every known room's text each turn
 def directions_named(text: str) -> tuple[str, ...]:
-    """The directions a room description names (`passages lead north and up` -> north, up), in DIRECTIONS order:
-    the exits a player reading the text would try first. `north-east` counts as northeast, and `passages in all
-    directions` names the eight compass points."""
-    words = set(command_words(text.replace("-", "")))
-    if _EVERY_DIRECTION.search(text.lower()):
-        words |= COMPASS_DIRECTIONS
-    return tuple(d for d in DIRECTIONS if d in _NAMED_DIRECTIONS and d in words)
+    """The directions a room description names as ways out (`passages lead north and up` -> north, up), in
+    DIRECTIONS order: the exits a player reading the text would try first, not verified. `north-east` counts as
+    northeast; a part of the room (`the west wall`, `the south end`), a place relative to a thing (`west of the
+    house`), `up`/`down` outside a phrase of motion, and `in all directions` (trees, as often as passages) do not."""
+    lowered = re.sub(r"(north|south)-(east|west)", r"\1\2", text.lower())
+    words = {match.group(1) for match in _COMPASS_MENTION.finditer(lowered)}
+    words |= {next(g for g in match.groups() if g) for match in _VERTICAL_MENTION.finditer(lowered)}
+    return tuple(d for d in DIRECTIONS if d in words)
 
 
 def tries_something(command: str) -> bool:

@@ -54,6 +54,39 @@ class Guidance:
 
 
 @dataclass(frozen=True)
+class Readings:
+    """What the game itself says where the player stands, for an agent that is shown a prompt (an LLM): each field
+    is the game's own words, or a claim checked against them on a copy of the state (managers.game_reader)."""
+
+    title: str = ""
+    """The room's title line as `look` prints it now; "" when it prints none."""
+    dark: bool = False
+    """`look` says it is too dark to see."""
+    description: str = ""
+    """The latest description the game printed in this room (from its title line on), without the lines of passing
+    events; "" when none was printed here."""
+    description_turn: int = 0
+    """The turn that printed `description` (0: the opening text)."""
+    inventory: str = ""
+    """The game's answer to `inventory`, as it would print it now."""
+    seen: tuple[str, ...] = ()
+    """Things in this room, under the words the game printed here, that `examine` finds in sight now."""
+    exits: tuple[tuple[str, str], ...] = ()
+    """(direction, room title): moves that led somewhere from here and still lead there now."""
+    mentioned_exits: tuple[str, ...] = ()
+    """Directions the description mentions that were never tried from here: not verified, they may lead nowhere."""
+    tried: tuple[tuple[str, int, str], ...] = ()
+    """(command, turn, the first line of the game's answer) of what was done here (no moves), latest first."""
+    thoughts: tuple[tuple[int, str], ...] = ()
+    """(turn, thought): the agent's own last thoughts, oldest first."""
+    seen_elsewhere: tuple[tuple[str, str, int], ...] = ()
+    """(name, room title, turn): things last seen in another room, latest first."""
+    rooms_with_mentions: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
+    """(room title, directions its description mentions that were never tried there, the known way there), nearest
+    first."""
+
+
+@dataclass(frozen=True)
 class AgentContext:
     """What an agent (and the critic) may know at the start of a turn."""
 
@@ -103,6 +136,10 @@ class AgentContext:
     """The critic is asked, this call, which objectives the last turn completed and which are worth adding."""
     knowledge: Guidance = field(default_factory=lambda: Guidance())
     """What earlier episodes of this game suggest here (empty without a knowledge store)."""
+    readings: Readings | None = None
+    """What the game itself says here, for prompted agents (None for the others: it costs a few steps on a copy)."""
+    harness_commands: tuple[bool, ...] = ()
+    """For each turn of `recent`: the harness chose its command (no reply of the agent's could be used)."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(

@@ -7,6 +7,7 @@ import os
 import re
 import struct
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,16 @@ RNG_STATE = 7
 """Where `FrotzEnv.get_state()` keeps the random-number generator's state."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
+
+@dataclass(frozen=True)
+class Trial:
+    """A command's outcome on a copy of the game (`JerichoSession.answer_on_copy`)."""
+
+    text: str
+    """The game's answer, as it would have printed it."""
+    room_id: int | None
+    """The room the player is in after it."""
+
 
 class StoryFileError(Exception):
     """The story file is missing or is not a Z-machine game Jericho can run."""
@@ -256,12 +267,20 @@ class JerichoSession:
 
     def room_after(self, command: str) -> int | None:
         """The room `command` would lead to from here, played on the shadow emulator: the game is never touched."""
+        trial = self.answer_on_copy(command)
+        return trial.room_id if trial is not None else None
+
+    def answer_on_copy(self, command: str) -> Trial | None:
+        """What the game answers to `command` from the current state, played on the shadow emulator (the game is
+        never touched): its words and the room the player is in after. None for a command that must never run
+        (`save` on the shadow would still write a file)."""
         if why_not_run(command) is not None:
-            return None  # `save` on the shadow would still write a file
+            return None
         shadow = self._shadow_env()
         shadow.set_state(self.env.get_state())
-        shadow.step(command)
-        return self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+        text, _, _, _ = shadow.step(command)
+        room = self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+        return Trial(text, room)
 
     def noisy_globals(self) -> frozenset[int]:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.

@@ -74,7 +74,8 @@ def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
     [recovery] = result.events("identical_action_recovery")
     assert (warning["turn"], recovery["turn"]) == (5, 10)
     assert "run 'examine mailbox' 5 times in a row" in shown[6]
-    assert "Off the table: examine mailbox" in shown[11] and "Permitted alternatives:" in shown[11]
+    assert "Do not propose these here (the harness refuses them): examine mailbox (run 10 times" in shown[11]
+    assert "Commands you have not tried recently:" in shown[11]
     blocked = result.records[10]  # turn 11: forced, so it runs, but it is recorded as rejected by the ban
     assert blocked["would_reject"] and blocked["critic_adjusted_score"] == 0.0
     assert blocked["candidates"][0]["source"] == "ban"

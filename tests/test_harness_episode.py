@@ -19,6 +19,7 @@ class CrashingAgent:
 
     kind = "crashing"
     forced = False
+    prompted = False
 
     def __init__(self, commands: list[str], crash_turn: int, error: type[BaseException] = RuntimeError):
         self.commands = list(commands)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.penalties import Detections, apply_loop_penalties
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
@@ -136,8 +137,10 @@ def test_camping_penalty_through_loop_break():
     assert forth.score == pytest.approx(0.2)
     assert [e["event_type"] for e in events] == ["loop_penalty_applied"]
     assert events[0]["destination"] == 1 and events[0]["turned_to_reject"] is True
-    status = loop_break.status(11, view_at(1), (), [])
-    assert "Location Camping: Kitchen (6 of 10 turns)" in status.loop_info
+    line = "You have spent 6 of the last 10 turns in Kitchen, repeating what you did before."
+    assert line in room_loop_lines(loop_break.active)
+    # Shown to the agent only while it repeats itself: these ten turns each went somewhere new.
+    assert line not in loop_break.status(11, view_at(1), (), []).loop_info
 
 
 def test_adjust_without_active_detections_is_a_no_op():

@@ -9,8 +9,8 @@ from dataclasses import replace
 import pytest
 
 from agents.prompts import (
-    CRITIC_ROLE, HARNESS_NOTE, OBJECTIVES_SHOWN, agent_system_prompt, critic_system_prompt, render_agent_prompt, render_critic_prompt,
-    role_of,
+    CARRY, CRITIC_ROLE, DARK, DESCRIPTION, EXITS_MENTIONED, HARNESS_NOTE, LAST, SEEN, WHERE, agent_system_prompt,
+    critic_system_prompt, render_agent_prompt, render_critic_prompt, role_of,
 )  # fmt: skip
 from agents.replay_agent import ReplayAgent
 from session.jericho_session import JerichoSession
@@ -19,7 +19,10 @@ from tests.factories import SEED_LOOP_BREAK
 
 
 class ContextCapture(ReplayAgent):
-    """Replays commands and keeps the context of every turn."""
+    """Replays commands and keeps the context of every turn; prompted, like an LLM: the context carries what the
+    game itself says (`AgentContext.readings`)."""
+
+    prompted = True
 
     def __init__(self, commands):
         super().__init__(commands)
@@ -42,11 +45,28 @@ def walkthrough_contexts(rom_path, tmp_path_factory, walkthrough):
     return contexts_of(rom_path, tmp_path_factory.mktemp("walk"), walkthrough[:80])
 
 
+def labelled(prompt: str, label: str) -> str:
+    """The rest of the line that starts with `label` ("" when there is none)."""
+    return next((line[len(label) :].strip() for line in prompt.splitlines() if line.startswith(label)), "")
+
+
 def seen(prompt: str) -> list[str]:
-    return next(line for line in prompt.splitlines() if line.startswith("You can see:"))[13:].rstrip(".").split(", ")
+    return labelled(prompt, SEEN).rstrip(".").split(", ")
 
 
-# -- only what a player knows -------------------------------------------------------------------------------------
+def block(prompt: str, heading: str) -> str:
+    """The lines under a heading line, up to the next blank line or capitalised label."""
+    lines = prompt.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading)) + 1
+    taken = []
+    for line in lines[start:]:
+        if not line.strip() or re.match(r"^[A-Z]{2,}[A-Z ]*[(:]", line):
+            break
+        taken.append(line)
+    return "\n".join(taken)
+
+
+# -- only what a player knows, in the game's words ----------------------------------------------------------------
 def test_the_leaflet_is_hidden_until_the_mailbox_is_opened(rom_path, tmp_path):
     contexts = contexts_of(rom_path, tmp_path, ["open mailbox", "look"])
     first, second = render_agent_prompt(contexts[1]), render_agent_prompt(contexts[2])
@@ -61,50 +81,83 @@ def test_room_titles_are_the_printed_ones(tmp_path):
     rom = story_file("lostpig.z8")
     steps = JerichoSession(rom).walkthrough()
     contexts = contexts_of(rom, tmp_path, steps)
-    titles = {re.search(r"WHERE YOU ARE: (.*)", render_agent_prompt(c)).group(1) for c in contexts.values()}
-    assert "Twisty Cave" in titles and "Closet" in titles
-    assert not [t for t in titles if t.startswith("(") or "_" in t or re.search(r"[a-z][A-Z]", t)]
+    titles = {labelled(render_agent_prompt(c), WHERE) for c in contexts.values()}
+    assert "Twisty Cave" in titles and "Gnome Room" in titles
+    assert not [t for t in titles if t.startswith("(") and t != DARK or "_" in t or re.search(r"[a-z][A-Z]", t)]
 
 
-def test_zork1_rooms_are_named_as_printed(rom_path, tmp_path, walkthrough):
-    """Issue 11 saw "West House", "LDead", "Atlant" and an empty Cyclops room name: the story file's internal names."""
-    contexts = contexts_of(rom_path, tmp_path, walkthrough)
-    titles = {re.search(r"WHERE YOU ARE: (.*)", render_agent_prompt(c)).group(1) for c in contexts.values()}
-    assert {"West of House", "Cyclops Room", "Land of the Dead", "Atlantis Room", "Maintenance Room"} <= titles
-    assert not titles & {"West House", "LDead", "Atlant", "Maintenance", ""}
+def test_zork1_rooms_are_named_as_printed_and_dark_is_dark(rom_path, tmp_path, walkthrough):
+    """Issue 11 saw "West House", "LDead", "Atlant": the story file's internal names. Issue 30 saw "Cellar" under
+    "It is pitch black"."""
+    contexts = contexts_of(rom_path, tmp_path, walkthrough[:40])
+    prompts = {turn: render_agent_prompt(c) for turn, c in contexts.items()}
+    titles = {labelled(p, WHERE) for p in prompts.values()}
+    assert {"West of House", "Living Room", "Cellar", "The Troll Room"} <= titles
+    assert not titles & {"West House", "LDead", "Atlant", ""}
+    dark = [t for t, c in contexts.items() if c.recent and "pitch black" in c.recent[-1][1]]
+    assert dark and all(labelled(prompts[t], WHERE) == DARK for t in dark)
+    assert all("pitch black" not in block(prompts[t], DESCRIPTION) for t in prompts if labelled(prompts[t], WHERE) == "Cellar")
 
 
-def test_exits_are_the_ones_the_text_names(walkthrough_contexts):
-    kitchen = next(c for c in walkthrough_contexts.values() if c.view.room_name == "Kitchen")
+def test_what_is_carried_is_the_games_own_inventory_text(tmp_path):
+    """lostpig's object table says `(whistle)` for what the game calls a tube, `Brick_1` for two bricks."""
+    rom = story_file("lostpig.z8")
+    steps = JerichoSession(rom).walkthrough()
+    contexts = contexts_of(rom, tmp_path, steps[:60])
+    for context in contexts.values():
+        carried = block(render_agent_prompt(context), CARRY)
+        assert carried and "(whistle)" not in carried and "Brick_1" not in carried
+        assert carried.startswith("Grunk have") or "Grunk" in carried
+
+
+def test_exits_are_the_ones_that_work_now_and_the_ones_the_text_mentions(walkthrough_contexts):
+    kitchen = next(c for c in walkthrough_contexts.values() if c.readings.title == "Kitchen")
     prompt = render_agent_prompt(kitchen)
-    assert "Named in the description, not tried yet: east, west, down." in prompt
+    assert labelled(prompt, EXITS_MENTIONED) == "east, west, up, down."  # it came in by the window: west of Behind House
     for context in walkthrough_contexts.values():
-        assert set(context.named_exits) <= set(context.untried_exits)
-        assert len(context.named_exits) < 12  # never "every direction never tried"
+        assert set(context.readings.mentioned_exits) <= set(context.untried_exits)
+        worked = {d for d, _ in context.readings.exits}
+        assert worked <= set(context.known_exits)
 
 
-def test_the_way_to_the_nearest_unexplored_exit(walkthrough_contexts):
-    with_path = [c for c in walkthrough_contexts.values() if c.path_to_frontier and not c.named_exits]
-    assert with_path
-    for context in with_path:
-        line = next(x for x in render_agent_prompt(context).splitlines() if x.startswith("Nearest untried exit"))
-        assert context.frontier_room in line and ", ".join(context.path_to_frontier) in line
+def test_a_trap_door_barred_behind_the_player_is_no_exit(walkthrough_contexts):
+    """zork1: the trap door crashes shut once the player is down. Back in the Living Room, the map still knows
+    `down` to the Cellar, but the prompt lists it only while it leads there."""
+    back = [c for c in walkthrough_contexts.values() if c.readings.title == "Living Room" and "down" in c.known_exits]
+    assert back and any("down" not in dict(c.readings.exits) for c in back)
 
 
-# -- no repetition, no contradiction ----------------------------------------------------------------------------------
-def test_no_block_is_shown_twice(walkthrough_contexts):
-    """The description, each response, each objective: once. (A line the game itself prints again, as a brief
-    revisit does, may appear in two blocks.)"""
+def test_the_description_is_the_last_one_printed_here_with_its_age(walkthrough_contexts):
     for turn, context in walkthrough_contexts.items():
+        read = context.readings
+        if not read.description:
+            continue
         prompt = render_agent_prompt(context)
-        blocks = [context.room_text.strip()] + [response.strip() for _, response in context.recent]
-        for block in {b for b in blocks if len(b) > 30}:
-            assert prompt.count(block) <= 1, (turn, block)
-        assert prompt.count(context.room_text.strip()) == 1
-        for objective in context.objectives[:OBJECTIVES_SHOWN]:
-            assert prompt.count(f"- {objective}\n") == 1
-        assert prompt.count("LAST COMMAND AND RESPONSE") == (1 if context.recent else 0)
-        assert "Current game text" not in prompt
+        heading = labelled(prompt, DESCRIPTION)
+        age = turn - 1 - read.description_turn
+        if age > 0:
+            assert heading.startswith(f"(printed {age} turn")
+            assert block(prompt, DESCRIPTION).split(" …")[0] in read.description
+        else:
+            assert heading.startswith("(printed this turn)")
+        assert "Your sword" not in read.description  # a passing event, not the room
+
+
+def test_the_last_response_is_always_shown_verbatim(walkthrough_contexts):
+    for context in walkthrough_contexts.values():
+        if context.recent:
+            prompt = render_agent_prompt(context)
+            last = prompt.split(LAST, 1)[1]
+            assert context.recent[-1][1].strip() in last
+            assert "(the description above)" not in prompt
+
+
+def test_memory_keeps_what_scrolled_out_of_the_history(walkthrough_contexts):
+    late = walkthrough_contexts[max(walkthrough_contexts)]
+    prompt = render_agent_prompt(late)
+    assert late.readings.seen_elsewhere and "SEEN ELSEWHERE" in prompt
+    names = [name for name, _, _ in late.readings.seen_elsewhere]
+    assert len(names) == len(set(names)) <= 10
 
 
 def test_history_is_cut_at_a_word(walkthrough_contexts):
@@ -122,7 +175,7 @@ def test_bans_and_suggestions_agree(rom_path, tmp_path):
     assert banned and banned[0].banned == ("east",)
     for context in banned:
         prompt = render_agent_prompt(context)
-        offered = re.findall(r"(?:Permitted alternatives|Other things to try|not tried recently|exits here): (.*)", prompt)
+        offered = re.findall(r"(?:not tried recently|never tried from here): (.*)", prompt)
         for line in offered:
             assert not {"e", "east", "go east"} & {item.strip(" .") for item in line.split(",")}, line
 

@@ -315,7 +315,7 @@ class FailureGate:
 
 # -- the composite ---------------------------------------------------------------------------------------------
 FORMAT_GUIDANCE = (
-    "⚠️ FORMAT: your recent replies held no usable game command. Reply exactly in the format your instructions "
+    "FORMAT: your recent replies held no usable game command. Reply exactly in the format your instructions "
     f"give; the command itself is {FORMAT_RULE}. Example: open mailbox"
 )
 
@@ -381,32 +381,35 @@ class ActionLoops:
             final = [c for c in final if direction_of(c) is None]
         return banned + [c for c in final if c not in banned]
 
-    def status(self, view: GameView, alternatives: list[str], turn: int, off: list[str]) -> ActionLoopsStatus:
+    def status(self, room_id: int | None, off: list[str]) -> ActionLoopsStatus:
         """Loop-status lines for the agent and critic, and the commands banned this turn (`off`: `banned`)."""
         status = ActionLoopsStatus()
         result = self.signature_result
         if result.detected:
             status.lines.append(
-                f"⚠️ Action loop: '{result.command}' gave the same {result.signature.category.replace('_', ' ')} "
+                f"Action loop: '{result.command}' gave the same {result.signature.category.replace('_', ' ')} "
                 f"result {result.count} times in {result.window} turns. Try something different."
             )
         if self.config.enable_identical_action_detection and self.identical.warning_active:
             left = self.identical.recovery - self.identical.count
             status.lines.append(
-                f"⚠️ You have run '{self.identical.last_command}' {self.identical.count} times in a row with no "
-                f"progress. In {left} more it will be forbidden. Other things to try: {', '.join(alternatives) or 'none known'}."
+                f"You have run '{self.identical.last_command}' {self.identical.count} times in a row with no "
+                f"progress: after {left} more the harness will refuse it for a while."
             )
         if off:
-            permitted = [a for a in alternatives if canonical_command(a) not in off]
-            status.lines.append(
-                f"⛔ Off the table: {', '.join(off)}. Permitted alternatives: {', '.join(permitted[:5]) or 'explore'}."
-            )
+            reasons = [f"{command} ({self._why_off(command, room_id)})" for command in off]
+            status.lines.append(f"Do not propose these here (the harness refuses them): {'; '.join(reasons)}.")
         if self.config.enable_parse_failure_detection and self.parse_failures.guidance_active:
             status.lines.append(FORMAT_GUIDANCE)
         if self.config.enable_failure_gate and self.gate.guidance:
-            status.lines.append(f"👤 Human guidance: {self.gate.guidance}")
+            status.lines.append(f"Human guidance: {self.gate.guidance}")
         status.banned = tuple(off)
         return status
+
+    def _why_off(self, command: str, room_id: int | None) -> str:
+        if command in self.identical.bans:
+            return f"run {self.config.identical_action_recovery} times in a row without progress; until turn {self.identical.bans[command]}"
+        return "proposed again after it was rejected here"
 
     def blocked(
         self, command: str, view: GameView, turn: int, events: list[dict], walled_in: bool = False
@@ -453,9 +456,3 @@ class ActionLoops:
             turn=turn, action=command, source=source, reason=reason,
         )  # fmt: skip
         return Judgement(0.0, reason, source=source, adjustments=(reason,))
-
-
-def alternatives_for(objects: list, known_exits: list[str], untried_exits: list[str]) -> list[str]:
-    """Commands worth suggesting instead of a loop: exits, then acting on what is here (`objects`: GameObjects)."""
-    suggestions = list(dict.fromkeys(untried_exits[:4] + known_exits))
-    return suggestions + [f"examine {obj.noun}" for obj in objects[:3]]

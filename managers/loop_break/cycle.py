@@ -72,6 +72,10 @@ class CycleDetector:
         None: no such cycle."""
         return self._found
 
+    def last_round(self, period: int) -> list[str]:
+        """The newest `period` commands, oldest first: one round of a cycle of that many commands."""
+        return list(self.commands)[-period:] if period > 0 else []
+
     def nearest(self) -> tuple[int, int] | None:
         """(turns until it spans enough, commands a round) of the cycle going on for two rounds or more that is
         nearest to spanning enough, if it goes on; None: no such cycle."""

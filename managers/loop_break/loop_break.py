@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from managers.loop_break.action_loops import ActionLoops, GateRequest, alternatives_for
+from managers.loop_break.action_loops import ActionLoops, GateRequest
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.fruitless import FruitlessTries
@@ -24,7 +24,7 @@ from managers.loop_break.room_loops import (
     RegionLoopDetector,
     RegionLoopResult,
 )
-from managers.loop_break.warnings import build_stuck_warning
+from managers.loop_break.warnings import NOT_TRIED_RECENTLY, build_stuck_warning
 from managers.map_graph import MapGraph
 from session.commands import canonical_command, direction_of, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
@@ -316,52 +316,47 @@ class LoopBreak:
         view: GameView,
         objectives: tuple[str, ...],
         events: list[dict],
-        likely_exits: tuple[str, ...] | None = None,
-        visible: tuple[str, ...] | None = None,
+        untried_directions: tuple[str, ...] | None = None,
+        things: tuple[str, ...] | None = None,
     ) -> LoopStatus:
-        """The loop status for this turn. `likely_exits` (untried exits the room's text names) and `visible` (the
-        object names a player has been shown here) keep suggestions to what a player knows; None: every untried
-        direction and every object in the room."""
+        """The loop status for this turn. `untried_directions` (directions never tried here, those the room's text
+        mentions first) and `things` (what a player has been shown here, in the game's words) keep suggestions to
+        what a player knows; None: every untried direction and every object in the room."""
         if not self.enabled:
             return LoopStatus(0)
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
-        untried = list(likely_exits) if likely_exits is not None else self.game_map.untried_directions(view.room_id)
-        objects = [o for o in view.room_objects if visible is None or o.name in visible]
+        untried = list(untried_directions) if untried_directions is not None else self.game_map.untried_directions(view.room_id)
+        names = list(things) if things is not None else [o.noun for o in view.room_objects]
         banned = self.action_loops.banned(view.room_id, self._walled_in(view.room_id))
+        hints = self._novelty_hints(view, untried, names, banned) if self.config.enable_exploration_hints else ()
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
         lead = self.config.max_turns_stuck - self.config.stuck_warning_threshold
         if self.config.enable_stuck_warnings and turns_stuck > 0 and remaining <= lead:
-            hints: tuple[str, ...] = ()
-            unexplored: tuple[str, ...] = ()
-            if self.config.enable_exploration_hints:
-                hints = self._novelty_hints(view, untried, objects, banned)
-                unexplored = tuple(untried)
             cycle = self.cycle.nearest()
             period = cycle[1] if cycle is not None and cycle[0] <= remaining else 0
-            warning = build_stuck_warning(turns_stuck, remaining, self.signals, objectives, hints, unexplored, period)
+            unexplored = tuple(untried) if self.config.enable_exploration_hints else ()
+            warning = build_stuck_warning(
+                turns_stuck, remaining, self.signals, objectives, hints, unexplored, tuple(self.cycle.last_round(period))
+            )
             emit(
                 events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
                 level="WARNING", turn=turn, turns_stuck=turns_stuck, turns_remaining=remaining,
                 last_progress_turn=self.progress.last_progress_turn, cycle=period,
             )  # fmt: skip
-        room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
-        recent = set(self.recent_commands)
-        alternatives = [
-            a for a in alternatives_for(objects, sorted(room.exits) if room else [], untried)
-            if canonical_command(a) not in recent
-        ]
-        action_status = self.action_loops.status(view, alternatives, turn, banned)
-        loop_info = "\n".join(filter(None, [_loop_context_info(self.active), *action_status.lines]))
-        return LoopStatus(turns_stuck, self.active, warning, loop_info, action_status.banned)
+        action_status = self.action_loops.status(view.room_id, banned)
+        lines = [*(room_loop_lines(self.active) if self._looping(turn) else []), *action_status.lines]
+        if lines and hints and not warning:
+            lines.append(f"{NOT_TRIED_RECENTLY}: {', '.join(hints)}.")
+        return LoopStatus(turns_stuck, self.active, warning, "\n".join(lines), action_status.banned)
 
-    def _novelty_hints(self, view: GameView, untried: list[str], objects: list, banned: list[str]) -> tuple[str, ...]:
-        """Commands not run recently (in canonical form, so `n` counts for `north`) and not banned."""
+    def _novelty_hints(self, view: GameView, untried: list[str], names: list[str], banned: list[str]) -> tuple[str, ...]:
+        """Commands not run recently (in canonical form, so `n` counts for `north`) and not banned: moves, and
+        looking at or taking what is in sight (never dropping: what is carried may be the only light or weapon)."""
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
         candidates = (list(room.exits) if room else []) + untried
-        for obj in objects:
-            candidates += [f"examine {obj.noun}", f"take {obj.noun}"]
-        candidates += [f"drop {obj.noun}" for obj in view.inventory]
+        for name in names:
+            candidates += [f"examine {name}", f"take {name}"]
         off = set(self.recent_commands) | set(banned)
         fresh = [c for c in dict.fromkeys(candidates) if canonical_command(c) not in off]
         return tuple(fresh[:5])
@@ -455,13 +450,19 @@ def _describe(result) -> str:
     return f"{', '.join(result.room_names)} ({result.window_size} turns, no new room, no progress)"
 
 
-def _loop_context_info(detections: Detections) -> str:
-    """Informational lines for the critic (and agent): no numeric guidance, the code enforces the numbers."""
+def room_loop_lines(detections: Detections) -> list[str]:
+    """The room loops going on, in plain words (shown only while the player repeats itself: a puzzle worked on in
+    one room with new commands is no loop)."""
     lines = []
     if detections.oscillation.detected:
-        lines.append(f"⚠️ Oscillation Pattern: {_describe(detections.oscillation)}")
+        rooms = " and ".join(dict.fromkeys(detections.oscillation.pattern_names))
+        lines.append(f"You keep going back and forth between {rooms}.")
     if detections.camping.detected:
-        lines.append(f"⚠️ Location Camping: {_describe(detections.camping)}")
+        camping = detections.camping
+        lines.append(
+            f"You have spent {camping.visit_count} of the last {camping.window_size} turns in "
+            f"{camping.camped_location_name}, repeating what you did before."
+        )
     if detections.region.detected:
-        lines.append(f"⚠️ Region Loop: {_describe(detections.region)}")
-    return "\n".join(lines)
+        lines.append(f"You keep to {', '.join(detections.region.room_names)} without progress or a new room.")
+    return lines

@@ -60,6 +60,39 @@ def room_loop_deltas(
     return deltas
 
 
+PLAIN_WORDS = {
+    "Oscillation penalty": "it goes back into rooms you keep going back and forth between",
+    "Camping penalty": "it goes back to the room you have spent most of the last turns in",
+    "Region-loop penalty": "it stays among the few rooms you have been circling without progress",
+    "Revisit penalty": "you were there a few turns ago",
+    "Repeat penalty": "you already made this move from here since your last progress",
+    "Action-loop penalty": "it keeps failing",
+}
+"""What each penalty means, for the agent's list of this turn's rejections (the records keep the penalty names)."""
+
+
+OVERRIDE = " [Loop Detection Override: "
+"""Opens the penalties appended to a judgement's reason in the records (seed 000's wording)."""
+
+
+def why_rejected(judgement: Judgement, threshold: float) -> str:
+    """Why a proposal was turned down, for the agent: the critic's reason when it scored it low, the penalties in
+    plain words when they did (never the penalty names and numbers of the records)."""
+    critic = judgement.reason.split(OVERRIDE)[0]
+    harness = plain_words(judgement.adjustments)
+    if not harness:
+        return critic
+    if judgement.base >= threshold:
+        return f"the harness turned it down: {harness}"
+    return f"{critic} (also: {harness})"
+
+
+def plain_words(adjustments: tuple[str, ...]) -> str:
+    """The penalties among `adjustments` (`Revisit penalty (Kitchen visited recently) -0.20`) in plain words."""
+    said = [words for adjustment in adjustments for name, words in PLAIN_WORDS.items() if adjustment.startswith(name)]
+    return "; ".join(dict.fromkeys(said))
+
+
 def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judgement:
     """The judgement with `deltas` added (summed, then clamped to [0, 1]) and their reasons appended.
 
@@ -76,5 +109,5 @@ def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judge
         score=adjusted,
         base_score=judgement.base,
         adjustments=judgement.adjustments + reasons,
-        reason=f"{judgement.reason} [Loop Detection Override: {'; '.join(reasons)}]",
+        reason=f"{judgement.reason}{OVERRIDE}{'; '.join(reasons)}]",
     )

@@ -27,37 +27,41 @@ def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool
     return ", ".join(phrases[:-1]) + " or " + phrases[-1]
 
 
+UNTRIED_DIRECTIONS = "Directions never tried from here"
+NOT_TRIED_RECENTLY = "Commands you have not tried recently"
+
+
 def build_stuck_warning(
     turns_stuck: int,
     turns_remaining: int,
     signals: list[str] | tuple[str, ...],
     objectives: tuple[str, ...] = (),
     novelty_hints: tuple[str, ...] = (),
-    unexplored_exits: tuple[str, ...] = (),
-    cycle: int = 0,
+    untried_directions: tuple[str, ...] = (),
+    cycle: tuple[str, ...] = (),
 ) -> str:
     """Seed 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
     not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere. `cycle`: the
-    commands a round of the command cycle that is the nearest stop (0: none): only other commands break it, whatever
-    rooms the cycle reaches."""
+    commands of one round of the command cycle that is the nearest stop (empty: none): only other commands break
+    it, whatever rooms the cycle reaches. Untried directions are not claimed to be exits: nobody has tried them."""
     turns_remaining = max(0, turns_remaining)
     end = f"the harness will END THIS EPISODE in {turns_remaining} turns"
     if cycle:
         header = (
-            f"⚠️ GOING ROUND IN CIRCLES: you keep saying the same {cycle} commands in the same order; {end} unless "
-            "you stop repeating them."
+            f"GOING ROUND IN CIRCLES: you keep saying the same {len(cycle)} commands in the same order "
+            f"({', '.join(cycle)}); {end} unless you stop repeating them."
         )
     else:
         wanted = progress_phrase(signals, bool(objectives))
-        header = f"⚠️ NO PROGRESS for {turns_stuck} turns: {end} unless you {wanted}."
+        header = f"NO PROGRESS for {turns_stuck} turns: {end} unless you {wanted}."
     lines = [header]
     suggestions = []
     if objectives:
         suggestions += ["Work on the objectives listed above", "Prioritize actions that might increase your score"]
     if novelty_hints:
-        suggestions.append("Commands you have not tried recently: " + ", ".join(novelty_hints))
-    if unexplored_exits:
-        suggestions.append("Unexplored exits here: " + ", ".join(unexplored_exits))
+        suggestions.append(f"{NOT_TRIED_RECENTLY}: " + ", ".join(novelty_hints))
+    if untried_directions:
+        suggestions.append(f"{UNTRIED_DIRECTIONS}: " + ", ".join(untried_directions))
     if suggestions:
         lines.append("SUGGESTIONS:")
         lines.extend(f"- {s}" for s in suggestions)

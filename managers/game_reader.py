@@ -1,0 +1,255 @@
+"""What the game itself says where the player stands, read for an agent that is shown a prompt (an LLM).
+
+Every claim a prompt makes is the game's own text, or is checked against the game's answer on a copy of the state
+(`JerichoSession.answer_on_copy`: the live game never moves, no turn passes):
+- the room's title as `look` prints it, or dark when `look` says so;
+- the room's description as the game last printed it here, with its turn, without the lines of passing events (a
+  line counts as the room's when a `look` right after prints it too);
+- what the player carries, as the game's answer to `inventory`;
+- the things in sight, under the words the game printed in this room (an object's short name, else one of its
+  dictionary words no other object here shares), each kept only while `examine` finds it;
+- the moves that led somewhere from here and still lead there now;
+- what was done here, with the first line of the game's answer.
+And a bounded memory: the agent's last thoughts, where things were last seen, rooms whose text mentions exits that
+were never tried there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict, deque
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from managers.map_graph import MapGraph
+from session.commands import (
+    FUNCTION_WORDS, ROUTINE_COMMANDS, canonical_command, command_words, direction_of, directions_named, is_wait,
+)  # fmt: skip
+from session.context import Readings
+from session.jericho_session import Trial
+from session.outcomes import DARK_PHRASES, PARSER_PHRASES, not_here, title_like
+from session.records import GameView, TurnRecord
+
+AnswerOnCopy = Callable[[str], "Trial | None"]
+
+TEXTS_KEPT = 30
+"""Responses kept per room to find the words the game printed for its things."""
+SEEN_CHECKED = 12
+"""Things checked with `examine` a turn, at most (each is one step on a copy)."""
+TRIED_SHOWN = 8
+THOUGHTS_KEPT = 3
+SEEN_ELSEWHERE_SHOWN = 10
+ROOMS_WITH_MENTIONS_SHOWN = 5
+ANSWER_CHARS = 120
+"""The first line of an answer in the list of what was done here, cut to this."""
+FULL_DESCRIPTION_SHARE = 0.7
+"""A description this much as long as the one known for the room replaces it; a shorter one is a brief revisit."""
+NAME_CHARS = 40
+ROOM_WORDS_SHARE = 0.6
+"""A printed line whose longer words are this much the `look` text's is the room's (see `_mostly_within`)."""
+
+
+@dataclass(frozen=True)
+class Look:
+    """The game's answer to `look` on a copy: the room's title line and whether it is dark."""
+
+    text: str
+    title: str
+    dark: bool
+
+
+class GameReader:
+    def __init__(self, answer_on_copy: AnswerOnCopy, vocabulary: Mapping[int, frozenset[str]], word_length: int):
+        self.answer = answer_on_copy
+        self.vocabulary = vocabulary
+        """Object number -> the dictionary words that name it (read from the story file)."""
+        self.word_length = word_length
+        self.titles: dict[int | None, str] = {}
+        """Room -> its title as `look` printed it there."""
+        self.descriptions: dict[int | None, tuple[int, str]] = {}
+        """Room -> (turn, the latest full description printed there)."""
+        self.texts: dict[int | None, deque[str]] = defaultdict(lambda: deque(maxlen=TEXTS_KEPT))
+        """Room -> what the game printed there lately (lower-cased), where things are named."""
+        self.tried: dict[int | None, dict[str, tuple[str, int, str]]] = defaultdict(dict)
+        """Room -> canonical command -> (command, turn, the first line of its answer)."""
+        self.thoughts: deque[tuple[int, str]] = deque(maxlen=THOUGHTS_KEPT)
+        self.last_seen: dict[str, tuple[int | None, int]] = {}
+        """Name as printed -> (room, turn) where `examine` last found it in sight."""
+        self._look: Look | None = None
+        """`look` on a copy of the current state (each observed turn reads it once)."""
+
+    # -- learning ------------------------------------------------------------------------------------------------
+    def begin(self, view: GameView) -> None:
+        self._heard(view.room_id, view.room_name, view.text, turn=0)
+
+    def observe(self, record: TurnRecord) -> None:
+        """One executed turn, read while the game stands where it left it (live play and resume alike)."""
+        room = record.room_id_before
+        key = canonical_command(record.command)
+        if record.ran and direction_of(record.command) is None and key not in ROUTINE_COMMANDS and not is_wait(key):
+            self.tried[room].pop(key, None)  # latest last: insertion order is the order of the tries
+            self.tried[room][key] = (record.command, record.turn, _first_line(record.response))
+        if record.thought and not record.fallback:
+            self.thoughts.append((record.turn, record.thought))
+        self._heard(record.room_id_after, record.room_name_after, record.response, record.turn)
+
+    def _heard(self, room: int | None, name: str, text: str, turn: int) -> None:
+        """What the game printed in `room` at `turn`: a description when it holds the title line `look` prints."""
+        self._look = look = self._read_look(name)
+        if look.title:
+            self.titles[room] = look.title
+        self.texts[room].append(text.lower())
+        if look.title and not look.dark:
+            described = _description(text, look)
+            _, known = self.descriptions.get(room, (0, ""))
+            if described and len(described) >= FULL_DESCRIPTION_SHARE * len(known):
+                self.descriptions[room] = (turn, described)
+
+    def _read_look(self, name: str) -> Look:
+        trial = self.answer("look")
+        text = trial.text if trial is not None else ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        wanted = name.strip().lower()
+        title = next((line for line in lines if line.lower() == wanted), "")
+        title = title or next((line for line in lines if title_like(line)), "")
+        dark = any(phrase in text.lower() for phrase in DARK_PHRASES)
+        return Look(text, title, dark)
+
+    # -- reading a turn ----------------------------------------------------------------------------------------
+    def read(self, turn: int, view: GameView, game_map: MapGraph) -> Readings:
+        here = view.room_id
+        look = self._look or self._read_look(view.room_name)
+        turn_printed, description = self.descriptions.get(here, (0, ""))
+        inventory = self.answer("inventory")
+        carried = inventory.text.strip() if inventory is not None else ""
+        seen = () if look.dark else self._seen(view)
+        for name in seen:
+            self.last_seen[name] = (here, turn)
+        for name in [n for n in self.last_seen if re.search(rf"\b{re.escape(n)}\b", carried.lower())]:
+            del self.last_seen[name]  # taken since: it is in the inventory now
+        room = game_map.rooms.get(here) if here is not None else None
+        tried_ways = set(room.exits) | set(room.failed_exits) if room else set()
+        return Readings(
+            title=look.title,
+            dark=look.dark,
+            description="" if look.dark else description,
+            description_turn=turn_printed,
+            inventory=carried,
+            seen=seen,
+            exits=self._exits(here, game_map),
+            mentioned_exits=tuple(d for d in directions_named(description) if d not in tried_ways) if not look.dark else (),
+            tried=tuple(reversed(list(self.tried.get(here, {}).values())))[:TRIED_SHOWN],
+            thoughts=tuple(self.thoughts),
+            seen_elsewhere=self._seen_elsewhere(here, seen),
+            rooms_with_mentions=self._rooms_with_mentions(here, game_map),
+        )
+
+    def _seen(self, view: GameView) -> tuple[str, ...]:
+        """The room's things under the words the game printed here, each in sight now by `examine`'s answer."""
+        printed = " ".join(self.texts.get(view.room_id, ()))
+        words = list(dict.fromkeys(command_words(printed)))  # in the order the game printed them
+        held = {obj.num for obj in view.inventory}
+        objects = [obj for obj in view.room_objects if obj.num not in held]
+        shared = _shared_words(self.vocabulary.get(obj.num, frozenset()) for obj in objects)
+        names: list[str] = []
+        for obj in objects:
+            name = _printed_name(obj.name, self.vocabulary.get(obj.num, frozenset()), printed, words, shared, self.word_length)
+            if name and name not in names:
+                names.append(name)
+        return tuple(name for name in names[:SEEN_CHECKED] if self._in_sight(name))
+
+    def _in_sight(self, name: str) -> bool:
+        trial = self.answer(f"examine {name}")
+        if trial is None:
+            return False
+        text = trial.text.lower()
+        refused = not_here(text) or any(p in text for p in PARSER_PHRASES) or any(p in text for p in DARK_PHRASES)
+        return not refused
+
+    def _exits(self, here: int | None, game_map: MapGraph) -> tuple[tuple[str, str], ...]:
+        """Known exits from here that, tried on a copy now, still lead where they led."""
+        room = game_map.rooms.get(here) if here is not None else None
+        ways = []
+        for direction, target in sorted(room.exits.items()) if room else ():
+            trial = self.answer(direction)
+            if trial is not None and trial.room_id == target:
+                ways.append((direction, self.titles.get(target, "")))
+        return tuple(ways)
+
+    def _seen_elsewhere(self, here: int | None, seen_here: tuple[str, ...]) -> tuple[tuple[str, str, int], ...]:
+        elsewhere = [
+            (name, self.titles.get(room, ""), turn)
+            for name, (room, turn) in self.last_seen.items()
+            if room != here and name not in seen_here and self.titles.get(room)
+        ]
+        return tuple(sorted(elsewhere, key=lambda item: -item[2])[:SEEN_ELSEWHERE_SHOWN])
+
+    def _rooms_with_mentions(
+        self, here: int | None, game_map: MapGraph
+    ) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+        found = []
+        for room_id, path in game_map.paths_from(here).items():
+            room = game_map.rooms[room_id]
+            tried = set(room.exits) | set(room.failed_exits)
+            _, description = self.descriptions.get(room_id, (0, ""))
+            untried = tuple(d for d in directions_named(description) if d not in tried)
+            if untried and self.titles.get(room_id):
+                found.append((self.titles[room_id], untried, tuple(path)))
+            if len(found) >= ROOMS_WITH_MENTIONS_SHOWN:
+                break
+        return tuple(found)
+
+
+def _description(text: str, look: Look) -> str:
+    """`text` from the room's title line on, keeping only the lines a `look` prints too (the room, not events)."""
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip().lower() == look.title.lower()), None)
+    if start is None:
+        return ""
+    room_lines = {_squeeze(line) for line in look.text.splitlines()}
+    room_words = set(command_words(look.text))
+    kept = [
+        line.rstrip() for line in lines[start:]
+        if not line.strip() or _squeeze(line) in room_lines or _mostly_within(line, room_words)
+    ]  # fmt: skip
+    return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
+
+
+def _mostly_within(line: str, words: set[str]) -> bool:
+    """Most of the line's longer words are the `look` text's too: the room told another way (a first visit's own
+    wording), not an event."""
+    own = [word for word in command_words(line) if len(word) > 3]
+    return bool(own) and sum(word in words for word in own) >= ROOM_WORDS_SHARE * len(own)
+
+
+def _printed_name(
+    short_name: str, nouns: frozenset[str], printed: str, words: list[str], shared: set[str], word_length: int
+) -> str:
+    """What the game printed for an object in this room: its short name when printed, else the first printed word
+    that is one of its dictionary words and no other object's here; "" when none (never an internal name)."""
+    name = " ".join(short_name.lower().split())
+    printable = name and len(name) <= NAME_CHARS and not set(name.split()) <= FUNCTION_WORDS
+    if printable and re.search(rf"\b{re.escape(name)}\b", printed):
+        return name
+    for word in words:
+        key = word[:word_length]
+        if key in nouns and key not in shared and word not in FUNCTION_WORDS and len(word) > 2:
+            return word
+    return ""
+
+
+def _shared_words(vocabularies) -> set[str]:
+    counts: dict[str, int] = defaultdict(int)
+    for vocabulary in vocabularies:
+        for word in vocabulary:
+            counts[word] += 1
+    return {word for word, n in counts.items() if n > 1}
+
+
+def _first_line(text: str) -> str:
+    line = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    return line if len(line) <= ANSWER_CHARS else line[: ANSWER_CHARS - 2].rsplit(" ", 1)[0] + " …"
+
+
+def _squeeze(line: str) -> str:
+    return " ".join(line.split()).lower()
