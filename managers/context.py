@@ -74,7 +74,7 @@ class ContextBuilder:
         room_text = self.room_texts.get(view.room_id, view.text.strip())
         untried = tuple(game_map.untried_directions(view.room_id))
         path = tuple(self._path_to_named_exit(view.room_id, game_map))
-        heard = frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text)))
+        heard = self._heard_here(view)
         return AgentContext(
             turn=turn,
             view=view,
@@ -100,6 +100,13 @@ class ContextBuilder:
             loop_status=loop_status,
             banned=banned,
         )
+
+    def _heard_here(self, view: GameView) -> frozenset[str]:
+        return frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text)))
+
+    def visible_here(self, view: GameView) -> tuple[str, ...]:
+        """The names of this room's objects a player has been told of (see `visible_objects`)."""
+        return self.visible_objects(view, self._heard_here(view))
 
     @staticmethod
     def visible_objects(view: GameView, heard: frozenset[str]) -> tuple[str, ...]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    FUNCTION_WORDS, ROUTINE_COMMANDS, canonical_command, command_words, direction_of, directions_named, is_wait,
+    DIRECTION_WORDS, FUNCTION_WORDS, ROUTINE_COMMANDS, canonical_command, command_words, direction_of, directions_named, is_wait,
 )  # fmt: skip
 from session.context import Readings
 from session.jericho_session import Trial
@@ -32,6 +32,8 @@ from session.records import GameView, TurnRecord
 
 AnswerOnCopy = Callable[[str], "Trial | None"]
 
+NOT_NAMES = FUNCTION_WORDS | DIRECTION_WORDS
+"""Printed words never taken for a thing's name (`it`, `west`): many objects answer to them."""
 TEXTS_KEPT = 30
 """Responses kept per room to find the words the game printed for its things."""
 SEEN_CHECKED = 12
@@ -45,6 +47,8 @@ ANSWER_CHARS = 120
 FULL_DESCRIPTION_SHARE = 0.7
 """A description this much as long as the one known for the room replaces it; a shorter one is a brief revisit."""
 NAME_CHARS = 40
+TITLE_DECORATION = " \t<>*=~#[]-"
+"""What some games print around a room's title (`<< Chief's office >>`)."""
 ROOM_WORDS_SHARE = 0.6
 """A printed line whose longer words are this much the `look` text's is the room's (see `_mostly_within`)."""
 
@@ -108,10 +112,11 @@ class GameReader:
     def _read_look(self, name: str) -> Look:
         trial = self.answer("look")
         text = trial.text if trial is not None else ""
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        lines = [line.strip(TITLE_DECORATION) for line in text.splitlines() if line.strip(TITLE_DECORATION)]
         wanted = name.strip().lower()
         title = next((line for line in lines if line.lower() == wanted), "")
-        title = title or next((line for line in lines if title_like(line)), "")
+        if not title and lines and title_like(lines[0]):
+            title = lines[0]  # games print the title first: a title-like line further down is something else
         dark = any(phrase in text.lower() for phrase in DARK_PHRASES)
         return Look(text, title, dark)
 
@@ -203,7 +208,8 @@ class GameReader:
 def _description(text: str, look: Look) -> str:
     """`text` from the room's title line on, keeping only the lines a `look` prints too (the room, not events)."""
     lines = text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.strip().lower() == look.title.lower()), None)
+    title = look.title.lower()
+    start = next((i for i, line in enumerate(lines) if line.strip(TITLE_DECORATION).lower() == title), None)
     if start is None:
         return ""
     room_lines = {_squeeze(line) for line in look.text.splitlines()}
@@ -233,7 +239,7 @@ def _printed_name(
         return name
     for word in words:
         key = word[:word_length]
-        if key in nouns and key not in shared and word not in FUNCTION_WORDS and len(word) > 2:
+        if key in nouns and key not in shared and word not in NOT_NAMES and len(word) > 2:
             return word
     return ""
 

@@ -21,6 +21,7 @@ from managers.map_graph import MapGraph
 from session.commands import TAKE_VERBS, direction_of
 from session.config import LoopBreakConfig
 from session.context import ObjectiveReview
+from session.outcomes import DARK_PHRASES
 from session.records import GameView, TurnRecord
 
 MIN_EVIDENCE_CHARS = 8
@@ -57,14 +58,18 @@ class ObjectiveManager:
         return tuple(entry["objective"] for entry in self.completed_objectives)
 
     # -- discovery ---------------------------------------------------------------------------------------
-    def discover(self, turn: int, view: GameView, game_map: MapGraph) -> None:
-        """state mode: objectives read off the game state (untried exits here, objects here)."""
+    def discover(self, turn: int, view: GameView, game_map: MapGraph, visible: tuple[str, ...] | None = None) -> None:
+        """state mode: objectives read off the game state (untried exits here, objects here), naming only what a
+        player knows: no room in the dark, and only the objects in `visible` (those the game's text has named
+        here; None: every object in the room)."""
         if self.mode == "llm":
             return
-        for direction in game_map.untried_directions(view.room_id)[:2]:
-            self._add(f"Explore {direction} from {view.room_name}", "explore_exit", (view.room_id, direction), turn)
+        if not any(phrase in view.text.lower() for phrase in DARK_PHRASES):
+            for direction in game_map.untried_directions(view.room_id)[:2]:
+                self._add(f"Explore {direction} from {view.room_name}", "explore_exit", (view.room_id, direction), turn)
         held = {obj.name for obj in view.inventory}
-        for obj in [o for o in view.room_objects if o.name not in held][:2]:
+        shown = [o for o in view.room_objects if o.name not in held and (visible is None or o.name in visible)]
+        for obj in shown[:2]:
             self._add(f"Take the {obj.name}", "hold_item", obj.name, turn)
 
     def wants_review(self, turn: int, last: TurnRecord | None) -> bool:

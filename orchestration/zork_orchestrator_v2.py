@@ -185,7 +185,7 @@ class ZorkOrchestratorV2:
         for record in records:
             turn = self.game_state.turn_count = record.turn
             view = self.view
-            self.objectives.discover(turn, view, self.map)
+            self.objectives.discover(turn, view, self.map, self.contexts.visible_here(view))
             for candidate in record.candidates:
                 if not candidate["accepted"] and candidate["source"] != "not_run":
                     self.loop_break.note_rejection(turn, view.room_id, candidate["command"], [])
@@ -256,7 +256,7 @@ class ZorkOrchestratorV2:
         usage_before = self._usage()
         events: list[dict] = []
         forced = self.agent.forced  # read once: a looper agent is forced only during its prefix
-        self.objectives.discover(turn, view, self.map)
+        self.objectives.discover(turn, view, self.map, self.contexts.visible_here(view))
         context = self._context(turn, view, events)
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
