@@ -314,7 +314,7 @@ HUGE = "north " * 200_000
 BAD_REPLIES = {
     "garbage": ("\x00\x1b[2J@@%%\x07", "invalid_characters"),
     "prose": ("I think we should carefully explore the house first.", "prose"),
-    "markdown": ("### Action\n**north**", "markdown_heading"),
+    "markdown": ("### Options\n- north\n- east", "multiple_commands"),
     "multi_command": ("open mailbox; take leaflet", "multiple_commands"),
     "multi_line": ("north\nsouth\neast", "multiple_commands"),
     "huge": (HUGE, "too_long"),
