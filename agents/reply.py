@@ -180,7 +180,7 @@ def parse_reply(reply: str | None) -> tuple[str, str]:
     if not text.strip():
         raise InvalidReply("empty", text, "the reply is empty")
     reasoning, answer = split_reasoning(text)
-    answer = _TEMPLATE_TOKEN.sub("\n", _before_next_turn(answer))
+    answer = _spoken(answer)
     if not answer.strip():
         raise InvalidReply("reasoning_only", text, "the reply holds only reasoning: end it, then give the command")
     thought, command = _read_answer(answer, text)
@@ -217,6 +217,19 @@ def split_reasoning(text: str) -> tuple[str, str]:
     return "\n".join(reasoning_parts), "".join(answer_parts)
 
 
+def answer_text(reply: str | None) -> str:
+    """What a model says outside its reasoning, without chat-template tokens or an invented next turn (bounded): the
+    part of a reply any reader (the critic's verdict, a JSON answer) may use."""
+    text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+    return _spoken(split_reasoning(text)[1])
+
+
+def _spoken(answer: str) -> str:
+    """The answer without chat-template tokens, cut where a model went on to write the user's next turn itself."""
+    turn = _NEXT_USER_TURN.search(answer)
+    return _TEMPLATE_TOKEN.sub("\n", answer[: turn.start()] if turn else answer)
+
+
 def _split_harmony(text: str) -> tuple[str, str] | None:
     """(reasoning, answer) of a gpt-oss harmony reply: `final` is the answer (a tool call addressed with `to=` when
     there is no final), `analysis` and the rest reasoning. None when the reply is not in harmony format."""
@@ -243,11 +256,6 @@ def _split_harmony(text: str) -> tuple[str, str] | None:
         else:
             reasoning.append(body)
     return "\n".join(reasoning), finals[-1] if finals else "\n".join(calls)
-
-
-def _before_next_turn(answer: str) -> str:
-    turn = _NEXT_USER_TURN.search(answer)
-    return answer[: turn.start()] if turn else answer
 
 
 # -- reading the answer --------------------------------------------------------------------------------------------

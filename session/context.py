@@ -103,6 +103,8 @@ class AgentContext:
     """The critic is asked, this call, which objectives the last turn completed and which are worth adding."""
     knowledge: Guidance = field(default_factory=lambda: Guidance())
     """What earlier episodes of this game suggest here (empty without a knowledge store)."""
+    proposal_thought: str = ""
+    """The agent's thought behind the command being judged (LLM agents in thought mode): shown to the critic only."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(

@@ -372,13 +372,16 @@ def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
 
 
 def test_unreadable_critic_reply_falls_back_to_offline_score(rom_path, tmp_path, fake_llm):
+    """Asked once more, saying what was wrong; still unreadable: the offline critic scores (both counted)."""
     fake_llm.script("agent", "open mailbox")
-    fake_llm.script("critic", "I like it a lot!")
+    fake_llm.script("critic", "I like it a lot!", "I still like it!")
     result = play_llm(rom_path, tmp_path, fake_llm.base_url)
     (record,) = result.records
     assert record["command"] == "open mailbox"
     assert record["candidates"][0]["source"] == "offline"
     assert record["critic_reason"].startswith("[critic reply unreadable, offline score]")
+    assert record["llm_calls"] == {"agent": 1, "critic": 2}
+    assert (result.summary["critic_retries"], result.summary["critic_fallbacks"]) == (1, 1)
 
 
 # -- e. objectives ride on the critic's verdict ---------------------------------------------------------------

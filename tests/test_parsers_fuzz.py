@@ -243,9 +243,11 @@ def test_parse_judgement_returns_none_or_a_unit_score(reply):
 
 
 @FUZZ
-@given(st.booleans() | st.text(max_size=5) | st.lists(st.floats(0, 1), max_size=2), json_values(3))
+@given(st.booleans() | st.text(alphabet=string.ascii_letters + " ", max_size=5) | st.lists(st.floats(0, 1), max_size=2),
+       json_values(3))  # fmt: skip
 def test_only_a_number_is_a_score(score, reason):
-    """JSON true/false would pass as 1.0/0.0 through float(); a string or a list is no score either."""
+    """JSON true/false would pass as 1.0/0.0 through float(); words or a list are no score either (a string that
+    writes a number, `"0.8"`, `"85%"`, `"7/10"`, is one: see test_llm_critic)."""
     assert parse_judgement(json.dumps({"score": score, "reason": reason})) is None
 
 
@@ -254,7 +256,8 @@ def test_only_a_number_is_a_score(score, reason):
     [
         '{"score": true, "reason": "yes"}',
         '{"score": false, "reason": "no"}',
-        '{"score": "0.8"}',
+        '{"score": "0.8x"}',
+        '{"score": "85"}',
         '{"score": NaN}',
         '{"score": Infinity}',
         '{"score": -0.1}',
@@ -277,6 +280,8 @@ def test_parse_judgement_refuses(reply):
         ('{"score": 0.5, "reason": ["not", "a", "string"]}', 0.5, "no reason given"),
         ('{"score": 0.5, "reason": "\\u001b[31mred\\u001b[0m alert"}', 0.5, "red alert"),
         ("score: 0.5.", 0.5, "score given without a reason"),
+        ('{"score": "0.8"}', 0.8, "no reason given"),
+        ("<think>score: 0.1</think> Score: 0.9", 0.9, "score given without a reason"),
     ],
 )
 def test_parse_judgement_reads(reply, score, reason):
