@@ -109,9 +109,9 @@ def report(tallies: dict[str, Tally], sources: dict[str, str], command: str) -> 
         "",
         f"`{command}` at {revision()}. Corpus: tests/data/replies.toml ({next(iter(tallies.values())).total} "
         "replies). Each cell: read as expected / honest failures (a command expected, refused) / different command "
-        "(another command, or a command where a failure was expected). The corpus was written together with the "
-        "reader: the figures say what it does on these shapes, not on an unseen sample (the fuzz tests in "
-        "tests/test_parsers_fuzz.py mix the shapes at random).",
+        "(another command, or a command where a failure was expected). Most of the corpus was written together with "
+        "the reader (comments in it mark the batches written after it): the figures say what it does on these "
+        "shapes, not on an unseen sample; the fuzz tests in tests/test_parsers_fuzz.py mix the shapes at random.",
         "",
         "| | " + " | ".join(names) + " |",
         "|---|" + "---|" * len(names),
