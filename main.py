@@ -128,7 +128,10 @@ def build_orchestrator(
         client = LLMClient(config.llm, api_key, config.orchestrator.max_consecutive_llm_failures)
     check_budget(config, agent_kind, critic_kind)
     agent = build_agent(agent_kind, session, client, config, args.actions)
-    critic: Critic = LLMCritic(client, config.llm, session.game_name) if critic_kind == "llm" else OfflineCritic()
+    critic: Critic = (
+        LLMCritic(client, config.llm, session.game_name, config.gameplay.critic_rejection_threshold)
+        if critic_kind == "llm" else OfflineCritic()
+    )  # fmt: skip
     # The LLM critic reviews objectives inside its verdicts; without it they are read off the game state.
     objectives = ObjectiveManager(config.loop_break, "llm" if critic_kind == "llm" else "state")
     orchestrator = ZorkOrchestratorV2(

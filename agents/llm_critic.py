@@ -1,16 +1,20 @@
 """The LLM critic: asks a model to score a proposed command (and, when asked, to review the objectives in the same
-call); falls back to the offline critic on a bad reply."""
+call); asks once more when the score cannot be read, then falls back to the offline critic."""
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
+from dataclasses import dataclass
 
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
-    REVIEW_NEW_OBJECTIVES, SYNTHESIS_NOTES, critic_system_prompt, render_critic_prompt, render_synthesis,
+    CRITIC_RETRY, DEFAULT_REJECTION_THRESHOLD, REVIEW_NEW_OBJECTIVES, SYNTHESIS_NOTES, critic_system_prompt,
+    render_critic_prompt, render_synthesis,
 )  # fmt: skip
-from agents.reply import MAX_REPLY_CHARS, json_object
+from agents.reply import answer_text, json_object
 from session.config import LLMConfig
 from session.context import AgentContext, ObjectiveReview
 from session.records import Judgement
@@ -20,36 +24,89 @@ MAX_REASON_CHARS = 200
 MAX_OBJECTIVE_CHARS = 160
 MAX_EVIDENCE_CHARS = 300
 MAX_CLAIMS = 5
-# `score: 0.8` outside JSON; the lookahead refuses `score: 10` read as 1 and `score: 0.5x` read as 0
-_SCORE = re.compile(r"score\"?\s*[:=]\s*(\d+(?:\.\d+)?)(?!\.?\w)", re.IGNORECASE)
+_VALUE = r"\d{1,6}(?:\.\d{1,6})?(?:\s*%|\s*/\s*\d{1,3}(?:\.\d{1,3})?)?"
+"""A score as written: `0.8`, `85%`, `7/10` (digits bounded, so no number is too long to convert)."""
+# `score: 0.8` outside JSON (markdown emphasis around it is fine); the lookahead refuses `score: 10` read as 1 and
+# `score: 0.5x` read as 0.5
+_SCORE = re.compile(rf"\bscore[*_\"']{{0,3}}\s*[:=]\s*[*_`]{{0,2}}({_VALUE})(?!\.?\w)", re.IGNORECASE)
+_SCORE_TEXT = re.compile(rf"\s*({_VALUE})\s*")
 
 MAX_NOTE_CHARS = 200
 """A strategic note's length at the most."""
 
 
+@dataclass(frozen=True)
+class Verdict:
+    """A critic reply read: the judgement, or what was wrong with it (said to the model on the one retry)."""
+
+    judgement: Judgement | None
+    problem: str = ""
+
+
 def parse_judgement(reply: str | None) -> Judgement | None:
-    """`{"score": 0.8, "reason": "..."}` (or a `score: 0.8` line) -> Judgement; None when unreadable.
-
-    The score must be a real number in [0, 1]. JSON `true`/`false` are refused although Python counts them as
-    1 and 0: a critic that answers a yes/no has not scored the move. A JSON object that names a score decides
-    alone; the `score:` line is only read when there is no such object."""
-    text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
-    data = json_object(text)
-    if data is not None and "score" in data:
-        score = _unit_score(data["score"])
-        return None if score is None else Judgement(score, _reason(data.get("reason")), source="llm")
-    match = _SCORE.search(text)
-    score = _unit_score(float(match.group(1))) if match else None
-    return None if score is None else Judgement(score, "score given without a reason", source="llm")
+    """`{"score": 0.8, "reason": "..."}` (or a `score: 0.8` line) -> Judgement; None when unreadable."""
+    return read_verdict(reply).judgement
 
 
-def _unit_score(value: object) -> float | None:
-    """`value` as a float when it is a real number in [0, 1] (never a bool, a string, NaN or infinity); else None.
+def read_verdict(reply: str | None) -> Verdict:
+    """The critic's verdict, read from what it says outside its reasoning (a `<think>` holding `score: 0.1` before a
+    final `Score: 0.9` reads 0.9).
+
+    The score must be a real number in [0, 1]: a JSON number, or text that says its own scale (`"0.8"`, `"85%"`,
+    `"7/10"`: a percentage or a fraction cannot be misread). A bare 85 or 7 could be a percentage or a mark out of
+    ten, so it is a problem to ask about, not a guess. JSON `true`/`false` are refused although Python counts them
+    as 1 and 0: a critic that answers a yes/no has not scored the move. A JSON object that names a score decides
+    alone; otherwise the last `score:` line, or an answer that is only a score."""
+    answer = answer_text(reply)
+    data = json_object(answer)
+    key = next((k for k in data if isinstance(k, str) and k.strip().lower() == "score"), None) if data else None
+    if key is not None:
+        score, problem = _unit_score(data[key])
+        judgement = Judgement(score, _reason(data.get("reason")), source="llm") if score is not None else None
+        return Verdict(judgement, problem)
+    lines = list(_SCORE.finditer(answer))
+    written = lines[-1].group(1) if lines else None
+    if written is None and _SCORE_TEXT.fullmatch(answer):
+        written = answer.strip()
+    if written is None:
+        return Verdict(None, 'no score found; give one as {"score": 0.7, ...}')
+    score, problem = _score_text(written)
+    judgement = Judgement(score, "score given without a reason", source="llm") if score is not None else None
+    return Verdict(judgement, problem)
+
+
+def _unit_score(value: object) -> tuple[float | None, str]:
+    """(`value` as a score in [0, 1], or None and why not). Only a number, or text that reads as one, is a score.
 
     The range is checked before converting, so a 4,000-digit integer is refused rather than overflowing."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        return None
-    return float(value)
+    if isinstance(value, bool):
+        return None, "a yes or no is no score"
+    if isinstance(value, str):
+        match = _SCORE_TEXT.fullmatch(value)
+        return _score_text(match.group(1)) if match else (None, "the score is not a number")
+    if not isinstance(value, (int, float)) or (isinstance(value, float) and not math.isfinite(value)):
+        return None, "the score is not a number"
+    if not 0 <= value <= 1:
+        shown = f"{value:g}" if isinstance(value, float) or abs(value) < 10**9 else "a huge number"
+        return None, f"the score {shown} is outside 0.0-1.0"
+    return float(value), ""
+
+
+def _score_text(written: str) -> tuple[float | None, str]:
+    """A score written as `0.8`, `85%` or `7/10`, in [0, 1]; else None and why not."""
+    compact = "".join(written.split())
+    if compact.endswith("%"):
+        value = float(compact[:-1]) / 100
+    elif "/" in compact:
+        top, bottom = (float(part) for part in compact.split("/"))
+        if bottom == 0:
+            return None, f"the score {compact} divides by zero"
+        value = top / bottom
+    else:
+        value = float(compact)
+    if not 0 <= value <= 1:
+        return None, f"the score {compact} is outside 0.0-1.0"
+    return value, ""
 
 
 def _reason(value: object) -> str:
@@ -62,9 +119,9 @@ def _reason(value: object) -> str:
 
 
 def parse_review(reply: str | None) -> ObjectiveReview:
-    """The objective review in a verdict's JSON (`completed`, `new_objectives`); empty parts when absent or
-    malformed. Only strings count: any other JSON value is skipped, never rendered."""
-    data = json_object(reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else "") or {}
+    """The objective review in a verdict's JSON (`completed`, `new_objectives`), read outside the reasoning; empty
+    parts when absent or malformed. Only strings count: any other JSON value is skipped, never rendered."""
+    data = json_object(answer_text(reply)) or {}
     claims = data.get("completed") if isinstance(data.get("completed"), list) else []
     completed = []
     for claim in claims[:MAX_CLAIMS]:
@@ -83,29 +140,49 @@ class LLMCritic:
     kind = "llm"
     prompted = True
 
-    def __init__(self, client: LLMClient, config: LLMConfig, game: str = ""):
+    def __init__(
+        self, client: LLMClient, config: LLMConfig, game: str = "",
+        threshold: float = DEFAULT_REJECTION_THRESHOLD,
+    ):  # fmt: skip
         self.client = client
         self.config = config
-        self.system_prompt = critic_system_prompt(game)
+        self.system_prompt = critic_system_prompt(game, threshold)
         self.fallback = OfflineCritic()
         self.review: ObjectiveReview | None = None
         """The objective review of the last call that asked for one, until the orchestrator drains it."""
+        self.unreadable: Counter = Counter()
+        """Verdicts it could not read this episode: `retried` (asked once more, saying what was wrong) and
+        `fallback` (still unreadable: the offline critic scored). summary.json reports them as `critic_retries`
+        and `critic_fallbacks`."""
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         messages = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_critic_prompt(context, command)},
         ]
-        reply = self.client.chat(
-            "critic", self.config.critic_model, messages, self.config.critic_temperature, self.config.critic_max_tokens
-        )
+        reply = self._ask(messages)
         if context.review_objectives:
             self.review = parse_review(reply)
-        judgement = parse_judgement(reply)
-        if judgement is None:
+        verdict = read_verdict(reply)
+        if verdict.judgement is None:
+            self.unreadable["retried"] += 1
+            said = {"role": "assistant", "content": reply}
+            reply = self._ask([*messages, said, {"role": "user", "content": CRITIC_RETRY.format(problem=verdict.problem)}])
+            verdict = read_verdict(reply)
+            review = parse_review(reply) if context.review_objectives else None
+            if review is not None and (review.completed or review.proposed):
+                self.review = review
+        if verdict.judgement is None:
+            self.unreadable["fallback"] += 1
             offline = self.fallback.evaluate(command, context)
             return Judgement(offline.score, f"[critic reply unreadable, offline score] {offline.reason}", "offline")
-        return judgement
+        return verdict.judgement
+
+    def _ask(self, messages: list[dict]) -> str:
+        config = self.config
+        return self.client.chat(
+            "critic", config.critic_model, messages, config.critic_temperature, config.critic_max_tokens
+        )
 
     def synthesize(self, facts: list[str]) -> list[tuple[str, int]]:
         """One call at an episode's end: (note, turn) pairs for the next episodes, each to be checked against the
@@ -114,10 +191,7 @@ class LLMCritic:
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_synthesis(facts)},
         ]
-        reply = self.client.chat(
-            "critic", self.config.critic_model, messages, self.config.critic_temperature, self.config.critic_max_tokens
-        )
-        data = json_object(reply) or {}
+        data = json_object(answer_text(self._ask(messages))) or {}
         notes = data.get("notes") if isinstance(data.get("notes"), list) else []
         kept = []
         for item in notes[:SYNTHESIS_NOTES]:

@@ -8,6 +8,7 @@ exit, what was tried here; history without repeats; objectives once; harness lin
 
 from __future__ import annotations
 
+from session.config import GameplayConfig
 from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext, Readings
 
 ROOM_TEXT_CHARS = 1200
@@ -55,16 +56,23 @@ AGENT_RETRY = "Your last reply could not be used ({problem}). " + "{reply_rule}"
 """The user message after an unparseable reply (the reply itself goes back as the assistant's turn)."""
 
 _CRITIC_RUBRIC = (
-    "You see what the player knows and one proposed command. Score how much it helps right now, from 0.0 to 1.0; "
-    "below 0.5 it is rejected and the player proposes again.\n"
-    "- Progress (high): it could score, reach a new place, get or use an item, or move a puzzle on.\n"
-    "- Information (middle): it examines or reads something not examined yet.\n"
-    "- Repetition (0.3 or less): it, or the same in other words, was already tried here without effect, the game "
+    "You see what the player knows, one proposed command and, when it gave one, the player's reason for it. Score "
+    "how much the command helps right now, from 0.0 to 1.0. Below {threshold} it is rejected and the player proposes "
+    "again; at {threshold} or above it runs. What a command is worth:\n"
+    "- Progress ({progress}): it could score, reach a place not visited yet, get or use an item where the text "
+    "invites it, or move a puzzle on.\n"
+    "- Information ({information}): it examines, reads, asks about or searches something not examined yet.\n"
+    "- Plausible ({plausible}): it looks again at what is known, or goes back to a known place with a purpose.\n"
+    "- Repetition ({repetition}): it, or the same in other words, was already tried here without effect, the game "
     "refused it, or it was rejected earlier this turn.\n"
-    "- Feasibility (low): it names things that are neither here nor carried, or words the game did not know.\n"
-    "- Risk (low): it could kill the player or destroy something needed later.\n"
-    "A harness warning is about the episode running out of turns, never an event in the game."
+    "- Feasibility ({futile}): it names things that are neither here nor carried, or words the game did not know.\n"
+    "- Risk ({futile}): it could kill the player or destroy something needed later.\n"
+    "Not repetition: in a fight, attacking the foe again while it is still there is how fights are won; and after a "
+    "try that the game answered with something new (the puzzle reacted), trying again or a variation moves the "
+    "puzzle on.\n"
+    "A harness note is about the episode (turns running out, loops), never an event in the game."
 )
+"""The critic's rubric; its anchors are set from the configured rejection threshold (`critic_anchors`)."""
 SYNTHESIS_NOTES = 3
 """Strategic notes the critic may write at an episode's end (one call per episode)."""
 SYNTHESIS = (
@@ -82,6 +90,9 @@ def render_synthesis(facts: list[str]) -> str:
 REJECTED_HEADING = "REJECTED THIS TURN"
 """Heads the agent's list of this turn's rejected proposals (a retry prompt; scripted servers look for it)."""
 CRITIC_REPLY = 'Reply with JSON only: {"score": <0.0-1.0>, "reason": "<one line>"}'
+CRITIC_RETRY = "Your verdict could not be read: {problem}. " + CRITIC_REPLY.replace("{", "{{").replace("}", "}}")
+"""The one follow-up after an unreadable or out-of-range score (the verdict itself goes back as the assistant's
+turn)."""
 OBJECTIVE_REVIEW = (
     "Also review the objectives, in the same JSON object:\n"
     '- "completed": the objectives the last game response completed, each {"objective": "<its exact text>", '
@@ -95,8 +106,23 @@ def agent_system_prompt(game: str, reply: str = "thought") -> str:
     return "\n\n".join([AGENT_ROLE.format(game=_game(game)), _AGENT_GOAL, _COMMANDS, _HARNESS, AGENT_REPLY[reply]])
 
 
-def critic_system_prompt(game: str) -> str:
-    return "\n\n".join([CRITIC_ROLE.format(game=_game(game)), _CRITIC_RUBRIC, _COMMANDS, _HARNESS, CRITIC_REPLY])
+def critic_anchors(threshold: float) -> dict[str, str]:
+    """The rubric's five anchors for a rejection threshold t: progress and information clearly above it, the merely
+    plausible on it, repetition and futile moves below it (t = 0.5 gives 0.9, 0.7, 0.5, 0.3, 0.1)."""
+    anchors = {
+        "progress": threshold + 0.8 * (1 - threshold), "information": threshold + 0.4 * (1 - threshold),
+        "plausible": threshold, "repetition": 0.6 * threshold, "futile": 0.2 * threshold,
+    }  # fmt: skip
+    return {name: f"{value:.2f}".rstrip("0").rstrip(".") if value else "0" for name, value in anchors.items()}
+
+
+DEFAULT_REJECTION_THRESHOLD: float = GameplayConfig.model_fields["critic_rejection_threshold"].default
+"""`[tool.zorkgpt.gameplay] critic_rejection_threshold` when none is given (main.py gives the configured one)."""
+
+
+def critic_system_prompt(game: str, threshold: float = DEFAULT_REJECTION_THRESHOLD) -> str:
+    rubric = _CRITIC_RUBRIC.format(threshold=critic_anchors(threshold)["plausible"], **critic_anchors(threshold))
+    return "\n\n".join([CRITIC_ROLE.format(game=_game(game)), rubric, _COMMANDS, _HARNESS, CRITIC_REPLY])
 
 
 def role_of(messages: list[dict]) -> str:
@@ -123,6 +149,8 @@ def render_critic_prompt(context: AgentContext, command: str) -> str:
     if context.feedback:
         lines += ["", "REJECTED EARLIER THIS TURN:", *_counted(context.feedback)]
     lines += ["", f"Proposed command: {shown}"]
+    if context.proposal_thought:
+        lines.append(f"The player's reason (its own words, not game text): {context.proposal_thought}")
     if context.review_objectives:
         lines += ["", OBJECTIVE_REVIEW]
     lines += ["", "Your JSON verdict:"]

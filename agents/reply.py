@@ -1,136 +1,668 @@
-"""Turn an LLM reply into what the harness uses: exactly one game command, or one JSON object.
+"""Turn an LLM reply into what the harness uses: exactly one game command (and the thought behind it), or one JSON
+object.
 
-Raw LLM text never reaches the game: only what `parse_command` returns does. Replies are untrusted input, so every
-parser here is bounded in size and time and reports failure in one named way (InvalidReply, or None for JSON).
+Raw LLM text never reaches the game: only what `parse_reply` returns does. A reply is read in one pass whatever shape
+a model gives it (tests/data/replies.toml holds the shapes, each with where it is documented):
+
+1. Reasoning is set aside first and never supplies the command: `<think>`-style blocks of every common spelling,
+   closed or not (a lone closing tag means the server put the opener in the prompt: what precedes it is reasoning),
+   the gpt-oss harmony channels (only `final`, or a tool call, is the answer), `Thought:`-style labelled sections.
+2. Chat-template tokens are dropped; a hallucinated next user turn is cut off.
+3. The command comes from, in this order: `<command>`-style tags; labelled lines (`Command:`, `Action:`,
+   `**Command:**`, `### Action: north`, ReAct's `Action Input:`); JSON (`command`, `action`, title-case keys, tool-call
+   wrappers with `arguments` as an object or a JSON string, Python dicts, trailing commas); a pythonic tool call
+   (`send(command="north")`); else the last line, when no other line is a command.
+4. Markdown (bullets, numbering, headings, emphasis, code spans and fences, a `>` prompt) is unwrapped and the
+   command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several commands.
+
+Replies are untrusted input, so every step is bounded in size and time (no regex here backtracks more than a bounded
+amount per position) and failure is reported in one named way: InvalidReply (or None from `json_object`).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from agents.base import InvalidReply
+from session.commands import (
+    ATTACK_VERBS, DIRECTION_WORDS, HANDING_VERBS, OBSERVATION_VERBS, TAKE_VERBS, TOPIC_VERBS, TRAVEL_VERBS, WAIT_VERBS,
+    direction_of, why_invalid,
+)  # fmt: skip
 from session.safe_text import printable
 
 MAX_REPLY_CHARS = 20_000
 """The most of a reply anything reads: the client cuts replies to this before any parser sees them."""
 MAX_JSON_ATTEMPTS = 32
-"""`{` positions tried as the start of a JSON object; bounds the work on a reply full of braces."""
+"""`{`/`[` positions tried as the start of a JSON value; bounds the work on a reply full of brackets."""
+MAX_JSON_DEPTH = 16
+"""Nesting a reply's JSON may have; deeper is no verdict or command a model writes, and is not read."""
 MAX_COMMAND_CHARS = 80
 MAX_COMMAND_WORDS = 12
 MAX_THOUGHT_CHARS = 400
-"""A thought is kept (in the records, never sent to the game) up to this many characters."""
-# One source of truth for the labels we strip and the openers that mark prose rather than a command.
-_LABEL = re.compile(r"^(?:command|action|next command|next action)\s*[:=-]\s*", re.IGNORECASE)
-_PROSE_OPENERS = frozenset(
-    "i i'll i'm i've i'd let let's lets we we'll we're you you'll the this that my it's okay ok sure first next to "
-    "now maybe perhaps since because as however based".split()
+"""A thought is kept (in the records and shown to the critic, never sent to the game) up to this many characters."""
+
+# -- 1. reasoning --------------------------------------------------------------------------------------------------
+_REASONING_NAMES = "think|thinking|thought|thoughts|reasoning|reflection|reflect|scratchpad|scratch_pad|inner_monologue"
+_REASONING_TAG = re.compile(
+    rf"<\s*(/?)\s*(?:{_REASONING_NAMES}|seed:think)\s*>"  # <think> ... </think>, Seed-OSS <seed:think>
+    r"|\[(/?)THINK\]"  # Magistral
+    r"|◁(/?)think▷"  # Kimi
+    r"|<\|(begin|end)_of_thought\|>",  # Sky-T1 / Bespoke-Stratos
+    re.IGNORECASE,
 )
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
-_COMMAND_LINE = re.compile(r"^\s*[*_]*(?:command|action)[*_]*\s*[:=]", re.IGNORECASE | re.MULTILINE)
-_THOUGHT_LABEL = re.compile(r"^\s*[*_]*(?:thought|thinking|reasoning)[*_]*\s*[:=]\s*", re.IGNORECASE)
-_FENCE = re.compile(r"^\s*```")
-_WRAPPERS = "\"'`*_“”‘’ "
-_SEPARATORS = re.compile(r";|\.\s+\S|\bthen\b|\band then\b|&&|\|")
-_ALLOWED = re.compile(r"[a-z0-9 ,'\-]+")
+_HARMONY_HEADER = re.compile(r"<\|channel\|>\s*([a-z]{1,20})([^<]{0,200}(?:<\|constrain\|>[^<]{0,60})?)<\|message\|>")
+_HARMONY_END = re.compile(r"<\|(?:end|return|call|start)\|>")
+_HARMONY_FLAT = re.compile(r"\s*analysis(?=[A-Z])")
+"""gpt-oss output whose special tokens a server dropped: `analysisThe user wants ... assistantfinalnorth`."""
+_HARMONY_FLAT_FINAL = "assistantfinal"
 
+# -- 2. chat-template tokens ---------------------------------------------------------------------------------------
+_NEXT_USER_TURN = re.compile(
+    r"<[|｜]\s*(?:user|User|im_start\s*[|｜]>\s*user|start_header_id\s*[|｜]>\s*user)\b[^\n]{0,3}"
+    r"|<start_of_turn>user|\[INST\]|<\|start\|>user"
+)
+"""Where a model went on to write the user's next turn itself: nothing after it is its answer."""
+_TEMPLATE_TOKEN = re.compile(
+    r"<\|start_header_id\|>[a-z]{0,20}<\|end_header_id\|>"
+    r"|<[|｜](?:im_start|start)[|｜]>[a-z]{0,20}"
+    r"|<start_of_turn>[a-z]{0,20}"
+    r"|<[|｜][^<>|｜\s]{1,40}[|｜]>"  # every `<|...|>`: <|im_end|>, <|eot_id|>, <|end|>, <|return|>, DeepSeek's ｜
+    r"|</?s>|<eos>|<bos>|<end_of_turn>|<pad>|\[/?INST\]|\[/?TOOL_CALLS\]|\[ARGS\]"
+    r"|</?tool_call>|</?function_call>|</?tool_calls>|<function=[\w.-]{1,64}>|</function>",
+    re.IGNORECASE,
+)
 
-def parse_command(reply: str | None) -> str:
-    """The single command in `reply`, lower-cased: one line of printable ASCII, at most MAX_COMMAND_CHARS long.
+# -- 3. where the command is ---------------------------------------------------------------------------------------
+_ANSWER_TAG = re.compile(r"<\s*(/?)\s*(command|action|answer|final_answer|response|output)\s*>", re.IGNORECASE)
+_MARKER = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\(\d{1,3}\)\s+)")
+"""A heading, a `>` prompt or quote, a bullet, a number: what may precede a command on its line."""
+_COMMAND_LABELS = (
+    "command|action|move|answer|reply|response|output|input|cmd|game command|final command|final answer|final action"
+    "|next command|next action|next move|my command|my action|my move|my next command|my next action|my answer"
+    "|chosen command|chosen action|proposed command|here is my response|here's my response"
+)
+_INPUT_LABELS = "action input|command input|tool input"
+_THOUGHT_LABELS = (
+    "thought|thoughts|thinking|reasoning|reason|analysis|rationale|explanation|plan|reflection|notes?"
+    "|here is my thought process|here's my thought process"
+)
+_STOP_LABELS = "observation|result|game response"
+"""ReAct stops generating at `Observation:`; whatever a model writes after it is an imagined game response."""
+_LABEL = re.compile(
+    rf"^[*_`]{{0,3}}\s*(?P<label>{_INPUT_LABELS}|{_COMMAND_LABELS}|{_THOUGHT_LABELS}|{_STOP_LABELS})"
+    r"\s*[*_`]{0,3}\s*(?:(?P<sep>[:=])|(?P<dash>\s-\s)|$)\s*[*_]{0,3}\s*",
+    re.IGNORECASE,
+)
+_LEAD_IN = re.compile(r"^(?P<lead>[^:\"\n]{1,80}?)\s*:\s+(?=\S)")
+_ANNOUNCING = frozenset("command action move answer try choice choose pick do next step".split())
+"""Words of a lead-in that announces the command after its colon: `Sure! Here's the command: north`, `Let me try:
+climb tree`, `The answer is: pray` (but not `We're in the cellar: dark and damp`)."""
+_PYTHONIC_CALL = re.compile(
+    r"\b[a-z_][\w.]{0,40}\(\s*(?:command|action|cmd)\s*=\s*(?:\"([^\"\n]{0,200})\"|'([^'\n]{0,200})')\s*\)",
+    re.IGNORECASE,
+)
+"""Llama 3.2/4's pythonic tool calls: `[send_command(command="north")]`."""
+_FENCE = re.compile(r"^\s*(?:```|~~~)")
+_COMMAND_KEYS = ("command", "cmd", "next_command", "game_command", "command_text")
+_ACTION_KEYS = ("action", "next_action", "move")
+_WRAPPER_KEYS = (
+    "action_input", "arguments", "parameters", "args", "input", "function", "function_call", "tool_call",
+    "tool_calls", "tool_input", "response", "answer", "output",
+)  # fmt: skip
+"""Keys a tool-call or agent framework nests the command under (LangChain's `action_input`, OpenAI's `arguments`)."""
+_THOUGHT_KEYS = ("thought", "thinking", "reasoning", "reason", "rationale", "analysis", "explanation", "plan")
+_SPLIT_KEYS = frozenset({"object", "target", "direction", "item", "direct_object", "indirect_object", "noun"})
+"""Keys beside `action` that hold part of the command (`{"action": "go", "direction": "north"}`): not one command."""
+_SPLIT = object()
 
-    Raises InvalidReply(kind, ...) with kind one of: empty, markdown_heading, multiple_commands, too_long,
-    truncated, prose, invalid_characters. Nothing else escapes, whatever the text."""
-    text = reply[:MAX_REPLY_CHARS].strip() if isinstance(reply, str) else ""
-    if not text:
-        raise InvalidReply("empty", text, "the reply is empty")
-    command = _unwrap(_single_line(text))
-    if not command:
-        raise InvalidReply("empty", text, "no command after removing labels and quotes")
-    if len(command) > MAX_COMMAND_CHARS or len(command.split()) > MAX_COMMAND_WORDS:
-        raise InvalidReply("too_long", text, f"{len(command)} characters; a command is a few words")
-    if command.endswith(("'", "-")):
-        raise InvalidReply("truncated", text, "the reply ends mid-word")
-    if _SEPARATORS.search(command):
-        raise InvalidReply("multiple_commands", text, "several commands joined in one line")
-    if command.split()[0] in _PROSE_OPENERS or command.endswith("?"):
-        raise InvalidReply("prose", text, "a sentence, not a game command")
-    if not _ALLOWED.fullmatch(command):
-        raise InvalidReply("invalid_characters", text, "only letters, digits, spaces, commas, hyphens")
-    return command
+# -- 4. the command itself -----------------------------------------------------------------------------------------
+_QUOTES = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "`": "`"})
+_LEADING_SPAN = re.compile(r"^(`+|\*\*|__)(?P<span>[^`*_\n]{1,100}?)\1(?P<rest>.*)$")
+"""A command in a code span or bold, followed by commentary: `north` — the forest path."""
+_ASIDE = re.compile(r"\s*\([^()]{0,200}\)$")
+_WRAPPERS = "*_` "
+_TRAILING = ".!"
+_SENTENCE_BREAK = re.compile(r";|&&|\|\||\||[.!?]\s+(?=[a-z0-9\"'])")
+_THEN = re.compile(r"\s*\b(?:and\s+)?then\b\s*")
+_AND_OR_COMMA = re.compile(r"\s*(?:,|\band\b)\s*")
+_ORDER = re.compile(r"^(?P<who>[a-z0-9][a-z0-9' -]{0,30}?)\s*,\s*(?P<what>\S.*)$")
+_QUOTED = re.compile(r'"[^"]*"')
+_MARKUP = frozenset("<>{}[]`*")
+"""Left over from a tag, JSON or markdown that could not be read: never part of a game command (no corpus step has
+one)."""
+_INTRANSITIVE = frozenset({"look", "l", "inventory", "i", "wait", "z", "listen", "jump", "sleep", "score", "again"})
+_CHAIN_VERBS = (
+    TAKE_VERBS | HANDING_VERBS | ATTACK_VERBS | OBSERVATION_VERBS | WAIT_VERBS | TOPIC_VERBS | TRAVEL_VERBS
+    | frozenset(
+        "open close unlock drop throw push pull turn move climb enter exit eat drink wear remove tie untie show "
+        "fill pour dig cut burn break press wave rub shake squeeze kick kiss sit stand follow find use lift raise "
+        "unscrew inflate deflate swim cross knock pray buy sell feed hide play blow extinguish douse clean wipe "
+        "repair activate mix heat cook empty shoot steer launch dive consult cast memorize".split()
+    )
+) - {"i", "l", "z", "x"}  # fmt: skip
+"""Verbs that start a second command after `and` or a comma (`open mailbox and take leaflet`). Words that are as
+often nouns (`brush`, `light`, `match`, `ring`, `fire`) are left out: `drop key and brush` is one command."""
+_PRONOUNS = frozenset({"it", "them", "him", "her", "all"})
+_REFUSAL_WORDS = frozenset({"sorry", "apologies", "unfortunately"})
+_REFUSALS = (
+    "i can't", "i cannot", "i can not", "i won't", "i will not", "i'm sorry", "i am sorry", "i apologize", "i'm unable",
+    "i am unable", "i'm not able", "i am not able", "as an ai",
+)  # fmt: skip
+_ACKNOWLEDGEMENTS = frozenset(
+    "understood acknowledged noted ok okay sure certainly alright great thanks roger affirmative absolutely".split()
+)
+_JUNK = frozenset({"null", "none", "nil", "undefined", "n/a", "na", "nan", "true", "false", "tbd", "todo"})
+_PROSE_OPENERS = frozenset(
+    "i'll i'm i've i'd let let's lets we we'll we're we've you you'll you're the this that these those my our it's "
+    "that's there's here's here first next now maybe perhaps probably since because as however based given "
+    "considering looking according so therefore thus hence hmm well actually also but to thinking".split()
+)
+_SENTENCE_WORDS = frozenset(
+    "would should could will might must can't cannot won't is are was were seems seem leads need needs want wants "
+    "think let's we i'm i'll we'll it's that's probably perhaps maybe because since".split()
+)
+"""Words of a sentence about a command rather than a command (checked outside quoted text): no corpus step has one."""
 
 
 def parse_reply(reply: str | None) -> tuple[str, str]:
-    """(thought, command) from a reply in any of the shapes the agent may use: a JSON object with `command` (and
-    `thought`), a `Thought: ...` text ending in a `Command: ...` line, or the bare command. The command goes
-    through `parse_command`; the thought is printable text of at most MAX_THOUGHT_CHARS, or "".
+    """(thought, command) from a reply in any shape a model writes (see the module's docstring). The command is one
+    line of printable ASCII, lower-cased, at most MAX_COMMAND_CHARS long; "" only when a JSON reply gives an empty
+    `command` on purpose (a "press a key" pause). The thought is printable text of at most MAX_THOUGHT_CHARS, or "".
 
-    Raises InvalidReply like parse_command (and `no_command` for JSON without a string `command`)."""
+    Raises InvalidReply(kind, reply, detail) with kind one of: empty, reasoning_only, no_command, refusal,
+    acknowledgement, junk, prose, multiple_commands, too_long, truncated, invalid_characters. Nothing else escapes,
+    whatever the text."""
     text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
-    data = json_object(text) if "{" in text else None
-    if data is not None and ("command" in data or "thought" in data):
-        command = data.get("command")
-        if not isinstance(command, str):
-            raise InvalidReply("no_command", text, 'the JSON object has no string "command"')
-        return _thought(data.get("thought")), parse_command(command)
-    lines = list(_COMMAND_LINE.finditer(text))
-    if len(lines) > 1:
-        raise InvalidReply("multiple_commands", text, f"{len(lines)} command lines; give one")
-    if lines:
-        last = lines[0]
-        line_end = text.find("\n", last.end())
-        command_line = text[last.end() : line_end if line_end >= 0 else len(text)]
-        return _thought(_THOUGHT_LABEL.sub("", text[: last.start()]).strip()), parse_command(command_line)
-    return "", parse_command(text)
+    if not text.strip():
+        raise InvalidReply("empty", text, "the reply is empty")
+    reasoning, answer = split_reasoning(text)
+    answer = _spoken(answer)
+    if not answer.strip():
+        raise InvalidReply("reasoning_only", text, "the reply holds only reasoning: end it, then give the command")
+    thought, command = _read_answer(answer, text)
+    return _thought(thought) or _thought(reasoning, tail=True), command
 
 
-def _thought(value: object) -> str:
-    if not isinstance(value, str):
-        return ""
-    return " ".join(printable(value).split())[:MAX_THOUGHT_CHARS]
+def parse_command(reply: str | None) -> str:
+    """The single command a reply gives (parse_reply without the thought)."""
+    return parse_reply(reply)[1]
 
 
-def _single_line(text: str) -> str:
-    """The one non-blank line of `text` outside code fences; InvalidReply when there are none or several."""
-    lines = [line for line in text.splitlines() if line.strip() and not _FENCE.match(line)]
-    if any(_HEADING.match(line) for line in lines):
-        raise InvalidReply("markdown_heading", text, "markdown headings (e.g. '### Action:') are not a command")
-    if len(lines) > 1:
-        raise InvalidReply("multiple_commands", text, f"{len(lines)} lines; reply with one command on one line")
+def split_reasoning(text: str) -> tuple[str, str]:
+    """(reasoning, answer) of a reply: the gpt-oss harmony channels, then `<think>`-style blocks. An unclosed block
+    runs to the end; a closing tag without its opener (the server put it in the prompt) makes all before it
+    reasoning. The answer is what a model says outside its reasoning; it may be empty."""
+    harmony = _split_harmony(text)
+    if harmony is not None:
+        return harmony
+    answer_parts: list[str] = []
+    reasoning_parts: list[str] = []
+    depth, position = 0, 0
+    for match in _REASONING_TAG.finditer(text):
+        (answer_parts if depth == 0 else reasoning_parts).append(text[position : match.start()])
+        closing = bool(match.group(1) or match.group(2) or match.group(3)) or match.group(4) == "end"
+        if not closing:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:  # a closer whose opener was in the prompt: everything so far was reasoning
+            reasoning_parts += answer_parts
+            answer_parts = []
+        position = match.end()
+    (answer_parts if depth == 0 else reasoning_parts).append(text[position:])
+    return "\n".join(reasoning_parts), "".join(answer_parts)
+
+
+def answer_text(reply: str | None) -> str:
+    """What a model says outside its reasoning, without chat-template tokens or an invented next turn (bounded): the
+    part of a reply any reader (the critic's verdict, a JSON answer) may use."""
+    text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+    return _spoken(split_reasoning(text)[1])
+
+
+def _spoken(answer: str) -> str:
+    """The answer without chat-template tokens, cut where a model went on to write the user's next turn itself."""
+    turn = _NEXT_USER_TURN.search(answer)
+    return _TEMPLATE_TOKEN.sub("\n", answer[: turn.start()] if turn else answer)
+
+
+def _split_harmony(text: str) -> tuple[str, str] | None:
+    """(reasoning, answer) of a gpt-oss harmony reply: `final` is the answer (a tool call addressed with `to=` when
+    there is no final), `analysis` and the rest reasoning. None when the reply is not in harmony format."""
+    headers = list(_HARMONY_HEADER.finditer(text))
+    if not headers:
+        flat = _HARMONY_FLAT.match(text)
+        if flat is None:
+            return None
+        final = text.rfind(_HARMONY_FLAT_FINAL)
+        if final < 0:
+            return text[flat.end() :], ""
+        return text[flat.end() : final], text[final + len(_HARMONY_FLAT_FINAL) :]
+    reasoning, finals, calls = [], [], []
+    for number, header in enumerate(headers):
+        end = headers[number + 1].start() if number + 1 < len(headers) else len(text)
+        body = text[header.end() : end]
+        stop = _HARMONY_END.search(body)
+        body = body[: stop.start()] if stop else body
+        channel = header.group(1).lower()
+        if channel == "final":
+            finals.append(body)
+        elif "to=" in header.group(2):
+            calls.append(body)
+        else:
+            reasoning.append(body)
+    return "\n".join(reasoning), finals[-1] if finals else "\n".join(calls)
+
+
+# -- reading the answer --------------------------------------------------------------------------------------------
+def _read_answer(answer: str, reply: str) -> tuple[str, str]:
+    """(thought, command) from the answer, by the first of: tags, labelled lines, JSON, a pythonic call, the last
+    line."""
+    tagged = _tagged(answer)
+    if tagged:
+        return "", _one([_value_command(value, reply) for value in tagged], reply)
+    lines = _Lines(answer)
+    if lines.commands:
+        return lines.thought, _one([_value_command(value, reply) for value in lines.commands], reply)
+    body = "\n".join(lines.body)
+    found = _json_reading(body, reply)
+    if found is not None:
+        return found[0] or lines.thought, found[1]
+    call = _PYTHONIC_CALL.search(body)
+    if call is not None:
+        return lines.thought, _line_command(call.group(1) or call.group(2) or "", reply)
+    return lines.thought, _last_line_command(lines.body or lines.continued, reply)
+
+
+def _tagged(answer: str) -> list[str]:
+    """The contents of `<command>...</command>`-style tags (XML answers), outermost pairs only."""
+    found, opened = [], None
+    for match in _ANSWER_TAG.finditer(answer):
+        name = match.group(2).lower()
+        if not match.group(1):
+            opened = opened or (name, match.end())
+        elif opened and opened[0] == name:
+            found.append(answer[opened[1] : match.start()])
+            opened = None
+    return found
+
+
+class _Lines:
+    """The answer's lines sorted by their labels: command values (an `Action Input:` wins over `Action:`, which is
+    then the tool's name), thought lines, and the unlabelled body. A thought section runs until a blank line, another
+    label, a fence or a line opening JSON or a tag; nothing is read after a ReAct `Observation:`."""
+
+    def __init__(self, answer: str):
+        labelled: dict[str, list[str]] = {"input": [], "command": []}
+        thoughts: list[str] = []
+        self.body: list[str] = []
+        self.continued: list[str] = []
+        """Lines under a thought label: the command's last resort (`Thought: ...` then the command on its own line)."""
+        pending, in_thought = "", False
+        for raw in answer.splitlines():
+            line = raw.strip()
+            if not line or _FENCE.match(line) or line.startswith(("{", "<", "[")):
+                in_thought = False
+                if line and not _FENCE.match(line):
+                    self.body.append(line)
+                continue
+            kind, value = _label(line)
+            if kind == "stop":
+                break
+            if kind == "thought":
+                in_thought, pending = True, ""
+                thoughts.append(value)
+            elif kind:
+                in_thought, pending = False, "" if value else kind
+                if value:
+                    labelled[kind].append(value)
+            elif pending:
+                labelled[pending].append(line)
+                pending = ""
+            elif in_thought:
+                thoughts.append(line)
+                self.continued.append(line)
+            else:
+                self.body.append(line)
+        self.commands = labelled["input"] or labelled["command"]
+        self.thought = " ".join(t for t in thoughts if t)
+
+
+def _label(line: str) -> tuple[str, str]:
+    """(kind, value) of a labelled line: kind is command, input, thought or stop ("" when unlabelled). A label alone
+    on its line counts only as a heading or in emphasis (`### Command`, `**Action**`): a bare `reply` is a command."""
+    stripped = _strip_markers(line)
+    match = _LABEL.match(stripped)
+    if match is None:
+        lead_in = _LEAD_IN.match(stripped)
+        if lead_in and not stripped.startswith("'") and _ANNOUNCING & set(_words(lead_in.group("lead"))):
+            return "command", stripped[lead_in.end() :].strip()
+        return "", ""
+    value = stripped[match.end() :].strip()
+    label = " ".join(match.group("label").lower().split())
+    if not (match.group("sep") or match.group("dash") or line.lstrip().startswith("#") or stripped[0] in "*_"):
+        return "", ""
+    if re.fullmatch(_THOUGHT_LABELS, label):
+        return "thought", value
+    if re.fullmatch(_STOP_LABELS, label):
+        return "stop", ""
+    return ("input" if re.fullmatch(_INPUT_LABELS, label) else "command"), value
+
+
+def _words(text: str) -> list[str]:
+    return [word.strip(",.!?*_`") for word in text.lower().split()]
+
+
+def _value_command(value: str, reply: str) -> str:
+    """The command in a label's or tag's value: JSON inside it, else its one line."""
+    if "{" in value:
+        found = _json_reading(value, reply)
+        if found is not None:
+            return found[1]
+    return _last_line_command([line.strip() for line in value.splitlines() if line.strip()], reply)
+
+
+def _last_line_command(lines: list[str], reply: str) -> str:
+    """The command of the last line, when no other line is a different command: the reasoning-then-answer shape."""
+    lines = [line for line in lines if not _FENCE.match(line)]
     if not lines:
-        raise InvalidReply("empty", text, "the reply holds only a code fence")
-    return lines[0]
+        raise InvalidReply("no_command", reply, "the reply names no command")
+    command = _line_command(lines[-1], reply)
+    for line in lines[:-1]:
+        try:
+            other = _line_command(line, reply)
+        except InvalidReply:
+            continue  # a lead-in, a sentence, an acknowledgement
+        if other != command:
+            raise InvalidReply("multiple_commands", reply, f"{len(lines)} lines; reply with one command on one line")
+    return command
 
 
-def _unwrap(line: str) -> str:
-    """`line` without a prompt marker, label, quotes, emphasis or final full stop, lower-cased, with every run of
-    whitespace (tabs and other separators included) made one space: possibly empty."""
-    line = line.strip()
-    if line.startswith(">"):
-        line = line[1:].strip()
-    line = _LABEL.sub("", line).strip(_WRAPPERS)
-    line = line.rstrip(".!").strip(_WRAPPERS)
-    return " ".join(line.lower().split())
+def _one(commands: list[str], reply: str) -> str:
+    if len(set(commands)) > 1:
+        raise InvalidReply("multiple_commands", reply, "several different commands; give one (the next can follow)")
+    return commands[0]
+
+
+# -- JSON ----------------------------------------------------------------------------------------------------------
+def _json_reading(text: str, reply: str) -> tuple[str, str] | None:
+    """(thought, command) from the JSON values in `text`; None when none of them is a reply object. An explicit
+    empty `command` is the empty command."""
+    thought, commands, reply_object = "", [], False
+    for value in _json_values(text):
+        found, value_thought, is_reply = _commands_in(value, 0)
+        commands += found
+        thought = thought or value_thought
+        reply_object = reply_object or is_reply
+    if not commands:
+        if reply_object:
+            raise InvalidReply("no_command", reply, 'the JSON has no string "command"; put the command there')
+        return None
+    read = []
+    for raw in commands:
+        if raw is _SPLIT:
+            raise InvalidReply("no_command", reply, 'the command is split over several keys: give it in "command"')
+        if not isinstance(raw, str):
+            raise InvalidReply("no_command", reply, 'the JSON "command" is not a string')
+        read.append("" if not raw.strip() else _value_command(raw, reply) if "{" in raw else _line_command(raw, reply))
+    return _thought(thought), _one(read, reply)
+
+
+def _key(key: object) -> str:
+    return "_".join(key.strip().lower().replace("-", " ").split()) if isinstance(key, str) else ""
+
+
+def _commands_in(value: object, depth: int) -> tuple[list[object], str, bool]:
+    """(command values, thought, whether it is a reply object) found in a decoded JSON value: the command keys, the
+    keys tool calls nest it under (`arguments` may be a JSON string), then `action`."""
+    if depth > MAX_JSON_DEPTH:
+        return [], "", False
+    if isinstance(value, list):  # a list of tool calls or replies; its bare strings are no commands
+        found, thought, is_reply = [], "", False
+        for item in value[:8]:
+            item_found, item_thought, item_reply = _commands_in(item, depth + 1)
+            found, thought, is_reply = found + item_found, thought or item_thought, is_reply or item_reply
+        return found, thought, is_reply
+    if not isinstance(value, dict):
+        return [], "", False
+    keys = {_key(k): v for k, v in list(value.items())[:32]}
+    thought = next((v for k in _THOUGHT_KEYS if isinstance(v := keys.get(k), str)), "")
+    is_reply = any(k in keys for k in (*_COMMAND_KEYS, *_ACTION_KEYS, *_THOUGHT_KEYS))
+    for key in _COMMAND_KEYS:
+        if key in keys:
+            return _nested(keys[key], depth), thought, True
+    for key in _WRAPPER_KEYS:
+        inner = keys.get(key)
+        if isinstance(inner, str):  # `"arguments": "{\"command\": ...}"`, or LangChain's `"action_input": "north"`
+            decoded = next(_json_values(inner), None) if inner.lstrip().startswith("{") else None
+            if decoded is None:
+                return [inner], thought, True
+            inner = decoded
+        if inner is not None:
+            found, inner_thought, inner_reply = _commands_in(inner, depth + 1)
+            if found or inner_reply:
+                return found, thought or inner_thought, True
+    for key in _ACTION_KEYS:
+        if key in keys:
+            if _SPLIT_KEYS & keys.keys():
+                return [_SPLIT], thought, True
+            return _nested(keys[key], depth), thought, True
+    return [], thought, is_reply
+
+
+def _nested(command: object, depth: int) -> list[object]:
+    """A command key's value: a string, a list of them, or an object holding one."""
+    if isinstance(command, list):
+        return [item for item in command[:8] if isinstance(item, str)] or _commands_in(command, depth + 1)[0] or [None]
+    if isinstance(command, dict):
+        return _commands_in(command, depth + 1)[0] or [None]
+    return [command]
 
 
 def json_object(reply: str | None) -> dict[str, Any] | None:
-    """The first JSON object in `reply` (prose or a code fence around it is fine); None when there is none.
-
-    Bounded on purpose: at most MAX_REPLY_CHARS are read and at most MAX_JSON_ATTEMPTS `{` positions are tried,
-    so a reply of nothing but braces costs little. Each try decodes one value from that `{` (never a greedy regex
-    from the first `{` to the last `}`, which is quadratic); nesting too deep for the decoder (RecursionError) or
-    an integer too long to convert (ValueError) just make that try fail."""
+    """The first JSON object in `reply` (prose or a code fence around it is fine; trailing commas and Python dicts
+    are read too); None when there is none. Bounded: see `_json_values`."""
     text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+    return next((value for value in _json_values(text, "{") if isinstance(value, dict)), None)
+
+
+def _json_values(text: str, openers: str = "{[") -> Iterator[Any]:
+    """The JSON objects (and arrays) in `text`, left to right, not those nested in one already found.
+
+    Bounded on purpose: at most MAX_REPLY_CHARS are read and at most MAX_JSON_ATTEMPTS openers are tried, so a reply
+    of nothing but brackets costs little. Each try decodes one value from its opener (never a greedy regex from the
+    first `{` to the last `}`, which is quadratic); when strict JSON fails, the balanced span (at most MAX_JSON_DEPTH
+    deep) is read as a Python literal after `true`/`false`/`null` are mapped, so single quotes, trailing commas and
+    unquoted keys pass. Nesting too deep for the decoder (RecursionError) or an integer too long to convert
+    (ValueError) just make that try fail."""
+    text = text[:MAX_REPLY_CHARS]
     decoder = json.JSONDecoder()
-    start = text.find("{")
+    position = 0
     for _ in range(MAX_JSON_ATTEMPTS):
+        start = min((i for i in (text.find(o, position) for o in openers) if i >= 0), default=-1)
         if start < 0:
-            return None
-        try:
-            value, _end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            value = None
-        if isinstance(value, dict):
-            return value
-        start = text.find("{", start + 1)
-    return None
+            return
+        value, end = _decode(text, start, decoder)
+        if isinstance(value, (dict, list)):
+            yield value
+            position = end
+        else:
+            position = start + 1
+
+
+def _decode(text: str, start: int, decoder: json.JSONDecoder) -> tuple[Any, int]:
+    try:
+        return decoder.raw_decode(text, start)
+    except (ValueError, RecursionError):
+        pass
+    end = _balanced_end(text, start)
+    if end < 0:
+        return None, start
+    try:
+        return ast.literal_eval(_python_literal(text[start:end])), end
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None, start
+
+
+_STRUCTURE = re.compile(r"[{}\[\]\"'\\]")
+
+
+def _balanced_end(text: str, start: int) -> int:
+    """The index after the bracket closing the one at `start` (strings of either quote skipped), or -1."""
+    depth, quote, escaped = 0, "", -1
+    for match in _STRUCTURE.finditer(text, start):
+        char = match.group()
+        if quote:
+            if match.start() == escaped:  # the character after a backslash
+                continue
+            if char == "\\":
+                escaped = match.end()
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+            if depth > MAX_JSON_DEPTH:
+                return -1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return match.end()
+    return -1
+
+
+_LITERAL_TOKEN = re.compile(
+    r"\"(?:[^\"\\\n]|\\.){0,4000}\"|'(?:[^'\\\n]|\\.){0,4000}'|(?<![\w.])([A-Za-z_][\w-]{0,40})(\s*:)?"
+)
+_PYTHON_NAMES = {"true": "True", "false": "False", "null": "None", "True": "True", "False": "False", "None": "None"}
+
+
+def _python_literal(span: str) -> str:
+    """A JSON-ish span as Python literal syntax: `true`/`false`/`null` mapped, bare keys (`{command: "n"}`) quoted;
+    strings untouched. Other bare words stay bare, so the span is no literal (`[redacted]` is no list of text)."""
+
+    def token(match: re.Match) -> str:
+        word, colon = match.group(1), match.group(2)
+        if word is None:
+            return match.group()
+        if colon:
+            return f'"{word}"{colon}'
+        return _PYTHON_NAMES.get(word, word)
+
+    return _LITERAL_TOKEN.sub(token, span)
+
+
+# -- one command ---------------------------------------------------------------------------------------------------
+def _line_command(line: str, reply: str) -> str:
+    """The command one line holds, unwrapped and checked; InvalidReply saying why there is none."""
+    command = _unwrap(line)
+    if not command:
+        raise InvalidReply("empty", reply, "no command after removing labels, quotes and markup")
+    _check(command, reply)
+    return command
+
+
+def _strip_markers(line: str) -> str:
+    """`line` without leading headings, `>` prompts or quotes, bullets and numbers (any of them, in any order)."""
+    for _ in range(4):
+        stripped = _MARKER.sub("", line, count=1).strip()
+        if stripped == line:
+            break
+        line = stripped
+    return line
+
+
+def _unwrap(line: str) -> str:
+    """`line` without markers, a label, emphasis, code spans, wrapping quotes, a trailing aside or full stop,
+    lower-cased, with every run of whitespace made one space: possibly empty."""
+    line = _strip_markers(line.translate(_QUOTES).strip())
+    kind, value = _label(line)
+    if kind in ("command", "input"):
+        line = value
+    span = _LEADING_SPAN.match(line)
+    if span and span.group("rest").strip() and "`" not in span.group("rest") and "**" not in span.group("rest"):
+        line = span.group("span")  # `north` — to explore: the span is the command, the rest commentary
+    for _ in range(4):
+        before = line
+        line = _ASIDE.sub("", line).strip().rstrip(_TRAILING).strip(_WRAPPERS)
+        if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'" and line.count(line[0]) == 2:
+            line = line[1:-1]
+        if line == before:
+            break
+    return " ".join(line.lower().split())
+
+
+def _check(command: str, reply: str) -> None:
+    """InvalidReply unless `command` is one game command a player could have typed."""
+    words = command.split()
+    first = words[0].strip(",.!:")
+    if command.startswith(_REFUSALS) or first in _REFUSAL_WORDS:
+        raise InvalidReply("refusal", reply, "this is a text adventure: reply with a game command")
+    if first in _ACKNOWLEDGEMENTS:
+        raise InvalidReply("acknowledgement", reply, "no command given: reply with the game command itself")
+    if command in _JUNK or not any(c.isalnum() for c in command):
+        raise InvalidReply("junk", reply, "no command given: reply with a game command such as: look")
+    if len(command) > MAX_COMMAND_CHARS or len(words) > MAX_COMMAND_WORDS:
+        raise InvalidReply("too_long", reply, f"{len(command)} characters; a command is a few words")
+    unusable = why_invalid(command)  # the characters the emulator cannot take (session.commands, the last guard)
+    if unusable is not None:
+        raise InvalidReply("invalid_characters", reply, f"the command {unusable}")
+    if _MARKUP & set(command):
+        raise InvalidReply("invalid_characters", reply, "markup (a tag, a bracket, a backtick or *) is left in it")
+    if ": " in _QUOTED.sub("", command):
+        raise InvalidReply("prose", reply, "a label or a lead-in is left in it: give the command alone")
+    if command.endswith("-") or command.count('"') % 2:
+        raise InvalidReply("truncated", reply, "the command ends mid-word or leaves a quote open")
+    outside = _QUOTED.sub('"x"', command)  # what a character is told may be any sentence
+    outside_words = [w.strip(",.!?:") for w in outside.split()]
+    if (first in _PROSE_OPENERS or (first == "i" and len(words) > 1) or outside.endswith("?")
+            or _SENTENCE_WORDS & set(outside_words[1:])):  # fmt: skip
+        raise InvalidReply("prose", reply, "a sentence, not a game command")
+    if _SENTENCE_BREAK.search(outside):
+        raise InvalidReply("multiple_commands", reply, "several commands joined in one line; give one")
+    if _ORDER.match(outside) and _is_order(_ORDER.match(outside).group("who")):
+        return  # `turtle, se and get scroll then nw`: one order to a character, whatever it holds
+    _check_chain(outside, reply)
+
+
+def _is_order(who: str) -> bool:
+    """`who` (before the first comma) names a character: one to three words, none a verb, a direction or a word of
+    a sentence."""
+    words = who.split()
+    return 0 < len(words) <= 3 and not any(
+        w in _CHAIN_VERBS or w in DIRECTION_WORDS or w in _PROSE_OPENERS or w in _INTRANSITIVE for w in words
+    )
+
+
+def _check_chain(command: str, reply: str) -> None:
+    """InvalidReply when `command` chains two different commands. The game's own THEN is read as one planned line
+    unless it is a route of two moves (each move is a turn, so the map learns each exit); `and` or a comma before a
+    new verb is two commands, unless what follows acts on the same thing (`remove opener and drop it`)."""
+    parts = [p for p in _THEN.split(command) if p]
+    if sum(direction_of(part) is not None for part in parts) >= 2:
+        raise InvalidReply("multiple_commands", reply, "a route of several moves: one move per turn")
+    for part in parts:
+        pieces = [p for p in _AND_OR_COMMA.split(part) if p]
+        if sum(direction_of(piece) is not None for piece in pieces) >= 2:
+            raise InvalidReply("multiple_commands", reply, "a route of several moves: one move per turn")
+        for piece in pieces[1:]:
+            words = piece.split()
+            new_verb = words[0] in _CHAIN_VERBS and len(words) > 1 and not set(words[1:]) <= _PRONOUNS
+            alone = len(words) == 1 and (words[0] in _INTRANSITIVE or (len(words[0]) > 2 and direction_of(words[0])))
+            if new_verb or alone:
+                raise InvalidReply("multiple_commands", reply, "two commands joined by 'and' or a comma; give one")
+
+
+def _thought(value: object, tail: bool = False) -> str:
+    """Printable text on one line, at most MAX_THOUGHT_CHARS: the start of a thought, the end of long reasoning
+    (where it concludes)."""
+    if not isinstance(value, str):
+        return ""
+    text = " ".join(printable(_TEMPLATE_TOKEN.sub(" ", value)).split())
+    return text[-MAX_THOUGHT_CHARS:].lstrip() if tail else text[:MAX_THOUGHT_CHARS]

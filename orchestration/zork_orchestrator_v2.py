@@ -385,7 +385,7 @@ class ZorkOrchestratorV2:
                 emit(events, "command_refused", f"Refused {command[:40]!r}: {refusal}", level="WARNING",
                      turn=turn, command=command[:200], reason=refusal)  # fmt: skip
             else:
-                judgement = self._judge(command, context, events, turn, judged)
+                judgement = self._judge(command, replace(context, proposal_thought=thought), events, turn, judged)
                 if context.review_objectives and self._take_review():
                     context = replace(context, review_objectives=False)  # one review a turn
             accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
@@ -503,6 +503,7 @@ class ZorkOrchestratorV2:
             logger.warning(f"map not written: {exc.strerror or exc}")
         usage = self.llm_client.usage if self.llm_client else None
         final_score = self.view.score if self.view else 0
+        unreadable = getattr(self.critic, "unreadable", Counter())  # only the LLM critic reads a model's verdicts
         summary = {
             "episode_id": self.game_state.episode_id,
             "game": self.session.game_name,
@@ -523,6 +524,9 @@ class ZorkOrchestratorV2:
             "cost_usd": self._cost(),
             "unpriced_models": sorted(usage.unpriced) if usage else [],
             "llm_failures": dict(usage.failures) if usage else {},
+            # critic verdicts it could not read (no score, or one outside 0..1): asked again once, then scored offline
+            "critic_retries": unreadable["retried"],
+            "critic_fallbacks": unreadable["fallback"],
             "rooms_visited": len(self.map.rooms),
             "wall_seconds": round(wall_seconds, 3),
             "loop_break": {

@@ -203,12 +203,22 @@ def is_observation(command: str) -> bool:
     return bool(words) and words[0] in OBSERVATION_VERBS
 
 
+INTERPRETER_ESCAPE = "\\"
+"""Jericho's dumb-frotz input reads a backslash as an escape (frotz/src/dumb/dumb_input.c): `\\U`, `\\N` and `\\X` are
+the undo, restart and quit hot keys, `\\_` ends the line, and a line starting with `\\` and a lower-case letter is an
+interpreter setting that Jericho loops on forever (measured: `\\U` and `take \\N` crash the process, `\\s` hangs
+it). No game command needs one."""
+
+
 def why_invalid(command: str) -> str | None:
-    """Why a text cannot be a command at all: too long, or not printable ASCII (a NUL byte hangs the emulator)."""
+    """Why a text cannot be a command at all: too long, not printable ASCII (a NUL byte hangs the emulator), or
+    holding the interpreter's escape character."""
     if len(command) > MAX_COMMAND_LENGTH:
         return f"longer than {MAX_COMMAND_LENGTH} characters"
     if any(not (char.isprintable() and char.isascii()) for char in command):
         return "holds a character that is not printable ASCII"
+    if INTERPRETER_ESCAPE in command:
+        return "holds a backslash, which the interpreter reads as a hot key (undo, restart, quit)"
     return None
 
 

@@ -140,6 +140,8 @@ class AgentContext:
     """What the game itself says here, for prompted agents (None for the others: it costs a few steps on a copy)."""
     harness_commands: tuple[bool, ...] = ()
     """For each turn of `recent`: the harness chose its command (no reply of the agent's could be used)."""
+    proposal_thought: str = ""
+    """The agent's thought behind the command being judged (LLM agents in thought mode): shown to the critic only."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(

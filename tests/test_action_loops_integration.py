@@ -92,9 +92,9 @@ def test_banned_command_is_replaced_for_a_steerable_agent(rom_path, tmp_path):
 
 
 # -- seed 003: unparseable replies (pre-parse detection) -----------------------------------------------------
-def test_markdown_action_heading_loop_gets_format_guidance(rom_path, tmp_path):
-    """An LLM answering `### Action: north` never reaches the game; the repeated unparseable reply triggers
-    recovery with explicit format guidance, after which a model that reads it answers properly."""
+def test_markdown_options_loop_gets_format_guidance(rom_path, tmp_path):
+    """An LLM answering with a markdown list of options never reaches the game; the repeated unparseable reply
+    triggers recovery with explicit format guidance, after which a model that reads it answers properly."""
 
     def reply(messages):
         if role_of(messages) != "agent":
@@ -102,7 +102,7 @@ def test_markdown_action_heading_loop_gets_format_guidance(rom_path, tmp_path):
         prompt = messages[1]["content"]
         if "FORMAT: your recent replies held no usable game command" in prompt:
             return "north"
-        return "### Action: north"
+        return "### Options\n- north\n- east"
 
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 3}, orchestrator={"max_invalid_replies": 3})
     fake = ScriptedOpenAI(reply)
@@ -111,11 +111,11 @@ def test_markdown_action_heading_loop_gets_format_guidance(rom_path, tmp_path):
     result = run_episode(rom_path, config, agent, llm_client=client)
     commands = [r["command"] for r in result.records]
     assert commands[:2] == ["look", "look"]  # raw text never sent: the turn falls back to `look`
-    assert all(r["fallback"] == "unparseable_reply:markdown_heading" for r in result.records[:2])
+    assert all(r["fallback"] == "unparseable_reply:multiple_commands" for r in result.records[:2])
     [recovery] = result.events("parse_failure_recovery")
     assert recovery["turn"] == 2 and recovery["same_reply_count"] >= 5
     assert commands[2] == "north"
-    assert result.summary["parse_failures"] == {"markdown_heading": 6}
+    assert result.summary["parse_failures"] == {"multiple_commands": 6}
     assert result.summary["termination_reason"] == "max_turns"
 
 

@@ -20,12 +20,12 @@ commands = ["look", "examine tree"]
 length = 60
 """
 UNPARSEABLE = """
-description = "test: an LLM that answers with markdown headings"
+description = "test: an LLM that answers with lists of options"
 game = "zork1"
 kind = "stuck"
 driver = "unparseable_llm"
 [loop]
-commands = ["### Action: north"]
+commands = ["Options: north or east."]
 length = 45
 """
 

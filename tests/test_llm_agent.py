@@ -333,7 +333,7 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     fake_llm.script(
         "agent",
         # turn 1: three unparseable replies -> `look` (an empty content is a call failure, see test_llm_faults)
-        "**", "north\nsouth", "### Action: north",
+        "**", "north\nsouth", "Sorry, I can't help with that.",
         # turn 2: two unparseable, then a wrapped command
         "north. take lamp", "I think we should go north to explore.", "**open mailbox**",
         # turns 3 and 4: wrapped commands accepted clean
@@ -343,9 +343,9 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     records = result.records
     assert [r["command"] for r in records] == ["look", "open mailbox", "north", "north"]
     assert records[0]["fallback"].startswith("unparseable_reply")
-    assert records[0]["fallback"] == "unparseable_reply:markdown_heading"
+    assert records[0]["fallback"] == "unparseable_reply:refusal"
     assert records[0]["candidates"] == []
-    assert [f["kind"] for f in records[0]["parse_failures"]] == ["empty", "multiple_commands", "markdown_heading"]
+    assert [f["kind"] for f in records[0]["parse_failures"]] == ["empty", "multiple_commands", "refusal"]
     assert [f["kind"] for f in records[1]["parse_failures"]] == ["multiple_commands", "prose"]
     assert all(r["fallback"] is None for r in records[1:])
     assert [r["room_id_after"] for r in records] == [WEST_OF_HOUSE, WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH]
@@ -358,8 +358,8 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     assert retry[3]["content"].startswith(AGENT_RETRY.split("{")[0])
     assert len(fake_llm.of_role("agent")) == 8
     summary = result.summary
-    assert summary["fallbacks"] == {"unparseable_reply:markdown_heading": 1}
-    assert summary["parse_failures"] == {"empty": 1, "multiple_commands": 2, "markdown_heading": 1, "prose": 1}
+    assert summary["fallbacks"] == {"unparseable_reply:refusal": 1}
+    assert summary["parse_failures"] == {"empty": 1, "multiple_commands": 2, "refusal": 1, "prose": 1}
 
 
 def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
@@ -372,13 +372,16 @@ def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
 
 
 def test_unreadable_critic_reply_falls_back_to_offline_score(rom_path, tmp_path, fake_llm):
+    """Asked once more, saying what was wrong; still unreadable: the offline critic scores (both counted)."""
     fake_llm.script("agent", "open mailbox")
-    fake_llm.script("critic", "I like it a lot!")
+    fake_llm.script("critic", "I like it a lot!", "I still like it!")
     result = play_llm(rom_path, tmp_path, fake_llm.base_url)
     (record,) = result.records
     assert record["command"] == "open mailbox"
     assert record["candidates"][0]["source"] == "offline"
     assert record["critic_reason"].startswith("[critic reply unreadable, offline score]")
+    assert record["llm_calls"] == {"agent": 1, "critic": 2}
+    assert (result.summary["critic_retries"], result.summary["critic_fallbacks"]) == (1, 1)
 
 
 # -- e. objectives ride on the critic's verdict ---------------------------------------------------------------

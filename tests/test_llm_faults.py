@@ -314,7 +314,7 @@ HUGE = "north " * 200_000
 BAD_REPLIES = {
     "garbage": ("\x00\x1b[2J@@%%\x07", "invalid_characters"),
     "prose": ("I think we should carefully explore the house first.", "prose"),
-    "markdown": ("### Action\n**north**", "markdown_heading"),
+    "markdown": ("### Options\n- north\n- east", "multiple_commands"),
     "multi_command": ("open mailbox; take leaflet", "multiple_commands"),
     "multi_line": ("north\nsouth\neast", "multiple_commands"),
     "huge": (HUGE, "too_long"),
@@ -359,7 +359,7 @@ CRITIC_REPLIES = {
     "score_above_one": verdict(1.5, "too good"),
     "score_below_zero": verdict(-0.2, "too bad"),
     "boolean_score": json.dumps({"score": True, "reason": "yes"}),
-    "string_score": json.dumps({"score": "0.9", "reason": "quoted"}),
+    "word_score": json.dumps({"score": "high", "reason": "quoted"}),
     "score_line_out_of_range": "score: 10",
     "prose": "Looks like a decent move to me!",
     "deep_json": '{"score": ' + "[" * 50_000 + "]" * 50_000 + "}",

@@ -3,6 +3,8 @@
 parse_command returns one printable line of bounded length or raises InvalidReply; parse_judgement returns None or
 a float score in [0, 1]; the objective manager's JSON reading returns a dict. No other exception, and no input
 costs more than a bounded amount of work. The examples below the properties pin the inputs that used to crash.
+Issue 30: a command wrapped in any mix of the shapes models write is read as itself or refused, never as another
+command, and a draft command in reasoning never wins over the final one.
 """
 
 from __future__ import annotations
@@ -34,11 +36,17 @@ FUZZ = settings(
 )
 """Bounded so the file runs in seconds; no example database written into the working tree."""
 
-COMMAND_CHARS = set(string.ascii_lowercase + string.digits + " ,'-")
+COMMAND_CHARS = {chr(c) for c in range(32, 127)} - set("\\<>{}[]`*") - set(string.ascii_uppercase)
+"""Printable ASCII, lower-cased, without the interpreter's escape or markup left over."""
 # characters that steer the parser: wrappers, labels, separators, fences, whitespace of every kind, controls
 TRICKY = list("`*_\"'“”‘’>#;.!?|&:=-{}[]\\ \t\n\r\x0b\x0c\x1c\x85\u2028\u00a0\u3000\x00\x1b\x7f\ud800\udfff")
-WORDS = ["north", "open", "mailbox", "take", "lamp", "then", "and", "i", "command", "action", "```", "###", "score"]
-WRAPPERS = ["`", "*", "**", "_", '"', "'", "“", "”", "> ", "Command: ", "```\n"]
+WORDS = [
+    "north", "open", "mailbox", "take", "lamp", "then", "and", "i", "command", "action", "```", "###", "score",
+    "<think>", "</think>", "<thinking>", "[THINK]", "[/THINK]", "<|channel|>", "analysis", "final", "<|message|>",
+    "<|end|>", "<|im_end|>", "<|user|>", "assistantfinal", "Thought:", "Action Input:", "Observation:", "<tool_call>",
+    "</tool_call>", "[TOOL_CALLS]", '"command":', "'action':", "arguments", "null", "true", "Sure!", "\\U",
+]  # fmt: skip
+WRAPPERS = ["`", "*", "**", "_", '"', "'", "“", "”", "> ", "Command: ", "```\n", "<think>", "</think>", "- ", "1. "]
 
 
 def pieces(max_size: int) -> st.SearchStrategy[str]:
@@ -73,8 +81,10 @@ verdict_objects = st.fixed_dictionaries({"score": json_values(3)}, optional={"re
 
 # -- parse_command --------------------------------------------------------------------------------------------
 def assert_is_command(command: str) -> None:
-    assert isinstance(command, str) and command
-    assert set(command) <= COMMAND_CHARS  # one line of printable ASCII: no control character, no NUL
+    """One line of printable ASCII (no control character, no NUL, no backslash), or "" (an explicit JSON empty
+    command)."""
+    assert isinstance(command, str)
+    assert set(command) <= COMMAND_CHARS
     assert command == " ".join(command.split())
     assert len(command) <= MAX_COMMAND_CHARS and len(command.split()) <= MAX_COMMAND_WORDS
 
@@ -120,11 +130,83 @@ def test_parse_reply_gives_a_bounded_printable_thought_and_one_command(reply):
     assert thought == printable(thought)  # no control character, no escape sequence, no lone surrogate
 
 
+# -- issue 30: any mix of shapes gives the command or a failure, never another command -----------------------------
+COMMANDS = [
+    "north", "i", "x rug", "open mailbox", "take lamp and sword", 'answer "a well"', "take zm$100000", "yes",
+    'say to twin "the combination is 639"', "turtle, se and get scroll then nw", "click designers_manual", "n",
+]  # fmt: skip
+OTHER = "west"
+"""A draft command in reasoning, different from every command above."""
+LABELS = ["", "Command: ", "**Command:** ", "### Action: ", "> ", "- ", "Action Input: "]
+TOKENS = ["", "<|im_end|>", "<|eot_id|>", "</s>", "<|end|>", "\n"]
+PREFIXES = [
+    "", f"<think>I might {OTHER}.</think>\n", f"Thought: maybe {OTHER}\n", f'Draft {{"command": "{OTHER}"}}</think>\n',
+    "Here is my command:\n\n",
+    f"<|channel|>analysis<|message|>Command: {OTHER} would loop us back.<|end|>"
+    "<|start|>assistant<|channel|>final<|message|>",
+]  # fmt: skip
+
+
+def as_json(command: str, style: str) -> str:
+    """`command` in one of the JSON shapes models write."""
+    if style == "python":
+        return repr({"thought": "t", "command": command})
+    if style == "tool":
+        return json.dumps({"name": "send", "arguments": json.dumps({"command": command})})
+    if style == "trailing":
+        return json.dumps({"Thought": "t", "Command": command})[:-1] + ",}"
+    return json.dumps({"thought": "t", "command": command})
+
+
+@st.composite
+def command_shapes(draw) -> tuple[str, str]:
+    """(command, a reply giving it in a random mix of the shapes models write)."""
+    command = draw(st.sampled_from(COMMANDS))
+    fence = draw(st.booleans())
+    if draw(st.booleans()):
+        body = as_json(command, draw(st.sampled_from(["plain", "python", "tool", "trailing"])))
+    else:
+        body = draw(st.sampled_from(LABELS)) + command
+    body = f"```\n{body}\n```" if fence else body
+    return command, draw(st.sampled_from(PREFIXES)) + body + draw(st.sampled_from(TOKENS))
+
+
+@FUZZ
+@given(command_shapes())
+def test_a_command_in_any_shape_is_read_as_itself_or_refused(case):
+    command, reply = case
+    try:
+        read = parse_reply(reply)[1]
+    except InvalidReply:
+        return
+    assert read == command
+
+
+@FUZZ
+@given(st.sampled_from(COMMANDS), st.sampled_from(["think", "thinking", "reasoning", "THINK", "harmony", "opener"]),
+       any_text)  # fmt: skip
+def test_a_draft_in_reasoning_never_wins(command, style, noise):
+    draft = json.dumps({"command": OTHER}) + f" Command: {OTHER}"
+    final = json.dumps({"thought": "t", "command": command})
+    if style == "harmony":
+        analysis = f"<|channel|>analysis<|message|>{noise}{draft}<|end|>"
+        reply = f"{analysis}<|start|>assistant<|channel|>final<|message|>{final}"
+    elif style == "opener":
+        reply = f"{noise}{draft}</think>{final}"
+    else:
+        reply = f"<{style}>{noise}{draft}</{style}>{final}"
+    try:
+        read = parse_reply(reply)[1]
+    except InvalidReply:
+        return
+    assert read != OTHER
+
+
 @pytest.mark.parametrize("reply", ["`\t`", "*\t*", '"\t"', "_\u3000_", "> \t", "Command:\t**"])
 def test_whitespace_inside_wrappers_is_an_empty_reply(reply):
     with pytest.raises(InvalidReply) as caught:
         parse_command(reply)
-    assert caught.value.kind == "empty"
+    assert caught.value.kind in ("empty", "no_command")  # `Command:` then nothing: no command named
 
 
 @pytest.mark.parametrize(("reply", "kind"), [("n\x00orth", "invalid_characters"), ("go\x1b[2J", "invalid_characters")])
@@ -161,9 +243,11 @@ def test_parse_judgement_returns_none_or_a_unit_score(reply):
 
 
 @FUZZ
-@given(st.booleans() | st.text(max_size=5) | st.lists(st.floats(0, 1), max_size=2), json_values(3))
+@given(st.booleans() | st.text(alphabet=string.ascii_letters + " ", max_size=5) | st.lists(st.floats(0, 1), max_size=2),
+       json_values(3))  # fmt: skip
 def test_only_a_number_is_a_score(score, reason):
-    """JSON true/false would pass as 1.0/0.0 through float(); a string or a list is no score either."""
+    """JSON true/false would pass as 1.0/0.0 through float(); words or a list are no score either (a string that
+    writes a number, `"0.8"`, `"85%"`, `"7/10"`, is one: see test_llm_critic)."""
     assert parse_judgement(json.dumps({"score": score, "reason": reason})) is None
 
 
@@ -172,7 +256,8 @@ def test_only_a_number_is_a_score(score, reason):
     [
         '{"score": true, "reason": "yes"}',
         '{"score": false, "reason": "no"}',
-        '{"score": "0.8"}',
+        '{"score": "0.8x"}',
+        '{"score": "85"}',
         '{"score": NaN}',
         '{"score": Infinity}',
         '{"score": -0.1}',
@@ -195,6 +280,8 @@ def test_parse_judgement_refuses(reply):
         ('{"score": 0.5, "reason": ["not", "a", "string"]}', 0.5, "no reason given"),
         ('{"score": 0.5, "reason": "\\u001b[31mred\\u001b[0m alert"}', 0.5, "red alert"),
         ("score: 0.5.", 0.5, "score given without a reason"),
+        ('{"score": "0.8"}', 0.8, "no reason given"),
+        ("<think>score: 0.1</think> Score: 0.9", 0.9, "score given without a reason"),
     ],
 )
 def test_parse_judgement_reads(reply, score, reason):
@@ -204,7 +291,12 @@ def test_parse_judgement_reads(reply, score, reason):
 
 def test_parsing_a_hostile_reply_is_fast():
     """The old `\\{.*\\}` search took seconds on a long run of braces; now every parser reads a bounded prefix."""
-    hostile = ["{" * 100_000, '{"a":' * 20_000, "{" + " " * 100_000, '{"s": "' + "x" * 100_000]
+    hostile = [
+        "{" * 100_000, '{"a":' * 20_000, "{" + " " * 100_000, '{"s": "' + "x" * 100_000, "[" * 100_000,
+        "{'a':" * 20_000, "<think>" * 5_000, "</think>" * 5_000, "<|channel|>analysis<|message|>" * 1_000,
+        "Command:\n" * 2_000, "north\nsouth\n" * 5_000, "a and " * 5_000, '"' * 20_000, "<command>" * 3_000,
+        "{" + "a:1," * 4_000 + "}", '{"tool_calls": ' + "[" * 5_000 + "]" * 5_000 + "}", "k9, " * 5_000,
+    ]  # fmt: skip
     started = time.perf_counter()
     for reply in hostile:
         parse_judgement(reply)
