@@ -502,12 +502,15 @@ class Auditor:
 
     def examine(self, name: str) -> str:
         """The answer to `examine <name>`; when it is refused (the parser does not know `bird's`, Inform matches no
-        `pair of 1 foot diameter sewer pipes`), the answer to `examine <its last word>`: a printed name need not be
-        one the parser reads whole."""
+        `pair of 1 foot diameter sewer pipes`), to `examine <its last word>`, then `examine <its first word>`
+        (hhgg's `thing your aunt gave you which you don't know what it is`): a printed name need not be one the
+        parser reads whole."""
         answer = self.ask(f"examine {name}")[0]
-        noun = re.sub(r"[^\w-]", "", name.split()[-1]) if name.split() else ""
-        if refused(answer, name) and noun and noun != name:
-            return self.ask(f"examine {noun}")[0]
+        words = [re.sub(r"[^\w-]", "", word) for word in name.split()]
+        for word in dict.fromkeys(w for w in (words[-1:] + words[:1]) if w and w != name):
+            if not refused(answer, name):
+                break
+            answer = self.ask(f"examine {word}")[0]
         return answer
 
     def _room_of_probe(self) -> int | None:
@@ -782,7 +785,13 @@ def markdown(rows: list[dict], meta: dict) -> str:
              f"{meta['workers']} worker(s).", "",
              "Each cell: **false** / checked claims; `(+N ?)`: claims the game gave nothing to check against "
              "(not counted). Suggested exits: the share that move the player at all (distinct room and direction "
-             "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max.", ""]  # fmt: skip
+             "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max.", "",
+             f"Played: `optimal` the Jericho walkthrough; `noisy` the noisy walkthrough ({meta['noisy']}); `offline` "
+             f"(games without a walkthrough) the commands of an offline episode of at most {meta['offline_turns']} "
+             "turns (offline agent and critic), replayed through the LLM path. Each run ends where the episode "
+             "ended (its termination reason in brackets). How each claim is checked: the docstring of "
+             "benchmarks/context_truth.py; a description's age N (new format) means the response of turn "
+             "TURN - 1 - N.", ""]  # fmt: skip
     header = ("| game | played | turns | room | carried | seen | exits worked | description | "
               "suggested exits lead somewhere | chars mean / max |")  # fmt: skip
     for kind in sorted({r["kind"] for r in rows}, key=KINDS.index):
