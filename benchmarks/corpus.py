@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
@@ -60,19 +61,23 @@ def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cu
             plan += [("stuck", (kind, cut)) for cut in cuts]
     built = []
     for builder, args in plan:
-        version = GENERATOR_VERSIONS[builder]
-        path = cache / f"{story.stem}-{key}-{builder}-v{version}-{'-'.join(map(str, args)) or 'x'}.json"
-        if path.is_file():
-            data = json.loads(path.read_text())
-            trajectory = Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
-        else:
-            trajectory = getattr(trajectories, builder)(story, *args)
-            cache.mkdir(parents=True, exist_ok=True)
-            payload = {**asdict(trajectory), "loop_rooms": sorted(trajectory.loop_rooms)} if trajectory else None
-            path.write_text(json.dumps(payload))
+        path = cache / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
+        trajectory = cached(path, lambda: getattr(trajectories, builder)(story, *args))
         if trajectory is not None:
             built.append(trajectory)
     return built
+
+
+def cached(path: Path, make: Callable[[], Trajectory | None]) -> Trajectory | None:
+    """The trajectory stored at `path`, else `make()`'s, stored there (None too: a game without one)."""
+    if path.is_file():
+        data = json.loads(path.read_text())
+        return Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
+    trajectory = make()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = {**asdict(trajectory), "loop_rooms": sorted(trajectory.loop_rooms)} if trajectory else None
+    path.write_text(json.dumps(payload))
+    return trajectory
 
 
 # -- running ---------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ import os
 import sys
 import tempfile
 from argparse import Namespace
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -82,22 +82,32 @@ def _scripted_environment(key_variable: str) -> Iterator[None]:
 
 
 def measure(
-    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None
+    rom: Path,
+    commands: list[str],
+    config_path: Path,
+    episode_dir: Path,
+    shown: dict | None = None,
+    reply: Callable[[list[dict]], str] | None = None,
+    overrides: dict | None = None,
 ) -> dict:
     """Play `commands` through the LLM path against a scripted server; the figures of the episode.
 
-    `shown` (a dict) receives the messages of the last agent and critic requests."""
+    `shown` (a dict) receives the messages of the last agent and critic requests. `reply` answers every request
+    instead of `scripted_player(commands)` (e.g. that player, wrapped to keep every prompt). `overrides`: more
+    configuration, by section (e.g. `{"gameplay": {"seed": 1}}`)."""
     from main import build_orchestrator  # main wires agents and managers exactly as a user's run does
 
-    with ScriptedServer(scripted_player(commands)) as server:
-        overrides = {
+    with ScriptedServer(reply or scripted_player(commands)) as server:
+        settings = {
             "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
             "gameplay": {"agent": "llm", "critic": "llm", "max_turns_per_episode": len(commands)},
             "files": {"episode_dir": str(episode_dir)},
             # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
             "knowledge": {"enabled": False},
         }
-        config = GameConfiguration.from_toml(config_path, overrides)
+        for section, values in (overrides or {}).items():
+            settings.setdefault(section, {}).update(values)
+        config = GameConfiguration.from_toml(config_path, settings)
         with _scripted_environment(config.llm.api_key_env):
             orchestrator = build_orchestrator(config, Namespace(rom=str(rom), actions=None, quiet=True))
             summary = json.loads(orchestrator.play_episode().read_text())

@@ -68,6 +68,9 @@ may work once something reveals it."""
 DEATH_PHRASES = ("you have died", "you are dead")
 DARK_PHRASES = ("pitch black", "too dark", "it is dark")
 """How games say the player cannot see: a dark room (grues in the Zork games)."""
+EMPTY_HANDED_PHRASES = ("empty-handed", "empty handed", "nothing", "not carrying anything", "not holding anything")
+"""How games answer `inventory` when the player holds nothing (the corpus games' answers at their start: "You are
+carrying nothing.", "You are empty-handed.", "You're not holding anything.", "You are holding: Nothing")."""
 
 
 def title_like(line: str) -> bool:
@@ -126,3 +129,9 @@ def not_at_hand(response: str) -> bool:
 def is_failure(command: str, category: str) -> bool:
     """A failed attempt to do something: looking, listening or waiting again is harmless, whatever the answer."""
     return category in FAILURES and not is_observation(command)
+
+
+def empty_handed(inventory_answer: str) -> bool:
+    """The game's answer to `inventory` says the player holds nothing."""
+    text = " ".join(inventory_answer.lower().split())
+    return any(phrase in text for phrase in EMPTY_HANDED_PHRASES)
