@@ -8,6 +8,8 @@ exit, what was tried here; history without repeats; objectives once; harness lin
 
 from __future__ import annotations
 
+import re
+
 from session.config import GameplayConfig
 from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext, Readings
 
@@ -160,12 +162,15 @@ def render_critic_prompt(context: AgentContext, command: str) -> str:
 # -- the state block ---------------------------------------------------------------------------------------------
 WHERE = "WHERE YOU ARE:"
 DARK = "(too dark to see)"
+NO_TITLE = "(the game printed no room title)"
 DESCRIPTION = "DESCRIPTION"
 """`DESCRIPTION (printed N turns ago):`, then the text the game printed."""
 CARRY = 'YOU CARRY (the game\'s answer to "inventory"):'
 SEEN = "SEEN HERE:"
 EXITS_WORKED = "EXITS THAT WORKED FROM HERE:"
 EXITS_MENTIONED = "EXITS THE TEXT MENTIONS, NOT VERIFIED:"
+EXIT_SEPARATOR = "; "
+"""Between exits: a title may hold a comma (`Dam Base, in the magic boat`)."""
 LAST = "LAST COMMAND AND RESPONSE:"
 """The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
 HARNESS_COMMAND = "(run by the harness: none of your replies could be used)"
@@ -175,10 +180,10 @@ def _state(context: AgentContext) -> list[str]:
     view = context.view
     read = context.readings or Readings()
     lines = [f"TURN {context.turn}. Score {view.score}. Moves {view.moves}."]
-    lines.append(f"{WHERE} {DARK if read.dark else read.title or '(the game printed no room title)'}")
+    lines.append(f"{WHERE} {DARK if read.dark else read.title or NO_TITLE}")
     lines += _description(context, read)
-    if read.inventory:
-        lines += [CARRY, _cut(read.inventory, INVENTORY_CHARS)]
+    if read.inventory:  # one block: the game's blank lines inside it would end it for a reader
+        lines += [CARRY, _cut(re.sub(r"\n\s*\n", "\n", read.inventory), INVENTORY_CHARS)]
     if read.seen:
         lines.append(f"{SEEN} {', '.join(read.seen)}.")
     lines += _exits(context, read)
@@ -208,7 +213,7 @@ def _description(context: AgentContext, read: Readings) -> list[str]:
 
 def _exits(context: AgentContext, read: Readings) -> list[str]:
     parts = [f"{d} -> {title}" if title else d for d, title in read.exits]
-    lines = [f"{EXITS_WORKED} {', '.join(parts) or 'none yet'}."]
+    lines = [f"{EXITS_WORKED} {EXIT_SEPARATOR.join(parts) or 'none yet'}."]
     if read.mentioned_exits:
         lines.append(f"{EXITS_MENTIONED} {', '.join(read.mentioned_exits)}.")
     if context.failed_exits:

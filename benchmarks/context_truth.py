@@ -50,10 +50,13 @@ from typing import Any
 
 from loguru import logger
 
-from agents.prompts import role_of
+from agents.prompts import (
+    CARRY, DARK, DESCRIPTION, EXIT_SEPARATOR, EXITS_MENTIONED, EXITS_WORKED, NO_TITLE, SEEN, WHERE, role_of,
+)  # fmt: skip
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure, scripted_player
 from benchmarks.trajectories import Trajectory
+from managers.game_reader import room_line
 from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
@@ -71,7 +74,7 @@ UNSEEDED_GAME_SEED = 1
 """The emulator's seed for a game whose Jericho bindings give none (see `episode_seed`)."""
 EXAMPLES_SHOWN = 3
 """False claims shown per game, kind and category in the Markdown (the JSON keeps them all)."""
-DARK_CLAIM = "(too dark to see)"
+DARK_CLAIM = DARK
 NONE_PRINTED = "(none printed)"
 """What the old format shows for a room whose description was never printed."""
 _ASKS_WHICH = "do you mean"
@@ -111,11 +114,12 @@ OLD_FORMAT = PromptFormat(
     named="Named in the description, not tried yet: ", ends_at_blank=False,
 )  # fmt: skip
 NEW_FORMAT = PromptFormat(
-    name="new", where="WHERE YOU ARE: ",
-    description=re.compile(r"DESCRIPTION \(printed (?P<age>this turn|1 turn ago|\d+ turns ago)\):$"),
-    carried='YOU CARRY (the game\'s answer to "inventory"):', carried_is_answer=True, seen="SEEN HERE: ",
-    worked="EXITS THAT WORKED FROM HERE: ", named="EXITS THE TEXT MENTIONS, NOT VERIFIED: ", ends_at_blank=True,
+    name="new", where=f"{WHERE} ",
+    description=re.compile(rf"{DESCRIPTION} \(printed (?P<age>this turn|1 turn ago|\d+ turns ago)\):$"),
+    carried=CARRY, carried_is_answer=True, seen=f"{SEEN} ", worked=f"{EXITS_WORKED} ", named=f"{EXITS_MENTIONED} ",
+    ends_at_blank=True,
 )  # fmt: skip
+"""The labels agents.prompts renders today (imported: the auditor reads what the renderer writes)."""
 _TURN_LINE = re.compile(r"TURN (\d+)\.")
 
 
@@ -173,7 +177,7 @@ def parse_prompt(prompt: str) -> Claims:
     worked = _list(found.get(fmt.worked, ""), exits=True)
     carried = found.get(fmt.carried)
     return Claims(
-        turn=turn, format=fmt.name, room=found.get(fmt.where, "").strip() or None,
+        turn=turn, format=fmt.name, room=_room_claim(found.get(fmt.where, "")),
         description=found.get("description"), description_age=found.get("description_age"),
         carried=None if carried is None or fmt.carried_is_answer else tuple(_list(carried)),
         carried_answer=carried if fmt.carried_is_answer else None,
@@ -181,6 +185,12 @@ def parse_prompt(prompt: str) -> Claims:
         worked=tuple(worked) if worked != [("none yet", "")] else (),
         named=tuple(_list(found.get(fmt.named, ""))),
     )  # fmt: skip
+
+
+def _room_claim(text: str) -> str | None:
+    """The room the prompt names (None: it names none, as when the game printed no title)."""
+    claim = text.strip()
+    return None if not claim or claim == NO_TITLE else claim
 
 
 def _block(lines: list[str], start: int, labels: tuple[str, ...], fmt: PromptFormat) -> str:
@@ -200,7 +210,8 @@ def _list(text: str, exits: bool = False) -> list:
         return []
     if not exits:
         return [name.strip() for name in body.split(", ") if name.strip()]
-    parts = re.split(r", (?=[^,]*? -> )", body)
+    # the new format separates exits with EXIT_SEPARATOR (a title may hold a comma) and names no room it never saw
+    parts = body.split(EXIT_SEPARATOR) if EXIT_SEPARATOR.strip() in body or " -> " not in body else re.split(r", (?=[^,]*? -> )", body)
     return [(d.strip(), room.strip()) for d, _, room in (part.partition(" -> ") for part in parts)]
 
 
@@ -351,10 +362,10 @@ def check_exit(claimed_room: str, moved: bool, answer: str, destination_titles: 
     if not moved:
         # the direction as the prompt wrote it: enchanter knows `sw`, not `southwest`
         return Verdict(False, f"does not move the player: {_first_lines(answer)}")
-    if any(names_room(claimed_room, title) for title in destination_titles):
+    if not claimed_room or any(names_room(claimed_room, title) for title in destination_titles):
         return Verdict(True)
-    if dark and not any(title_of_line(title) for title in destination_titles):
-        return Verdict(None)  # a dark room never seen lit: its name was never printed
+    if dark:
+        return Verdict(None)  # dark there now (Inform prints "Darkness"): its name cannot be read, only remembered
     title = next((t for t in destination_titles if title_of_line(t)), "")
     return Verdict(False, f"leads to {title.strip()!r}" if title else f"leads to: {_first_lines(answer)}")
 
@@ -392,8 +403,9 @@ def description_of(
     looked = {squeeze(line) for line in look_after.splitlines()}
     if start is None:  # no title: the first line plays its part (murdac's brief "You are in the cellar")
         own = kept[0] if kept and not is_dark(response) else None
-    else:
-        own = kept[1] if first and len(kept) > 1 else None
+    else:  # the body under the title: a first visit's own wording, or the room told as it changes (room_line)
+        body = kept[1] if len(kept) > 1 else None
+        own = body if body is not None and (first or (usable and room_line(body, look_after, body=True))) else None
     events = frozenset(line for line in kept if usable and line not in looked and line != own)
     return Description(0, kept, events)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    DIRECTION_WORDS, FUNCTION_WORDS, ROUTINE_COMMANDS, canonical_command, command_words, direction_of, directions_named, is_wait,
+    DIRECTION_WORDS, FUNCTION_WORDS, ROUTINE_COMMANDS, spellings_of, canonical_command, command_words, direction_of, directions_named, is_wait,
 )  # fmt: skip
 from session.context import Readings
 from session.jericho_session import Trial
@@ -47,19 +47,24 @@ ANSWER_CHARS = 120
 FULL_DESCRIPTION_SHARE = 0.7
 """A description this much as long as the one known for the room replaces it; a shorter one is a brief revisit."""
 NAME_CHARS = 40
-TITLE_DECORATION = " \t<>*=~#[]-"
-"""What some games print around a room's title (`<< Chief's office >>`)."""
+TITLE_DECORATION = " \t<>*=~#[]()-"
+"""What some games print around a room's title (`<< Chief's office >>`, seastalker's `(Kemp's office)`)."""
+_PRINTED_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+"""A word as the game printed it: `Designers_Manual` is one word (its `manual` alone was never printed)."""
 ROOM_WORDS_SHARE = 0.6
 """A printed line whose longer words are this much the `look` text's is the room's (see `_mostly_within`)."""
 
 
 @dataclass(frozen=True)
 class Look:
-    """The game's answer to `look` on a copy: the room's title line and whether it is dark."""
+    """The game's answers to `look` and `inventory` on a copy: the room's title line, whether it is dark, and
+    what is carried."""
 
     text: str
     title: str
     dark: bool
+    inventory: str
+    """The game's answer to `inventory` on the same copy."""
 
 
 class GameReader:
@@ -110,23 +115,30 @@ class GameReader:
                 self.descriptions[room] = (turn, described)
 
     def _read_look(self, name: str) -> Look:
-        trial = self.answer("look")
-        text = trial.text if trial is not None else ""
+        """`look` and `inventory` on a copy: the room's title and darkness, and what is carried. A game that gives
+        both the same first line is not reading commands (a yes/no question, a "press a key" pause): no title."""
+        look, inventory = self.answer("look"), self.answer("inventory")
+        text = look.text if look is not None else ""
+        carried = inventory.text.strip() if inventory is not None else ""
+        if _first_line(text) and _first_line(text) == _first_line(carried):
+            return Look(text, "", False, "")
         lines = [line.strip(TITLE_DECORATION) for line in text.splitlines() if line.strip(TITLE_DECORATION)]
         wanted = name.strip().lower()
         title = next((line for line in lines if line.lower() == wanted), "")
-        if not title and lines and title_like(lines[0]):
+        if not title and lines and is_title(lines[0]):
             title = lines[0]  # games print the title first: a title-like line further down is something else
-        dark = any(phrase in text.lower() for phrase in DARK_PHRASES)
-        return Look(text, title, dark)
+        if any(phrase in title.lower() for phrase in DARK_PHRASES):
+            title = ""  # murdac names its dark rooms "It is pitch dark": that says the dark, not the room
+        # Dark: the game says so and prints no title (Inform's dark rooms print one, "Darkness": then it is that).
+        dark = not title and any(phrase in text.lower() for phrase in DARK_PHRASES)
+        return Look(text, title, dark, carried)
 
     # -- reading a turn ----------------------------------------------------------------------------------------
     def read(self, turn: int, view: GameView, game_map: MapGraph) -> Readings:
         here = view.room_id
         look = self._look or self._read_look(view.room_name)
         turn_printed, description = self.descriptions.get(here, (0, ""))
-        inventory = self.answer("inventory")
-        carried = inventory.text.strip() if inventory is not None else ""
+        carried = look.inventory
         seen = () if look.dark else self._seen(view)
         for name in seen:
             self.last_seen[name] = (here, turn)
@@ -152,7 +164,7 @@ class GameReader:
     def _seen(self, view: GameView) -> tuple[str, ...]:
         """The room's things under the words the game printed here, each in sight now by `examine`'s answer."""
         printed = " ".join(self.texts.get(view.room_id, ()))
-        words = list(dict.fromkeys(command_words(printed)))  # in the order the game printed them
+        words = list(dict.fromkeys(_PRINTED_WORD.findall(printed)))  # in the order the game printed them
         held = {obj.num for obj in view.inventory}
         objects = [obj for obj in view.room_objects if obj.num not in held]
         shared = _shared_words(self.vocabulary.get(obj.num, frozenset()) for obj in objects)
@@ -176,9 +188,11 @@ class GameReader:
         room = game_map.rooms.get(here) if here is not None else None
         ways = []
         for direction, target in sorted(room.exits.items()) if room else ():
-            trial = self.answer(direction)
-            if trial is not None and trial.room_id == target:
-                ways.append((direction, self.titles.get(target, "")))
+            for spelling in (direction, *spellings_of(direction)):  # some parsers know `sw` and not `southwest`
+                trial = self.answer(spelling)
+                if trial is not None and trial.room_id == target:
+                    ways.append((spelling, self.titles.get(target, "")))
+                    break
         return tuple(ways)
 
     def _seen_elsewhere(self, here: int | None, seen_here: tuple[str, ...]) -> tuple[tuple[str, str, int], ...]:
@@ -205,27 +219,36 @@ class GameReader:
         return tuple(found)
 
 
+def is_title(line: str) -> bool:
+    """A room title as games print one first in a `look`: title-like (session.outcomes) and in title case, most of
+    its longer words capitalised (`West of House`, `Chief's office`, `Darkness`), not a sentence printed without a
+    full stop (murdac's `You are in the alley`, `There is a dull brass lamp here`)."""
+    words = [word for word in line.split() if len(word) > 3 or word[:1].isupper()]
+    capitalised = sum(word[:1].isupper() for word in words)
+    return title_like(line) and bool(words) and capitalised * 2 >= len(words)
+
+
 def _description(text: str, look: Look) -> str:
-    """`text` from the room's title line on, keeping only the lines a `look` prints too (the room, not events)."""
+    """`text` from the room's title line on, keeping only the room's lines (`room_line`), not passing events."""
     lines = text.splitlines()
     title = look.title.lower()
     start = next((i for i, line in enumerate(lines) if line.strip(TITLE_DECORATION).lower() == title), None)
     if start is None:
         return ""
-    room_lines = {_squeeze(line) for line in look.text.splitlines()}
-    room_words = set(command_words(look.text))
-    kept = [
-        line.rstrip() for line in lines[start:]
-        if not line.strip() or _squeeze(line) in room_lines or _mostly_within(line, room_words)
-    ]  # fmt: skip
+    body = next((i for i in range(start + 1, len(lines)) if lines[i].strip()), None)
+    kept = [line.rstrip() for i, line in enumerate(lines[start:], start) if room_line(line, look.text, i == body)]
     return re.sub(r"\n{3,}", "\n\n", "\n".join(kept)).strip()
 
 
-def _mostly_within(line: str, words: set[str]) -> bool:
-    """Most of the line's longer words are the `look` text's too: the room told another way (a first visit's own
-    wording), not an event."""
+def room_line(line: str, look_text: str, body: bool) -> bool:
+    """A line of a printed description is the room's, not a passing event, when a `look` right after prints it too;
+    the body (the first line under the title), which many games word otherwise on a first visit or as the room
+    changes, also when most of its longer words are that look's. (Blank lines are kept as layout.)"""
+    if not line.strip() or _squeeze(line) in {_squeeze(x) for x in look_text.splitlines()}:
+        return True
     own = [word for word in command_words(line) if len(word) > 3]
-    return bool(own) and sum(word in words for word in own) >= ROOM_WORDS_SHARE * len(own)
+    words = set(command_words(look_text))
+    return body and bool(own) and sum(word in words for word in own) >= ROOM_WORDS_SHARE * len(own)
 
 
 def _printed_name(

@@ -79,6 +79,11 @@ ROUTINE_COMMANDS = LOOK_COMMANDS | {"inventory", "i"}
 _SPACES = re.compile(r"\s+")
 
 
+def spellings_of(direction: str) -> tuple[str, ...]:
+    """The other spellings of a canonical direction (`southwest` -> `sw`), shortest first."""
+    return tuple(sorted((s for s in _DIRECTION_SPELLINGS.get(direction, ()) if s != direction), key=len))
+
+
 def normalize_command(command: str) -> str:
     """Lower-case, trimmed, single-spaced; the key under which commands are compared and counted."""
     return _SPACES.sub(" ", command.strip().lower())

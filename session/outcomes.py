@@ -66,7 +66,7 @@ NOT_HERE_PHRASES = ("can't see", "no such thing")
 """How a game says the command's object is not in sight (`You can't see any trap door here!`): the same command
 may work once something reveals it."""
 DEATH_PHRASES = ("you have died", "you are dead")
-DARK_PHRASES = ("pitch black", "too dark", "it is dark")
+DARK_PHRASES = ("pitch black", "pitch dark", "too dark", "it is dark")
 """How games say the player cannot see: a dark room (grues in the Zork games)."""
 EMPTY_HANDED_PHRASES = ("empty-handed", "empty handed", "nothing", "not carrying anything", "not holding anything")
 """How games answer `inventory` when the player holds nothing (the corpus games' answers at their start: "You are
