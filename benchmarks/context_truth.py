@@ -539,7 +539,8 @@ class Auditor:
         look = self.probe.step("look")[0]
         names = answer.splitlines() + look.splitlines()
         known = self.rooms.get(room, RoomRecord()).title
-        return True, answer, names + ([known] if known else []), is_dark(look)
+        unlit = any(phrase in look.lower() for phrase in DARK_PHRASES)  # "Darkness" titled or not
+        return True, answer, names + ([known] if known else []), unlit
 
     # -- the episode -------------------------------------------------------------------------------------------
     def advance(self, record: dict) -> None:

@@ -351,8 +351,9 @@ class ZorkOrchestratorV2:
             turn, view, self.map, self.memory, objectives, completed_objectives=self.objectives.completed()
         )
         read = context.readings
-        mentioned = read.mentioned_exits if read is not None else context.named_exits
-        untried = tuple(dict.fromkeys([*mentioned, *(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)]))
+        # Directions never tried here, in their own order: the text's mentions are unverified (a quarter of them
+        # lead nowhere: benchmarks.context_truth), so they do not steer a stuck warning.
+        untried = tuple(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)
         things = read.seen if read is not None else tuple(
             dict.fromkeys(o.noun for o in view.room_objects if o.name in context.visible_objects)
         )

@@ -92,7 +92,7 @@ def test_warning_phrase_follows_the_signals():
 def test_warning_lists_hints_and_unexplored_exits():
     text = build_stuck_warning(25, 15, SIGNALS, (), ("examine lantern", "up"), ("south", "down"))
     assert suggestion(text, "Commands you have not tried recently") == ["examine lantern", "up"]
-    assert suggestion(text, "Directions never tried from here") == ["south", "down"]
+    assert suggestion(text, "Directions never tried from here (not verified)") == ["south", "down"]
     plain = build_stuck_warning(25, 15, SIGNALS)
     assert "SUGGESTIONS" not in plain and "Directions never tried" not in plain
 
@@ -158,7 +158,7 @@ def test_status_hints_and_unexplored_exits():
     hints = suggestion(status.warning, "Commands you have not tried recently")
     assert hints and len(hints) <= 5
     assert "north" not in hints and "wait" not in hints  # tried within action_novelty_window
-    untried = suggestion(status.warning, "Directions never tried from here")
+    untried = suggestion(status.warning, "Directions never tried from here (not verified)")
     assert untried == loop_break.game_map.untried_directions(CELLAR)
     assert "north" not in untried and "east" not in untried and "south" in untried
 
@@ -169,7 +169,7 @@ def test_status_hints_absent_when_disabled():
     status = loop_break.status(26, cellar_view(), (), [])
     assert status.warning
     assert "Commands you have not tried recently" not in status.warning
-    assert "Directions never tried from here" not in status.warning
+    assert "Directions never tried from here (not verified)" not in status.warning
 
 
 # -- issue 9: warnings follow the stop rules, not a quiet score ------------------------------------------------

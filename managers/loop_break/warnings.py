@@ -27,7 +27,7 @@ def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool
     return ", ".join(phrases[:-1]) + " or " + phrases[-1]
 
 
-UNTRIED_DIRECTIONS = "Directions never tried from here"
+UNTRIED_DIRECTIONS = "Directions never tried from here (not verified)"
 NOT_TRIED_RECENTLY = "Commands you have not tried recently"
 
 
