@@ -5,6 +5,8 @@
   replaced. `reply(messages)` returns the content or raises an `openai` exception to simulate faults.
 - `ScriptedServer` is an OpenAI-compatible HTTP server on 127.0.0.1: the real `openai` client, HTTP included,
   talks to it through `base_url`.
+- `WalkthroughModel` is a reply function for either: a perfect player that answers every turn with the next step
+  of a walkthrough.
 """
 
 from __future__ import annotations
@@ -52,6 +54,34 @@ def cycling_replies(replies: list[str], critic_reply: str = '{"score": 0.8, "rea
         return text
 
     return reply
+
+
+PLAUSIBLE_VERDICT = {"score": 0.8, "reason": "a plausible next step", "completed": [], "new_objectives": []}
+"""The scripted critic's reply to every request: a passing score, and an empty objective review (read only when
+the prompt asks for one)."""
+
+
+class WalkthroughModel:
+    """A model that answers the agent's prompts of turn N with step N of `commands`, as JSON the way the prompt
+    asks (`{"thought": ..., "command": step}`), and the critic with PLAUSIBLE_VERDICT. Rejected, it proposes the same
+    step again (a stubborn model: the most calls a rejection can cost, and the step it means is never given up).
+
+    `turn` says which turn the harness is playing (the orchestrator's turn count): set it once the orchestrator
+    is built. Past the last step, the last step is repeated."""
+
+    def __init__(self, commands: list[str], turn: Callable[[], int] = lambda: 1):
+        self.commands = commands
+        self.turn = turn
+
+    def step(self) -> str:
+        """The step of the turn being played."""
+        return self.commands[min(max(self.turn(), 1), len(self.commands)) - 1]
+
+    def __call__(self, messages: list[dict]) -> str:
+        if role_of(messages) != "agent":
+            return json.dumps(PLAUSIBLE_VERDICT)
+        command = self.step()
+        return json.dumps({"thought": f"Next step of my plan: {command}.", "command": command})
 
 
 CHARS_PER_TOKEN = 4

@@ -54,7 +54,7 @@ from agents.prompts import (
     CARRY, DARK, DESCRIPTION, EXIT_SEPARATOR, EXITS_MENTIONED, EXITS_WORKED, NO_TITLE, SEEN, WHERE, role_of,
 )  # fmt: skip
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
-from benchmarks.llm_calls import measure, scripted_player
+from benchmarks.llm_calls import measure
 from benchmarks.trajectories import Trajectory
 from managers.game_reader import room_line
 from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
@@ -617,19 +617,17 @@ def play(
     """The commands played through the LLM path: (agent prompt by turn, the episode's records, its figures).
     `seed`: the emulator's, when the configuration's is not to be used."""
     prompts: dict[int, str] = {}
-    player = scripted_player(commands)
 
-    def reply(messages: list[dict]) -> str:
+    def keep(messages: list[dict]) -> None:
         if role_of(messages) == "agent":
             prompt = str(messages[-1].get("content", ""))
             try:
                 prompts.setdefault(turn_of(prompt), prompt)
             except PromptError:
                 pass  # a retry after an unusable reply: its user message is the retry rule, not a prompt
-        return player(messages)
 
     overrides = {"gameplay": {"seed": seed}} if seed is not None else None
-    figures = measure(story, commands, config_path, folder, reply=reply, overrides=overrides)
+    figures = measure(story, commands, config_path, folder, more_overrides=overrides, listen=keep)
     events = next(folder.rglob("events.jsonl"))
     records = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
     return prompts, records, figures

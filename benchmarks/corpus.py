@@ -8,6 +8,11 @@ and the configuration given (`--config`, default pyproject.toml): forced (its co
 break would do is recorded) and, for stuck kinds, also by the steerable looper, which falls back to other exits
 when the loop break's penalties reject its move. Figures are read from the records the episodes wrote.
 
+The healthy kind `llm_walkthrough` plays the walkthrough through the LLM path instead, nothing forced: the LLM
+agent and critic against a scripted server on 127.0.0.1 whose model replies with the next step as JSON
+(benchmarks/llm_calls.py). Every step must run as written (none refused by the pre-check, the reply parser or the
+loop break), the loop break must not stop it, and it must reach plain Jericho's final score.
+
 Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
 with `--records DIR`, every episode's records for replaying other rules over them (benchmarks/rules.py).
 Trajectories are cached (`--cache`, default benchmarks/results/cache) by story file and generator version: building
@@ -33,13 +38,16 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from benchmarks import trajectories
+from benchmarks import llm_calls, trajectories
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
 from session.records import LOOP_ENDINGS
 
+LLM_WALKTHROUGH = "llm_walkthrough"
+"""The healthy kind played through the LLM path (see the module's docstring)."""
+DEFAULT_KINDS = f"optimal,noisy,stuck,{LLM_WALKTHROUGH}"
 GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""
@@ -158,6 +166,8 @@ def run_game(job: dict) -> list[dict]:
     built = build(story, set(job["kinds"]), job["factors"], job["seeds"], job["cuts"], Path(job["cache"]))
     with tempfile.TemporaryDirectory() as temporary:
         episodes = Path(job["records"] or temporary) / story.stem
+        if LLM_WALKTHROUGH in job["kinds"]:
+            rows += llm_walkthrough(story, job, episodes / f"{LLM_WALKTHROUGH}-llm")
         for index, trajectory in enumerate(built):
             modes = ["forced"] if trajectory.kind in ("optimal", "noisy") else ["forced", "looper"]
             for mode in modes:
@@ -174,6 +184,28 @@ def run_game(job: dict) -> list[dict]:
                 row["records"] = str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None
                 rows.append(row)
     return rows
+
+
+def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
+    """The walkthrough through the LLM path (no row for a game without a walkthrough)."""
+    optimal = build(story, {"optimal"}, [], [], [], Path(job["cache"]))
+    if not optimal:
+        return []
+    (walk,) = optimal
+    config = Path(job["config"])
+    summary, records, _ = llm_calls.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
+    checked = llm_calls.walkthrough_figures(walk.commands, records, summary)
+    turns = max(summary["turns"], 1)
+    return [{
+        "game": walk.game, "kind": LLM_WALKTHROUGH, "variant": "walkthrough", "mode": "llm", "turns": len(records),
+        "script_turns": len(walk.commands), "termination_reason": summary["termination_reason"],
+        "termination_turn": records[-1]["turn"] if records else 0, "final_score": summary["final_score"],
+        "max_score": summary["max_score"], "clean_score": walk.clean_score, "refused_steps": checked["refused_steps"],
+        "refused": checked["refused"], "refused_examples": checked["refused_examples"],
+        "told_then_run": checked["told_then_run"], "stopped": checked["stopped"],
+        "calls_per_turn": round(sum(summary["llm_calls"].values()) / turns, 3),
+        "records": str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None,
+    }]  # fmt: skip
 
 
 def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[dict]:
@@ -208,6 +240,7 @@ def summarize(rows: list[dict]) -> dict:
     """The issue's targets, over every run."""
     healthy = [r for r in rows if r["kind"] in ("optimal", "noisy")]
     optimal = [r for r in rows if r["kind"] == "optimal"]
+    through_llm = [r for r in rows if r["kind"] == LLM_WALKTHROUGH]
     stuck_forced = [r for r in rows if r["kind"] in STUCK_KINDS and r["mode"] == "forced"]
     wandering_looper = [r for r in rows if r["kind"] == "wandering" and r["mode"] == "looper"]
     optimal_turns = sum(r["healthy_turns"] for r in optimal)
@@ -234,6 +267,14 @@ def summarize(rows: list[dict]) -> dict:
                                   and ("wandering" in r["detections"] or r.get("stop_rule") == "cycle")),
         "wandering_runs": len(wandering_looper),
         "wandering_left": sum(1 for r in wandering_looper if r.get("left_loop_turn") is not None),
+        **({
+            "llm_walkthrough_runs": len(through_llm),
+            "llm_walkthrough_refused_steps": sum(r["refused_steps"] for r in through_llm),
+            "llm_walkthrough_stopped": [r["game"] for r in through_llm if r["stopped"]],
+            "llm_walkthrough_score_mismatches": [
+                r["game"] for r in through_llm if r["final_score"] != r["clean_score"]
+            ],
+        } if through_llm else {}),
     }  # fmt: skip
 
 
@@ -255,6 +296,20 @@ def markdown(rows: list[dict], summary: dict) -> str:
             lines.append(
                 f"| {r['game']} | {r['kind']} | {r['variant']} | {r['turns']} ({r['healthy_until']}) | {end} | "
                 f"{r['final_score']} / {r['clean_score']} | {r['healthy_warning_turns']} | {r['healthy_turned_to_reject']} |"
+            )
+    through_llm = [r for r in rows if r["kind"] == LLM_WALKTHROUGH]
+    if through_llm:
+        lines += ["", "## Healthy play through the LLM path: every step must run as written", "",
+                  "| game | end | score / clean | steps refused (by) | told by the pre-check, then run | "
+                  "LLM calls/turn |",
+                  "|---|---|---|---|---|---|"]  # fmt: skip
+        for r in through_llm:
+            by = ", ".join(f"{kind} {n}" for kind, n in sorted(r["refused"].items()))
+            end = f"{r['termination_reason']} @ {r['termination_turn']}" + (" **STOPPED**" if r["stopped"] else "")
+            mark = "" if r["final_score"] == r["clean_score"] else " **SHORT**"
+            lines.append(
+                f"| {r['game']} | {end} | {r['final_score']} / {r['clean_score']}{mark} | {r['refused_steps']}"
+                f"{f' ({by})' if by else ''} | {r['told_then_run']} | {r['calls_per_turn']:.2f} |"
             )
     lines += ["", "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper", "",
               "| game | kind | variant | loop starts | forced: ended after (target) | detections | looper: end | "
@@ -318,7 +373,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", required=True, help="folder of story files")
     parser.add_argument("--only", help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
-    parser.add_argument("--kinds", default="optimal,noisy,stuck", help="optimal, noisy, stuck, or stuck kinds")
+    parser.add_argument("--kinds", default=DEFAULT_KINDS, help=f"optimal, noisy, stuck, stuck kinds, {LLM_WALKTHROUGH}")
     parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
     parser.add_argument("--seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")

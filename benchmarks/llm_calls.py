@@ -1,15 +1,18 @@
 """What the LLM path costs per turn: calls by role, prompt characters, tokens and dollars, on scripted play.
 
     uv run python -m benchmarks.llm_calls [--rom PATH] [--scenario NAME ...] [--config PATH] [--out FILE]
-    uv run python -m benchmarks.llm_calls --show-prompts TURN    # what the agent and critic are sent at TURN
+    uv run python -m benchmarks.llm_calls --show-prompts TURN [--rom GAME]   # the agent's and critic's prompts at
+                                                                             # TURN of GAME's walkthrough
 
 A scripted OpenAI-compatible server on 127.0.0.1 (`agents.scripted_llm.ScriptedServer`) plays the model, and the
 episode runs as `main.py --agent llm --critic llm` would: the real `openai` client over HTTP, the LLM agent in
-thought mode, the LLM critic reviewing objectives inside its verdicts, the loop break on. The scripted agent
-replies `{"thought", "command"}` with the scenario's next command, and when its proposal was rejected it proposes
-the same command again (a stubborn model: the most calls a rejection can cost). The scripted critic always
-scores 0.8, so every rejection comes from the loop break. Tokens are the server's estimate (`CHARS_PER_TOKEN`)
-and dollars are those tokens at the configured price of `agent_model` (gpt-4o-mini by default).
+thought mode, the LLM critic reviewing objectives inside its verdicts, the loop break on. The scripted model
+(`agents.scripted_llm.WalkthroughModel`) replies `{"thought", "command"}` with the turn's command of the scenario,
+and when its proposal was rejected it proposes the same command again (a stubborn model: the most calls a rejection
+can cost). The scripted critic always scores 0.8, so every rejection comes from the pre-check or the loop break.
+Tokens are the server's estimate (`CHARS_PER_TOKEN`) and dollars are those tokens at the configured price of
+`agent_model` (gpt-4o-mini by default). Each run also says which commands did not run as written, and why
+(`walkthrough_figures`).
 
 The default scenarios are the zork1 walkthrough (target: at most 2.0 calls per turn) and two stuck replays
 (target: at most 2.5), with ZorkGPT's 71.5K prompt characters per turn as the reference for prompt size.
@@ -23,44 +26,26 @@ import os
 import sys
 import tempfile
 from argparse import Namespace
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from loguru import logger
 
-from agents.prompts import OBJECTIVE_REVIEW, REJECTED_HEADING, role_of
-from agents.scripted_llm import ScriptedServer
+from agents.scripted_llm import ScriptedServer, WalkthroughModel
 from benchmarks.scenarios import ScenarioError, build_scenario
+from benchmarks.trajectories import clean_outcomes
+from session.commands import normalize_command
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import StoryFileError
+from session.jericho_session import JerichoSession, StoryFileError
+from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK
 
 DEFAULT_SCENARIOS = ("healthy_walkthrough", "dam_back_and_forth", "camp_in_room")
 TARGET_CALLS_PER_TURN = {"healthy": 2.0, "stuck": 2.5}
 ZORKGPT_PROMPT_CHARS_PER_TURN = 71_500
 """Characters ZorkGPT sends per turn on the same walkthrough (the figure issue 11 measured)."""
 SCRIPTED_KEY = "scripted-local-key"
-
-
-def scripted_player(commands: list[str]):
-    """The reply function of a model that plays `commands` in order and judges every proposal 0.8."""
-    position = -1
-    review_marker = OBJECTIVE_REVIEW.splitlines()[0]
-
-    def reply(messages: list[dict]) -> str:
-        nonlocal position
-        prompt = str(messages[-1].get("content", ""))
-        if role_of(messages) == "agent":
-            if REJECTED_HEADING not in prompt and len(messages) == 2:  # a new turn, not a retry
-                position += 1
-            command = commands[min(position, len(commands) - 1)]
-            return json.dumps({"thought": f"Next step of my plan: {command}.", "command": command})
-        verdict: dict = {"score": 0.8, "reason": "a plausible next step"}
-        if review_marker in prompt:
-            verdict |= {"completed": [], "new_objectives": []}
-        return json.dumps(verdict)
-
-    return reply
 
 
 @contextmanager
@@ -81,38 +66,51 @@ def _scripted_environment(key_variable: str) -> Iterator[None]:
                 os.environ[name] = value
 
 
-def measure(
-    rom: Path,
-    commands: list[str],
-    config_path: Path,
-    episode_dir: Path,
-    shown: dict | None = None,
-    reply: Callable[[list[dict]], str] | None = None,
-    overrides: dict | None = None,
-) -> dict:
-    """Play `commands` through the LLM path against a scripted server; the figures of the episode.
-
-    `shown` (a dict) receives the messages of the last agent and critic requests. `reply` answers every request
-    instead of `scripted_player(commands)` (e.g. that player, wrapped to keep every prompt). `overrides`: more
-    configuration, by section (e.g. `{"gameplay": {"seed": 1}}`)."""
+def play(
+    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None,
+    more_overrides: dict | None = None, listen: Callable[[list[dict]], None] | None = None,
+) -> tuple[dict, list[dict], GameConfiguration]:
+    """Play `commands` through the LLM path against a scripted server (`WalkthroughModel`): the episode's summary,
+    its records and the configuration it ran with. `shown` (a dict) receives the messages of the last agent and
+    critic requests; `more_overrides` ({section: {key: value}}) are applied to the configuration first; `listen`
+    sees every request's messages (benchmarks.context_truth keeps the prompts)."""
     from main import build_orchestrator  # main wires agents and managers exactly as a user's run does
 
-    with ScriptedServer(reply or scripted_player(commands)) as server:
-        settings = {
+    model = WalkthroughModel(commands)
+
+    def reply(messages: list[dict]) -> str:
+        if listen is not None:
+            listen(messages)
+        return model(messages)
+
+    with ScriptedServer(reply) as server:
+        overrides = {section: dict(values) for section, values in (more_overrides or {}).items()}
+        for section, values in {
             "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
             "gameplay": {"agent": "llm", "critic": "llm", "max_turns_per_episode": len(commands)},
             "files": {"episode_dir": str(episode_dir)},
             # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
             "knowledge": {"enabled": False},
-        }
-        for section, values in (overrides or {}).items():
-            settings.setdefault(section, {}).update(values)
-        config = GameConfiguration.from_toml(config_path, settings)
+        }.items():
+            overrides.setdefault(section, {}).update(values)
+        config = GameConfiguration.from_toml(config_path, overrides)
         with _scripted_environment(config.llm.api_key_env):
             orchestrator = build_orchestrator(config, Namespace(rom=str(rom), actions=None, quiet=True))
-            summary = json.loads(orchestrator.play_episode().read_text())
+            model.turn = lambda: orchestrator.game_state.turn_count
+            summary_path = orchestrator.play_episode()
+            orchestrator.session.close()
         if shown is not None:
             shown.update(server.last_messages)
+    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    return json.loads(summary_path.read_text()), records, config
+
+
+def measure(
+    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None,
+    more_overrides: dict | None = None, listen: Callable[[list[dict]], None] | None = None,
+) -> dict:
+    """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode."""
+    summary, records, config = play(rom, commands, config_path, episode_dir, shown, more_overrides, listen)
     turns = max(summary["turns"], 1)
     calls = summary["llm_calls"]
     return {
@@ -126,27 +124,90 @@ def measure(
         "tokens_per_turn": round(sum(summary["tokens"].values()) / turns),
         "cost_usd": summary["cost_usd"],
         "cost_per_turn_usd": round(summary["cost_usd"]["total"] / turns, 6),
+        **walkthrough_figures(commands, records, summary),
     }
+
+
+def walkthrough_figures(commands: list[str], records: list[dict], summary: dict) -> dict:
+    """How a perfect player fared: each step is meant to run as it is written.
+
+    `refused`: steps the harness did not run as written, by what turned them down (the pre-check, the reply parser,
+    the loop break's blocks, an interpreter command, or the critic's score after the loop break's penalties);
+    `told_then_run`: steps the pre-check answered with the game's words, and that ran when proposed again;
+    `stopped`: the loop break ended the episode before the last step."""
+    refused: Counter = Counter()
+    examples: list[dict] = []
+    told_then_run = 0
+    for record in records:
+        if record["turn"] > len(commands):
+            break
+        step = commands[record["turn"] - 1]
+        sources = [c["source"] for c in record["candidates"] if not c["accepted"]]
+        ran_as_written = record["ran"] and normalize_command(record["command"]) == normalize_command(step)
+        if ran_as_written:
+            told_then_run += "precheck" in sources
+            continue
+        kind = refusal_kind(record, sources)
+        refused[kind] += 1
+        if len(examples) < MAX_EXAMPLES:
+            reasons = [c["reason"] for c in record["candidates"] if not c["accepted"]] or record["parse_failures"]
+            examples.append({"turn": record["turn"], "step": step, "ran": record["command"], "by": kind,
+                             "reason": str(reasons[-1])[:160] if reasons else ""})  # fmt: skip
+    ended_early = summary["turns"] < len(commands)
+    return {
+        "steps": len(commands),
+        "refused": dict(refused),
+        "refused_steps": sum(refused.values()),
+        "refused_examples": examples,
+        "told_then_run": told_then_run,
+        "stopped": summary["termination_reason"] in LOOP_ENDINGS and ended_early,
+    }
+
+
+MAX_EXAMPLES = 8
+"""Refused steps listed by `walkthrough_figures` (the count covers them all)."""
+
+
+def refusal_kind(record: dict, sources: list[str]) -> str:
+    """What kept a step from running as written: `reply` (no reply of the turn could be read as a command), a
+    blocking source (`precheck`, `ban`, `final_rejection`, `not_run`), else `critic` (the score, penalties
+    included, fell below the threshold)."""
+    if str(record.get("fallback") or "").startswith(UNPARSEABLE_FALLBACK):
+        return "reply"
+    blocking = [source for source in sources if source in BLOCKING_SOURCES]
+    return blocking[-1] if blocking else "critic"
+
+
+def walkthrough_check(rom: Path, config_path: Path, episode_dir: Path) -> dict:
+    """The game's walkthrough through the LLM path (`measure`), next to plain Jericho's final score for it."""
+    commands = JerichoSession(rom).walkthrough()
+    if not commands:
+        raise ScenarioError(f"{rom.name} has no Jericho walkthrough")
+    clean = clean_outcomes(rom, commands)[-1].score
+    return {"clean_score": clean, **measure(rom, commands, config_path, episode_dir)}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rom", default=os.environ.get("ZORK_ROM", "../shared/games/zork1.z5"))
+    parser.add_argument("--rom", default=os.environ.get("ZORK_ROM", "../shared/games/zork1.z5"),
+                        help="a story file, or a game's name (e.g. zork2)")
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--out", help="also write the figures to this JSON file")
-    parser.add_argument("--show-prompts", type=int, metavar="TURN", help="print the prompts of this walkthrough turn")
+    parser.add_argument("--show-prompts", type=int, metavar="TURN",
+                        help="print the prompts of this turn of the game's walkthrough (any game that has one)")
     args = parser.parse_args(argv)
     logger.remove()
     rows = {}
     try:
-        if args.show_prompts:
-            print(example_prompts(Path(args.rom), args.show_prompts, Path(args.config)))
+        rom = story_path(args.rom)
+        if args.show_prompts is not None:
+            print(example_prompts(rom, args.show_prompts, Path(args.config)))
             return 0
         for name in args.scenario or DEFAULT_SCENARIOS:
-            built = build_scenario(name, args.rom)
+            built = build_scenario(name, rom)
             with tempfile.TemporaryDirectory() as folder:
-                figures = measure(Path(args.rom), built.commands, Path(args.config), Path(folder))
+                figures = measure(rom, built.commands, Path(args.config), Path(folder))
             kind = "healthy" if built.spec.kind == "healthy" else "stuck"
             rows[name] = {"kind": kind, "target_calls_per_turn": TARGET_CALLS_PER_TURN[kind], **figures}
             print(_line(name, rows[name]), flush=True)
@@ -159,16 +220,42 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def example_prompts(rom: Path, turn: int, config_path: Path) -> str:
-    """The messages the agent and the critic are sent at walkthrough turn `turn`, as Markdown."""
-    commands = build_scenario("healthy_walkthrough", rom).commands[: max(turn, 1)]
+    """The messages the agent and the critic are sent at turn `turn` of the game's walkthrough, as Markdown.
+
+    ScenarioError when the game has no walkthrough or a shorter one."""
+    walkthrough = JerichoSession(rom).walkthrough()
+    if not walkthrough:
+        raise ScenarioError(f"{rom.name} has no Jericho walkthrough: there are no walkthrough prompts to show")
+    if not 1 <= turn <= len(walkthrough):
+        raise ScenarioError(f"--show-prompts {turn}: {rom.name}'s walkthrough has turns 1 to {len(walkthrough)}")
     shown: dict = {}
     with tempfile.TemporaryDirectory() as folder:
-        measure(rom, commands, config_path, Path(folder), shown)
-    parts = []
+        summary, records, _ = play(rom, walkthrough[:turn], config_path, Path(folder), shown)
+    played = records[-1]["turn"] if records else 0
+    heading = f"# {summary['game']}: the prompts of walkthrough turn {played}"
+    if played < turn:
+        heading += f" (the episode ended there: {summary['termination_reason']})"
+    parts = [heading, ""]
     for role in ("agent", "critic"):
         for message in shown.get(role, []):
             parts += [f"**{role}, {message['role']} message:**", "", "```text", message["content"], "```", ""]
     return "\n".join(parts)
+
+
+def story_path(rom: str) -> Path:
+    """`--rom`: a story file, or a game's name found as batch runs find them (`zork2`: beside $ZORK_ROM, in games/
+    or ../shared/games)."""
+    from batch.runner import BatchError, story_files
+
+    path = Path(rom)
+    if path.is_file():
+        return path
+    if rom and path.name == rom and not path.suffix:  # a bare name, not a path
+        try:
+            return story_files(rom)[0]
+        except BatchError:
+            pass
+    raise StoryFileError(f"--rom {rom}: no story file, nor a game of that name")
 
 
 def _line(name: str, row: dict) -> str:

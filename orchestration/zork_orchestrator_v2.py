@@ -407,11 +407,17 @@ class ZorkOrchestratorV2:
 
     def _judge(self, command: str, context, events: list[dict], turn: int, judged: dict[str, Judgement]) -> Judgement:
         """Precheck, loop-break block, critic, loop-break adjustments: the critic is called only when its verdict
-        can change the outcome (never for a command off the table, nor again for one it judged this turn)."""
+        can change the outcome (never for a command off the table, nor again for one it judged this turn).
+
+        The pre-check tells the agent the game's own answer once a turn: an agent that proposes the command again,
+        having read it, is judged as any other command (the game would answer the same, and nothing else runs in
+        its place)."""
         view = context.view
         earlier = judged.get(canonical_command(command))
-        judgement = self.precheck.check(command, context.heard_here) or self.loop_break.blocked(command, view, events, turn)
-        if judgement is None and earlier is not None:
+        insists = earlier is not None and earlier.source == "precheck"
+        checked = None if insists else self.precheck.check(command)
+        judgement = checked or self.loop_break.blocked(command, view, events, turn)
+        if judgement is None and earlier is not None and not insists:
             return earlier
         judgement = judgement or self._evaluate(command, context)
         return self.loop_break.adjust(command, judgement, view, events, turn)

@@ -38,13 +38,13 @@ FUNCTION_WORDS = frozenset(
 )
 """Words of a command that name no object: articles, pronouns, prepositions."""
 TOPIC_VERBS = frozenset("ask tell say talk answer reply learn consult shout yell speak write type sing".split())
-"""Verbs whose other words are a person and a topic, a spell or a text: not things that must be in sight."""
+"""Verbs whose other words are a person and a topic, a spell or a text (agents.reply knows them as verbs)."""
 QUESTION_PREFIXES = ("ask ", "tell ", "talk ", "consult ", "look up ", "reply", "answer", "say ")
 """Commands that ask a character or a book for information, or answer a character: a new answer to one is something
 learnt (weapon's last scene is a conversation of bare `reply` commands)."""
 _MOVE_PREFIXES = ("go ", "walk ", "run ", "head ", "move ")
 TRAVEL_VERBS = frozenset("go walk run head drive ride fly travel sail row return".split())
-"""Verbs of travel: what follows their `to` is a destination (`drive to the monument`), not a thing in sight."""
+"""Verbs of travel (agents.reply knows them as verbs)."""
 MAX_COMMAND_LENGTH = 120
 """Longer commands are refused: no game needs them, and Jericho's own warning for input over 200 characters crashes
 on non-ASCII text."""

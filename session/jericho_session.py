@@ -7,7 +7,8 @@ import os
 import re
 import struct
 import warnings
-from dataclasses import dataclass
+from collections.abc import Callable
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +42,23 @@ RNG_STATE = 7
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
-@dataclass(frozen=True)
-class Trial:
-    """A command's outcome on a copy of the game (`JerichoSession.answer_on_copy`)."""
 
-    text: str
-    """The game's answer, as it would have printed it."""
-    room_id: int | None
-    """The room the player is in after it."""
+class Trial:
+    """What a command would do from the current state, played on the shadow emulator (`JerichoSession.trial`)."""
+
+    def __init__(self, text: str, room_id: int | None, changed: Callable[[], bool]):
+        self.text = text
+        """The game's answer, as a player typing the command would read it."""
+        self.room_id = room_id
+        """The room the player is in after it."""
+        self._changed = changed
+
+    @cached_property
+    def changed(self) -> bool:
+        """The command changed the room, the score, what the player holds, the world (as `world_hash` tells it
+        apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
+        here!". Read on demand (it costs more than the step), and only before either emulator runs again."""
+        return self._changed()
 
 
 class StoryFileError(Exception):
@@ -105,6 +115,15 @@ def _readable(name: str) -> str:
 
 
 _CAMEL = re.compile(r"([a-z])([A-Z])")
+
+
+def _world_digest(env: Any, special: np.ndarray) -> str:
+    """`JerichoSession.world_hash` of any emulator of the game (the live one or the shadow)."""
+    objects = env.get_world_objects(clean=True)
+    records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
+    digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
+    digest.update(special.tobytes())
+    return digest.hexdigest()
 
 
 def start_emulator(path: Path, seed: int | None) -> Any:
@@ -271,16 +290,45 @@ class JerichoSession:
         return trial.room_id if trial is not None else None
 
     def answer_on_copy(self, command: str) -> Trial | None:
-        """What the game answers to `command` from the current state, played on the shadow emulator (the game is
-        never touched): its words and the room the player is in after. None for a command that must never run
-        (`save` on the shadow would still write a file)."""
-        if why_not_run(command) is not None:
-            return None
+        """`trial`, or None for a command that must never run (where `trial` raises CommandRefused)."""
+        return None if why_not_run(command) is not None else self.trial(command)
+
+    def trial(self, command: str, refused: str | None = None) -> Trial:
+        """What `command` would do from here, played on the shadow emulator from the live state: the game itself
+        is never touched (see `idle_world` for why not undo on the live one). Raises CommandRefused for what must
+        never run (session.commands.why_not_run): `save` on the shadow would still write a file.
+
+        `refused`: a command the game surely refuses (e.g. the verb with a word no game knows). What it leaves is
+        no change either: some parsers mark the objects they weighed (gold), or count the first move (zork1)."""
+        for line in (command, refused or ""):
+            reason = why_not_run(line)
+            if reason is not None:
+                raise CommandRefused(f"{line[:40]!r}: {reason}")
+        state = self.env.get_state()
         shadow = self._shadow_env()
-        shadow.set_state(self.env.get_state())
+        shadow.set_state(state)
         text, _, _, _ = shadow.step(command)
         room = self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
-        return Trial(text, room)
+
+        def changed() -> bool:
+            after = self._footprint(shadow)
+            if after == self._footprint(self.env):
+                return False
+            if refused is None:
+                return True
+            shadow.set_state(state)
+            shadow.step(refused)
+            return after != self._footprint(shadow)
+
+        return Trial(text, room, changed)
+
+    def _footprint(self, env: Any) -> tuple:
+        """What a command that did nothing leaves as it was: room, score, what the player holds, the world hash
+        and whether the game has ended."""
+        world = self.objects.snapshot(env._get_ram(), env._get_special_ram())
+        held = tuple(world.contents(self.player)) if self.player else ()
+        hashed = _world_digest(env, world.special)
+        return self.player_room(world), env.get_score(), held, hashed, env.game_over(), env.victory()
 
     def noisy_globals(self) -> frozenset[int]:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
@@ -356,11 +404,7 @@ class JerichoSession:
         Hashes the tree links, attributes and property numbers of Jericho's object records as bytes; the 64-byte
         names (static text) are left out, so the digest reads a third of the bytes (0.07 ms in all, where formatting
         every object as text took 2 ms)."""
-        objects = self.env.get_world_objects(clean=True)
-        records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
-        digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
-        digest.update(special.tobytes())
-        return digest.hexdigest()
+        return _world_digest(self.env, special)
 
     def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
         """Objects inside `container`, `depth` levels deep, leaving out the player and what it holds."""
@@ -373,20 +417,10 @@ class JerichoSession:
                 found.extend(self._descendants(world, num, depth - 1))
         return found
 
-    def room_ids(self) -> set[int]:
-        """Object numbers of the rooms: the objects sharing the parent of the player's room."""
-        world = self.world()
-        room = self.player_room(world)
-        if room is None:
-            return set()
-        parent = world.parent(room)
-        return {num for num in range(1, self.objects.count + 1) if world.parent(num) == parent}
-
     def object_vocabulary(self) -> dict[int, frozenset[str]]:
-        """Object number -> dictionary words naming it (synonyms included), read from the story file.
-
-        Falls back to the words of each object's short name when the story file's layout is not understood.
-        """
+        """Object number -> dictionary words naming it (synonyms included), read from the story file: which printed
+        word a thing answers to (managers.game_reader). Falls back to the words of each object's short name when
+        the story file's layout is not understood."""
         words = [w.word for w in self.dictionary()]
         objects = [o for o in self.env.get_world_objects() if o.num > 0]
         try:

@@ -264,38 +264,50 @@ def test_a_budget_without_a_price_is_a_config_error(tmp_path):
 
 # -- b. object pre-check --------------------------------------------------------------------------------------------
 def test_precheck_rejects_take_lamp_at_west_of_house(rom_path, tmp_path, fake_llm):
-    """The brass lantern is in the Living Room: `take lamp` at West of House must never reach the critic."""
-    fake_llm.script("agent", "take lamp", "open mailbox")
-    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
-    (record,) = result.records
+    """The brass lantern is in the Living Room: at West of House the game answers `take lamp` with "You can't see
+    any lamp here!" and nothing changes, so the agent reads that answer without a turn or a critic call. (The first
+    turn opens the mailbox: zork1's very first object command sets a flag on the player, a change.)"""
+    fake_llm.script("agent", "open mailbox", "take lamp", "take leaflet")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2)
+    record = result.records[1]
     assert record["room_id_before"] == WEST_OF_HOUSE
     assert candidate_view(record)[0] == ("take lamp", 0.0, "precheck", False)
-    assert fake_llm.proposed() == ["open mailbox"]  # no critic request for `take lamp`
-    assert record["command"] == "open mailbox"
-    assert "- take lamp: there is no 'lamp' here" in fake_llm.user_prompts("agent")[1]
+    assert fake_llm.proposed() == ["open mailbox", "take leaflet"]  # no critic request for `take lamp`
+    assert record["command"] == "take leaflet"
+    retry = fake_llm.user_prompts("agent")[2]
+    assert "take lamp" in retry and "You can't see any lamp here!" in retry  # the game's own answer, quoted
 
 
 def test_precheck_rejects_absent_object_without_critic_call(rom_path, tmp_path, fake_llm):
-    """The sword is in the Living Room too; same path as above with an object the pre-check can place."""
-    fake_llm.script("agent", "take sword", "open mailbox")
-    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
-    (record,) = result.records
-    assert candidate_view(record) == [("take sword", 0.0, "precheck", False), ("open mailbox", 0.9, "llm", True)]
-    assert fake_llm.proposed() == ["open mailbox"]
-    assert len(fake_llm.of_role("critic")) == 1
-    assert record["command"] == "open mailbox"
+    """The sword is in the Living Room too; same path as above."""
+    fake_llm.script("agent", "open mailbox", "take sword", "take leaflet")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2)
+    record = result.records[1]
+    assert candidate_view(record) == [("take sword", 0.0, "precheck", False), ("take leaflet", 0.9, "llm", True)]
+    assert len(fake_llm.of_role("critic")) == 2
     assert record["rejections"] == 1
-    assert "- take sword: there is no 'sword' here or in your inventory" in fake_llm.user_prompts("agent")[1]
+    assert "You can't see any sword here!" in fake_llm.user_prompts("agent")[2]
+
+
+def test_a_command_insisted_on_after_the_precheck_runs(rom_path, tmp_path, fake_llm):
+    """Told the game's answer, an agent that proposes the command again is judged like any other: the game answers
+    the same, and the harness never puts its own command in its place."""
+    fake_llm.script("agent", "open mailbox", "take sword", "take sword")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, gameplay={"max_rejections": 1})
+    record = result.records[1]
+    assert candidate_view(record) == [("take sword", 0.0, "precheck", False), ("take sword", 0.9, "llm", True)]
+    assert record["command"] == "take sword" and record["fallback"] is None
+    assert "You can't see any sword here!" in record["response"]
 
 
 def test_every_candidate_precheck_rejected_falls_back_to_look(rom_path, tmp_path, fake_llm):
-    fake_llm.script("agent", "take sword", "take sword")
-    result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"max_rejections": 1})
-    (record,) = result.records
+    fake_llm.script("agent", "open mailbox", "take sword", "take knife")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, gameplay={"max_rejections": 1})
+    record = result.records[1]
     assert record["command"] == "look"
     assert record["fallback"].startswith("every_candidate")
     assert [c["source"] for c in record["candidates"]] == ["precheck", "precheck"]
-    assert fake_llm.of_role("critic") == []
+    assert len(fake_llm.of_role("critic")) == 1  # the first turn's only
 
 
 # -- c. every candidate rejected: the best one runs --------------------------------------------------------------

@@ -1,11 +1,12 @@
-"""Result categories on real zork1 responses: the phrase lists in session/outcomes.py are checked here."""
+"""Result categories on real zork1 responses, and the corpus games' answers for an object not in sight or an unknown
+word: the phrase lists in session/outcomes.py are checked here."""
 
 from __future__ import annotations
 
 import pytest
 
 from agents.replay_agent import ReplayAgent
-from session.outcomes import PROBLEMATIC, classify_outcome
+from session.outcomes import PROBLEMATIC, classify_outcome, not_here, unknown_word
 from tests.conftest import make_config, run_episode
 
 # (command, expected category), played in order from the start of zork1 at West of House.
@@ -54,3 +55,42 @@ def test_a_move_that_moved_is_success_even_with_refusal_words():
 
 def test_success_is_never_problematic():
     assert "success" not in PROBLEMATIC
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "You can't see any lamp here!", "You can't see any such thing.", "I can't see any such thing.",
+        "[You can't see Billy here.]", "You can't see the viewport here.", "You can't see that here!",
+        "> You cannot see any blue paper here.", "I don't see that around here", "Grunk not see that there.",
+    ],
+)  # fmt: skip
+def test_answers_that_say_the_object_is_not_in_sight(answer):
+    """The corpus games' ways of saying it (Infocom, Inform, and games with a voice of their own)."""
+    assert not_here(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "He's had you cornered here, but you can't seem to get away, no matter how hard you try.",
+        "It is a big and heavy wooden chest. You can't see inside, since it is closed.",
+        "It is pitch dark, and you can't see a thing.", "You see nothing special about the ceiling.",
+    ],
+)  # fmt: skip
+def test_a_bare_cant_see_is_no_answer_about_the_object(answer):
+    assert not not_here(answer)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        'I don\'t know the word "qzxjw".', "I don't know the word 'qzxjw'.", "That's not a verb I recognise.",
+        "That's not a verb I recognize.", '(This story doesn\'t know the word "qzxjw.")',
+        '(Sorry, but this story doesn\'t recognize the word "qzxjw.")', 'I can\'t use the word "qzxjw" here.',
+        '(Sorry, but the word "qzxjw" is not in the vocabulary that you can use while playing this story.)',
+        '(You don\'t need to use the word "qzxjw" to finish this story.)',
+    ],
+)  # fmt: skip
+def test_answers_that_say_a_word_is_unknown(answer):
+    assert unknown_word(answer) and not unknown_word("You can't see any lamp here!")
