@@ -1,9 +1,13 @@
 """Every prompt text of every LLM role, and how a turn's context (session.context.AgentContext) is rendered.
 
 Built for a real model: a stable system prompt first (the game's name, how the game reads commands, the reply
-format; providers cache it), the turn's state last. The state is what a player knows and nothing else: printed room
-titles, the objects the text has named, the exits the description names, the map's way to the nearest unexplored
-exit, what was tried here; history without repeats; objectives once; harness lines marked as not game text.
+format; providers cache it), the turn's state last. The state is what a player knows, in the game's own words
+(`AgentContext.readings`): the room's title as printed (or dark), its description as last printed here with its
+age, the game's answer to `inventory`, the things in sight under the names the game printed, the exits that work
+now and those the text mentions (marked unverified), what was done here with the game's answers, a bounded memory
+(the agent's last thoughts, things seen elsewhere, rooms with untried mentions), the objectives once, the history
+with the last response verbatim, and the harness's notes, marked as not game text. The labels are constants:
+benchmarks.context_truth checks every claim under them against the game.
 """
 
 from __future__ import annotations

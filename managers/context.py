@@ -1,9 +1,11 @@
 """Builds what the agent and critic may know each turn (session.context.AgentContext) from the turn records.
 
-Only what a player could know goes in: the room's printed title and its description as last printed, the objects
-the game's text has named in this room (not the object tree: the leaflet inside the closed mailbox stays hidden until
-the mailbox is opened), the exits the description names, the map's way to the nearest place with such an exit still
-untried, and what was already tried or changed nothing here. Prompts are rendered on the agents' side
+Only what a player could know goes in. For every agent: the objects the game's text has named in this room (not the
+object tree: the leaflet inside the closed mailbox stays hidden until the mailbox is opened), the exits the
+description names, the map's way to the nearest place with such an exit still untried, and what was already tried
+or changed nothing here (the offline agent and critic read these). For an agent shown a prompt, the game's own
+words besides (`readings`, managers.game_reader): the title, the description as last printed with its age, the
+inventory answer, the things in sight, the exits that still work. Prompts are rendered on the agents' side
 (agents.prompts).
 """
 
@@ -91,9 +93,7 @@ class ContextBuilder:
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
             failed_here=memory.failed(view.room_id, view.world_hash),
-            heard_here=heard,
             path_to_frontier=path,
-            frontier_room=game_map.name_of(game_map.follow(view.room_id, path)) if path else "",
             path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),
             objectives=objectives,
             completed_objectives=completed_objectives,

@@ -114,12 +114,9 @@ class AgentContext:
     failed_here: frozenset[str] = frozenset()
     """Canonical commands the game refused or did not understand the last time they ran in this room (never an
     observation: waiting or looking again is harmless)."""
-    heard_here: frozenset[str] = frozenset()
-    """Words the game has printed while the player was in this room."""
     path_to_frontier: tuple[str, ...] = ()
-    """Known exits leading to the nearest room with untried directions."""
-    frontier_room: str = ""
-    """The room `path_to_frontier` leads to."""
+    """Known exits leading to the nearest room whose description names a direction not tried from it (the offline
+    agent's next way)."""
     path_to_primary_frontier: tuple[str, ...] = ()
     """Known exits leading to the nearest room with an untried north/south/east/west/up/down."""
     objectives: tuple[str, ...] = ()
