@@ -36,14 +36,12 @@ import hashlib
 import json
 import multiprocessing
 import re
-import subprocess
 import sys
 import tempfile
 import time
 import warnings
 from argparse import Namespace
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +53,7 @@ from agents.prompts import (
 )  # fmt: skip
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure
+from benchmarks.provenance import commit
 from benchmarks.trajectories import Trajectory
 from managers.game_reader import room_line
 from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
@@ -839,15 +838,6 @@ def _quoted(text: str, limit: int = 240) -> str:
     return "`" + (text[:limit] + " …" if len(text) > limit else text) + "`"
 
 
-def _commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=True)
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True)
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
-
-
 # -- the command line ----------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -871,7 +861,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = run(jobs, args.jobs)
     meta = {
         "command": "uv run python -m benchmarks.context_truth " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": _commit(), "wall_seconds": round(time.perf_counter() - started, 1), "workers": args.jobs,
+        "commit": commit(), "wall_seconds": round(time.perf_counter() - started, 1), "workers": args.jobs,
         "noisy": f"factor {NOISY_FACTOR}, seed {NOISY_SEED}", "offline_turns": OFFLINE_TURNS,
         "generator_versions": GENERATOR_VERSIONS,
     }  # fmt: skip

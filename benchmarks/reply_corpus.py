@@ -23,6 +23,7 @@ from pathlib import Path
 
 from agents.base import InvalidReply
 from agents.reply import parse_reply
+from benchmarks.provenance import commit
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "tests" / "data" / "replies.toml"
@@ -90,10 +91,7 @@ def reader_at(revision: str, folder: Path) -> Callable[[str], tuple[str, str]]:
 
 
 def revision() -> str:
-    result = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-    dirty = subprocess.run(["git", "status", "--porcelain", "agents/reply.py", str(CORPUS)], cwd=ROOT,
-                           capture_output=True, text=True).stdout.strip()  # fmt: skip
-    return result.stdout.strip() + (" (with uncommitted changes)" if dirty else "")
+    return commit(("agents/reply.py", str(CORPUS)))
 
 
 def _cell(counter: Counter) -> str:

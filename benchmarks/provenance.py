@@ -1,0 +1,29 @@
+"""Where a results file came from: the command that wrote it and the commit it ran at (docs/results/ quotes these)."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def commit(paths: tuple[str, ...] = ()) -> str:
+    """The short commit of the checkout, with "(with uncommitted changes)" when tracked files (or only `paths`,
+    when given) differ from it; "unknown" outside a git checkout."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no", *paths], cwd=ROOT, capture_output=True, text=True
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
+
+
+def command(module: str, argv: list[str] | None = None) -> str:
+    """`uv run python -m MODULE ARGS`, as the user typed it (the process's arguments when `argv` is None)."""
+    args = sys.argv[1:] if argv is None else argv
+    return " ".join(["uv run python -m", module, *(shlex.quote(a) for a in args)])
