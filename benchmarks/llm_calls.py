@@ -1,6 +1,7 @@
 """What the LLM path costs per turn: calls by role, prompt characters, tokens and dollars, on scripted play.
 
     uv run python -m benchmarks.llm_calls [--rom PATH] [--scenario NAME ...] [--config PATH] [--out FILE]
+                                          [--baseline FILE]   # an earlier run's JSON, beside this one's
     uv run python -m benchmarks.llm_calls --show-prompts TURN [--rom GAME]   # the agent's and critic's prompts at
                                                                              # TURN of GAME's walkthrough
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from loguru import logger
 
 from agents.scripted_llm import ScriptedServer, WalkthroughModel
+from benchmarks.provenance import command, commit
 from benchmarks.scenarios import ScenarioError, build_scenario
 from benchmarks.trajectories import clean_outcomes
 from session.commands import normalize_command
@@ -193,7 +195,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a story file, or a game's name (e.g. zork2)")
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
     parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", help="also write the figures to this JSON file")
+    parser.add_argument("--out", help="also write the figures to this JSON file, and a table beside it (.md)")
+    parser.add_argument("--baseline", help="a JSON file an earlier run wrote: its figures go beside these in the table")
     parser.add_argument("--show-prompts", type=int, metavar="TURN",
                         help="print the prompts of this turn of the game's walkthrough (any game that has one)")
     args = parser.parse_args(argv)
@@ -215,8 +218,41 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.out:
-        Path(args.out).write_text(json.dumps(rows, indent=2) + "\n")
+        out = Path(args.out)
+        out.write_text(json.dumps(rows, indent=2) + "\n")
+        baseline = json.loads(Path(args.baseline).read_text()) if args.baseline else {}
+        out.with_suffix(".md").write_text(markdown(rows, baseline, command("benchmarks.llm_calls", argv), commit()))
     return 0
+
+
+def markdown(rows: dict, baseline: dict, how: str, at: str) -> str:
+    """The figures as a table, with the baseline's (an earlier run's JSON) beside them where it has the scenario."""
+
+    def cell(name: str, key: str, fmt: str) -> str:
+        now = format(rows[name][key], fmt)
+        before = baseline.get(name, {}).get(key)
+        return now if before is None else f"{format(before, fmt)} → {now}"
+
+    lines = [
+        "# LLM calls, prompt size and cost per turn (benchmarks/llm_calls.py)",
+        "",
+        f"Command: `{how}`  ",
+        f"Commit: {at}. Cells `a → b`: the baseline's figure, then this run's. ZorkGPT sends about "
+        f"{ZORKGPT_PROMPT_CHARS_PER_TURN:,} prompt characters a turn on the same walkthrough.",
+        "",
+        "| scenario | turns (end) | calls/turn: agent, critic | total (target) | prompt chars/turn | tokens/turn "
+        "| cost/turn | steps not run as written |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name, row in rows.items():
+        roles = ", ".join(f"{n:.2f}" for n in row["calls_per_turn"].values())
+        lines.append(
+            f"| {name} | {row['turns']} ({row['termination_reason']}) | {roles} | "
+            f"{cell(name, 'total_calls_per_turn', '.2f')} (≤ {row['target_calls_per_turn']}) | "
+            f"{cell(name, 'prompt_chars_per_turn', ',')} | {cell(name, 'tokens_per_turn', ',')} | "
+            f"${row['cost_per_turn_usd']:.6f} | {row.get('refused_steps', 0)} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def example_prompts(rom: Path, turn: int, config_path: Path) -> str:
@@ -235,7 +271,7 @@ def example_prompts(rom: Path, turn: int, config_path: Path) -> str:
     heading = f"# {summary['game']}: the prompts of walkthrough turn {played}"
     if played < turn:
         heading += f" (the episode ended there: {summary['termination_reason']})"
-    parts = [heading, ""]
+    parts = [heading, "", f"Command: `{command('benchmarks.llm_calls')}`  ", f"Commit: {commit()}", ""]
     for role in ("agent", "critic"):
         for message in shown.get(role, []):
             parts += [f"**{role}, {message['role']} message:**", "", "```text", message["content"], "```", ""]
