@@ -151,7 +151,7 @@ def render_agent_prompt(context: AgentContext) -> str:
 
 def render_critic_prompt(context: AgentContext, command: str) -> str:
     shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
-    lines = _state(context)
+    lines = _state(context, memory=False)  # the agent's memory is for planning, not for judging one command
     if context.feedback:
         lines += ["", "REJECTED EARLIER THIS TURN:", *_counted(context.feedback)]
     lines += ["", f"Proposed command: {shown}"]
@@ -180,7 +180,7 @@ LAST = "LAST COMMAND AND RESPONSE:"
 HARNESS_COMMAND = "(run by the harness: none of your replies could be used)"
 
 
-def _state(context: AgentContext) -> list[str]:
+def _state(context: AgentContext, memory: bool = True) -> list[str]:
     view = context.view
     read = context.readings or Readings()
     lines = [f"TURN {context.turn}. Score {view.score}. Moves {view.moves}."]
@@ -193,7 +193,7 @@ def _state(context: AgentContext) -> list[str]:
     lines += _exits(context, read)
     lines += _tried(read)
     lines += _objectives(context)
-    lines += _memory(read)
+    lines += _memory(read) if memory else []
     lines += _earlier(context)
     lines += _history(context)
     notes = [line for line in context.loop_status.splitlines() if line.strip()]
