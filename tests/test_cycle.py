@@ -127,7 +127,9 @@ def test_the_warning_before_a_cycle_stop_names_the_cycle():
     assert turn == DEFAULT.cycle_turns
     first = min(warned)
     assert first == DEFAULT.cycle_turns - lead + 1  # "in 8 turns" before the turn that stops
-    assert "GOING ROUND IN CIRCLES" in warned[first] and "same 2 commands" in warned[first]
+    assert "GOING ROUND IN CIRCLES" in warned[first] and "same 2 commands in the same order" in warned[first]
+    commands = warned[first].split("same order (", 1)[1].split(")", 1)[0].split(", ")
+    assert sorted(commands) == sorted({command for command, _, _ in ab(2)})  # it says which commands cycle
     assert f"END THIS EPISODE in {lead} turns" in warned[first]
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.penalties import Detections, apply_loop_penalties
+from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties, why_rejected
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
@@ -193,3 +193,22 @@ def test_no_way_out_known_gives_no_bonus_to_anything():
         )  # fmt: skip
     judged = loop_break.adjust("examine door", Judgement(0.6, "ok"), view_at(2), [], turn=13)
     assert not any("Way-out" in a for a in judged.adjustments)
+
+
+def test_the_agent_is_told_why_in_plain_words():
+    """Issue 30: "s: a plausible next step [Loop Detection Override: Revisit penalty ... -0.20; Repeat penalty ...
+    -0.50]" was what the agent read. The records keep the penalties; the agent reads what they mean."""
+    judged = adjust_score(Judgement(0.8, "a plausible next step"), [
+        (-0.2, "Revisit penalty (Kitchen visited recently)"),
+        (-0.5, "Repeat penalty (this move was already made from here since the last progress)"),
+    ])  # fmt: skip
+    assert "Loop Detection Override" in judged.reason and judged.score == pytest.approx(0.1)
+    told = why_rejected(judged, 0.5)
+    assert told == (
+        "the harness turned it down: you were there a few turns ago; you already made this move from here since "
+        "your last progress"
+    )
+    assert "penalty" not in told and "Override" not in told and "-0." not in told
+    low = adjust_score(Judgement(0.3, "already tried here"), [(-0.2, "Revisit penalty (Kitchen visited recently)")])
+    assert why_rejected(low, 0.5) == "already tried here (also: you were there a few turns ago)"
+    assert why_rejected(Judgement(0.2, "it is nailed shut"), 0.5) == "it is nailed shut"

@@ -4,6 +4,7 @@ through the real orchestrator, turned into prompts by agents.prompts."""
 from __future__ import annotations
 
 import re
+import json
 from dataclasses import replace
 
 import pytest
@@ -229,3 +230,49 @@ def test_prompts_are_compact(walkthrough_contexts):
     """ZorkGPT's prompts ran to 71.5K characters a turn; ours stay within a few thousand."""
     sizes = [len(agent_system_prompt("zork1")) + len(render_agent_prompt(c)) for c in walkthrough_contexts.values()]
     assert max(sizes) < 8_000 and sum(sizes) / len(sizes) < 4_500
+
+
+def test_what_was_done_here_is_listed_with_the_games_answers(rom_path, tmp_path):
+    """Issue 30: "already done" and "changed nothing" were read off a world hash (seven failed tries vanished, a
+    refused one was "done"). Each try is listed with the game's own answer, latest first."""
+    tries = ["take mailbox", "open mailbox", "take door", "read leaflet", "take leaflet", "look"]
+    context = contexts_of(rom_path, tmp_path, tries)[len(tries)]
+    listed = [(command, answer) for command, _, answer in context.readings.tried]
+    assert [command for command, _ in listed] == ["take leaflet", "read leaflet", "take door", "open mailbox", "take mailbox"]
+    assert dict(listed)["take mailbox"] == "It is securely anchored."
+    prompt = render_agent_prompt(context)
+    assert "- take mailbox (turn 1): It is securely anchored." in prompt
+
+
+def test_a_command_the_harness_ran_is_marked_as_the_harnesss(walkthrough_contexts):
+    context = replace(
+        walkthrough_contexts[3], harness_commands=(False,) * (len(walkthrough_contexts[3].recent) - 1) + (True,)
+    )
+    last = render_agent_prompt(context).split(LAST, 1)[1]
+    assert "(run by the harness: none of your replies could be used)" in last.splitlines()[1]
+
+
+def test_the_agents_last_thoughts_come_back_to_it(rom_path, tmp_path):
+    """Issue 30: the agent's own thoughts were never shown back; the last three are, oldest first."""
+    from agents.llm_agent import LLMAgent
+    from agents.llm_client import LLMClient
+    from agents.llm_critic import LLMCritic
+    from agents.scripted_llm import ScriptedOpenAI
+
+    prompts: list[str] = []
+    plan = ["open mailbox", "take leaflet", "read leaflet", "north", "east"]
+
+    def reply(messages):
+        if role_of(messages) != "agent":
+            return '{"score": 0.8, "reason": "fine"}'
+        prompts.append(messages[-1]["content"])
+        command = plan[len(prompts) - 1]
+        return json.dumps({"thought": f"thought number {len(prompts)}: {command}", "command": command})
+
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(plan)}, knowledge={"enabled": False})
+    client = LLMClient(config.llm, "scripted", 3, client=ScriptedOpenAI(reply))
+    agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies, "zork1")
+    run_episode(rom_path, config, agent, LLMCritic(client, config.llm, "zork1"), llm_client=client)
+    last = prompts[-1].split("YOUR LAST THOUGHTS:", 1)[1]
+    assert "- turn 2: thought number 2: take leaflet" in last and "- turn 4: thought number 4: north" in last
+    assert "thought number 1:" not in last  # three are kept

@@ -301,3 +301,10 @@ def test_a_stored_command_that_could_never_have_run_makes_the_store_corrupt(tmp_
     path.write_text(json.dumps(data))
     with pytest.raises(KnowledgeError, match=f"corrupt at {where}"):
         load_store(path, "g", MD5)
+
+
+def test_the_first_step_is_offered_only_where_it_begins():
+    """Issue 30: "take door" was offered on turns 1-14 wherever the player stood; a step is offered only in its room."""
+    knowledge = with_route(step("open mailbox", 1), step("north", 1, after=2))
+    assert knowledge.route_next(view(1)) == "open mailbox"
+    assert knowledge.route_next(view(3)) == ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -209,3 +210,13 @@ def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule)
     [stop] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
     assert stop["rule"] == rule and turn < config.max_turns_stuck
     assert first_warning is not None and first_warning < turn
+
+
+def test_hints_never_suggest_dropping_what_is_carried():
+    """Issue 30: "drop sword, drop knife, drop rope" came for every item carried; the only weapon or light with it."""
+    loop_break = make_loop_break()
+    run_turns(loop_break, 25)
+    sword = GameObject(9, "sword")
+    view = replace(cellar_view(), inventory=(sword, GameObject(5, "brass lantern")))
+    status = loop_break.status(26, view, (), [], things=("trap door",))
+    assert status.warning and "drop" not in status.text
