@@ -39,6 +39,7 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from benchmarks import llm_calls, trajectories
+from benchmarks.provenance import command, commit
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
@@ -284,7 +285,8 @@ def _share(rows: list[dict], kind: str, key: str) -> float:
 
 
 def markdown(rows: list[dict], summary: dict) -> str:
-    lines = ["## Summary", ""]
+    lines = ["# The loop break over the corpus (benchmarks/corpus.py)", "",
+             f"Command: `{command('benchmarks.corpus')}`  ", f"Commit: {commit()}", "", "## Summary", ""]  # fmt: skip
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
     lines += ["", "## Per game", "", per_game_table(rows), "## Per stuck kind (forced)", "", per_kind_table(rows)]
     lines += ["## Healthy play (forced): stops before the last healthy turn must be none", "",

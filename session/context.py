@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from session.commands import canonical_command
 from session.records import GameView
 
-FORMAT_RULE = "ONE game command on one line, nothing else: no heading (e.g. '### Action:'), no label, no quotes"
+FORMAT_RULE = "ONE game command on one line, nothing else: no heading, no label, no explanation"
 """How a command must look; the loop status and the agent's retry prompt both say it in these words."""
 HARNESS_NOTE = "[harness note, not game text]"
 """Marks every line the harness adds (warnings, loop detections, bans), so no model reads them as the story."""
