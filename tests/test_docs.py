@@ -27,3 +27,32 @@ def test_loop_break_key_in_pyproject(section, key):
 def test_readme_configuration_tables_are_generated_from_the_models():
     """`uv run python -m session.config` prints the tables; the README holds them verbatim."""
     assert markdown_tables() in (ROOT / "README.md").read_text()
+
+
+# -- figures the README quotes come from the files the benchmarks wrote (issue 30's) -----------------------------
+RESULTS = ROOT / "docs" / "results"
+
+
+def test_the_context_audit_rows_are_the_results_files():
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    totals = json.loads((RESULTS / "context_truth.json").read_text())["totals"]
+    for kind in ("optimal", "noisy"):
+        counts = totals[kind]["counts"]
+        cells = [f"**{c['false']}** / {c['checked']:,}" for c in counts.values()]
+        exits = totals[kind]["suggested_exits"]
+        share = f"{round(100 * exits['lead_somewhere'] / exits['shown'])} %"
+        assert f"({totals[kind]['turns']:,} turns) | " + " | ".join(cells) + f" | {share} |" in readme, kind
+
+
+def test_the_llm_cost_rows_are_the_results_files():
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    now = json.loads((RESULTS / "llm_calls.json").read_text())
+    before = json.loads((RESULTS / "llm_calls_f4eedf1.json").read_text())
+    for name, row in now.items():
+        chars = f"{before[name]['prompt_chars_per_turn']:,} → {row['prompt_chars_per_turn']:,}"
+        line = f"| {name} | {row['turns']} ({row['termination_reason']}) | **{row['total_calls_per_turn']:.2f}** "
+        assert line in readme and f"| {chars} | ${row['cost_per_turn_usd']:.6f} |" in readme, name
