@@ -286,12 +286,53 @@ def play_one(
     except (RecordsUnwritable, ResumeError, StoryFileError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE, None
-    print(summary_path)
     summary = json.loads(summary_path.read_text())
+    print("\n".join(closing_lines(summary, summary_path.parent, config.files.episode_dir)))
+    print(summary_path)
     if orchestrator.game_state.termination_reason == "llm_unavailable":
         print(f"error: the LLM became unavailable; records in {summary_path.parent}", file=sys.stderr)
         return EXIT_LLM_UNAVAILABLE, summary
     return 0, summary
+
+
+ENDINGS = {
+    "victory": "won",
+    "game_over": "game over (the player died)",
+    "max_turns": "the turn limit",
+    "stuck_no_progress": "stopped by the loop break",
+    "loop_gate": "stopped by a loop gate",
+    "budget": "the budget (max_cost_usd) was spent",
+    "llm_unavailable": "the LLM became unavailable",
+    "script_exhausted": "the script ran out",
+    "interrupted": "interrupted",
+    "records_unwritable": "the records could not be written",
+    "error": "an error",
+}
+"""How the console's closing lines say each termination reason."""
+
+
+def closing_lines(summary: dict, folder: Path, episode_dir: str) -> list[str]:
+    """What an episode came to, for the console: score of the maximum, turns, rooms and the ending (with the loop
+    break's reason), the LLM's calls and cost, and where to look at it (report.html, `main.py view`)."""
+    reason = summary.get("termination_reason") or "error"
+    ending = ENDINGS.get(reason, reason)
+    why = (summary.get("loop_break") or {}).get("stop_why")
+    if why and reason == "stuck_no_progress":
+        ending += f": {why}"
+    best = f" (best {summary['best_score']})" if summary["best_score"] != summary["final_score"] else ""
+    of = f" of {summary['max_score']}" if summary.get("max_score") else ""  # 0: Jericho does not know the game's
+    lines = [
+        f"{summary['game']}: score {summary['final_score']}{of}{best} after {summary['turns']} turns, "
+        f"{summary['rooms_visited']} rooms; ended: {ending}.",
+    ]
+    calls = summary.get("llm_calls") or {}
+    if calls:
+        lines.append(f"LLM: {sum(calls.values())} calls, ${summary.get('cost_usd', {}).get('total', 0.0):.4f}.")
+    else:
+        lines.append("LLM: no calls (the offline agent and critic).")
+    lines.append(f"Report: {folder / 'report.html'}")
+    lines.append(f"Watch and review: uv run python main.py view {printable(episode_dir)}")
+    return lines
 
 
 RUN_COLUMNS = ("episode_id", "final_score", "best_score", "turns", "termination_reason", "rooms_visited")

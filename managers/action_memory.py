@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from session.commands import canonical_command
+from session.commands import TAKE_VERBS, canonical_command
 from session.outcomes import is_failure, not_here
 from session.records import TurnRecord
 
@@ -18,8 +18,8 @@ class ActionMemory:
 
     When a command other than a take or drop changes the world in a room (the rug moves), what was refused
     there may work now (the trap door opens): those commands count as untried again, except a command that changed
-    nothing there in STUBBORN_REFUSALS different states of the world (`take trophy case`: fastened to the wall
-    whatever else happens). A command whose object was not in sight is never stubborn: a change may reveal it.
+    nothing there in STUBBORN_REFUSALS different states of the world, and a take the game refused once (`take
+    trophy case`, `take small mailbox`: fastened in place whatever else happens). A command whose object was not in sight is never stubborn: a change may reveal it.
     After something is put down, a refused take may fit now. Bounded by the distinct (room, command) pairs.
     """
 
@@ -43,7 +43,9 @@ class ActionMemory:
             self._failed[room].pop(key, None)
         if record.changed_nothing:
             if key not in self._refused[room] and not not_here(record.response):
-                self._refusals[room][key] += 1
+                # A thing the game would not let be taken stays so (fixed in place, part of the scenery): a take is
+                # stubborn at once; room to carry more is the drop rule's (below).
+                self._refusals[room][key] += STUBBORN_REFUSALS if _is_take(key) else 1
             self._refused[room].add(key)
             return
         self._refused[room].discard(key)
@@ -66,3 +68,8 @@ class ActionMemory:
         """Commands the game refused here whose refusal still stands: nothing in the world has changed since (a
         door opened elsewhere, a lamp lit, time passed for a timed event)."""
         return frozenset(k for k, at in self._failed.get(room_id, {}).items() if at == world_hash)
+
+
+def _is_take(key: str) -> bool:
+    """A canonical `take ...` command (`get`, `pick up` are `take`: session.commands.VERB_SYNONYMS)."""
+    return key.split(" ", 1)[0] in TAKE_VERBS

@@ -68,6 +68,8 @@ class EpisodeRecorder:
         self.first_detection: dict[str, int] = {}
         self.turned_to_reject = 0
         self.stop_rule: str | None = None
+        self.stop_why: str | None = None
+        """The loop break's reason for ending the episode, in words (`stuck_termination`'s `why`)."""
         self.rejections = 0
         self.objectives_completed = 0
 
@@ -104,7 +106,7 @@ class EpisodeRecorder:
             if kind == "loop_penalty_applied" and event.get("turned_to_reject"):
                 self.turned_to_reject += 1
             if kind == "stuck_termination":
-                self.stop_rule = event.get("rule")
+                self.stop_rule, self.stop_why = event.get("rule"), event.get("why")
 
     def close(self, summary: dict[str, Any]) -> Path:
         """Write summary.json (whole, through a temporary file) and detach the sinks."""
@@ -126,6 +128,7 @@ class EpisodeRecorder:
             "would_reject": self.would_reject,
             "forced_turns": self.forced_turns,
             "stop_rule": self.stop_rule,
+            "stop_why": self.stop_why,
         }
         for sink in self._sinks:
             logger.remove(sink)

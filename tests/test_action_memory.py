@@ -34,6 +34,17 @@ def test_a_command_refused_in_two_states_of_the_world_stays_refused():
     assert "take trophy case" in memory.refused(ROOM) and "take trophy case" in memory.tried(ROOM)
 
 
+def test_a_take_the_game_refused_stays_refused_when_the_room_changes():
+    """Issue 31: the offline agent took the small mailbox again after opening it ("It is securely anchored." twice)."""
+    memory = ActionMemory()
+    memory.observe(record(1, "take small mailbox", ("w0", "w0"), "It is securely anchored."))
+    memory.observe(record(2, "open small mailbox", ("w0", "w1"), "Opening the small mailbox reveals a leaflet."))
+    assert "take small mailbox" in memory.refused(ROOM) and "take small mailbox" in memory.tried(ROOM)
+    memory.observe(record(3, "open door", ("w1", "w1"), "The door cannot be opened."))
+    memory.observe(record(4, "move rug", ("w1", "w2"), "Done."))
+    assert "open door" not in memory.tried(ROOM)  # other refusals may work once the room changes (it may be unlocked)
+
+
 def test_a_command_whose_object_was_not_in_sight_is_never_stubborn():
     memory = ActionMemory()
     for turn, (world, change) in enumerate((("w0", "w1"), ("w1", "w2"), ("w2", "w3")), 1):

@@ -143,7 +143,7 @@ def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
     assert code == 3  # an unattended run must not look like a finished episode
     captured = capsys.readouterr()
     assert "the LLM became unavailable" in captured.err
-    summary = json.loads(Path(captured.out.strip()).read_text())
+    summary = json.loads(Path(captured.out.strip().splitlines()[-1]).read_text())
     assert summary["agent"] == "llm" and summary["critic"] == "llm"
     assert summary["termination_reason"] == "llm_unavailable"
     assert summary["llm_failures"] == {"connection": 3}  # the agent, 3 in a row (objectives ride on the critic)
@@ -176,3 +176,30 @@ def test_the_offline_agent_knows_the_same_words_in_every_process(game):
     ]
     assert all(run.returncode == 0 for run in runs), [run.stderr[-500:] for run in runs]
     assert len({run.stdout.strip() for run in runs}) == 1
+
+
+def test_the_closing_lines_say_what_the_episode_came_to(tmp_path, capsys, no_api_key, rom_path):
+    """Issue 31: the first run ended with the path of summary.json and nothing else."""
+    code = run_cli("--rom", str(rom_path), "--max-turns", "12", "--episode-dir", str(tmp_path))
+    assert code == 0
+    *closing, last = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads(Path(last).read_text())
+    folder = Path(last).parent
+    assert closing[-4] == (
+        f"zork1: score {summary['final_score']} of 350 after 12 turns, {summary['rooms_visited']} rooms; "
+        "ended: the turn limit."
+    )
+    assert closing[-3] == "LLM: no calls (the offline agent and critic)."
+    assert closing[-2] == f"Report: {folder / 'report.html'}" and (folder / "report.html").is_file()
+    assert closing[-1] == f"Watch and review: uv run python main.py view {tmp_path}"
+
+
+def test_a_loop_break_stop_says_why(tmp_path, capsys, rom_path):
+    actions = tmp_path / "actions.txt"
+    actions.write_text("look\n" * 80)
+    code = run_cli("--rom", str(rom_path), "--agent", "replay", "--actions", str(actions), "--episode-dir", str(tmp_path))
+    assert code == 0
+    *closing, last = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads(Path(last).read_text())
+    assert summary["termination_reason"] == "stuck_no_progress" and summary["loop_break"]["stop_why"]
+    assert closing[-4].endswith(f"ended: stopped by the loop break: {summary['loop_break']['stop_why']}.")

@@ -117,7 +117,7 @@ def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, sc
     resumed = start(["--resume", str(folder), "--quiet"])
     out, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
-    assert Path(out.strip()) == folder / "summary.json"
+    assert Path(out.strip().splitlines()[-1]) == folder / "summary.json"
     assert records(folder) == expected
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["turns"] == 60 and summary["termination_reason"] == "max_turns"
@@ -137,7 +137,7 @@ def test_resume_refuses_a_finished_episode(rom_path, script, config, tmp_path):
     episodes = tmp_path / "episodes"
     process = start(episode_args(rom_path, script, config, episodes, turns=5))
     out, _ = process.communicate(timeout=120)
-    folder = Path(out.strip()).parent
+    folder = Path(out.strip().splitlines()[-1]).parent
     again = start(["--resume", str(folder)])
     _, err = again.communicate(timeout=60)
     assert again.returncode == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
