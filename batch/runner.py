@@ -11,6 +11,7 @@ it skips those and runs the others (an interrupted job starts over in a clean fo
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -22,12 +23,15 @@ from typing import Any
 import tomli
 from tqdm import tqdm
 
+from batch import ray_cluster
 from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
 from batch.results import write_results
 from session.jericho_session import STORY_SUFFIXES
 from session.config import ConfigError, GameConfiguration
 
 MANIFEST = "manifest.jsonl"
+RAY_LOG = "ray-join.log"
+"""What Ray says while the batch joins a cluster (--ray-address): its retries, the project it ships."""
 # Ray workers run this project's code with this interpreter. Ray's `uv run` integration, read once when ray is first
 # imported, would start each worker through `uv run` in Ray's session folder, outside this project and its extras.
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
@@ -159,20 +163,22 @@ def run_local(todo: list[dict], workers: int, on_result) -> None:
                 on_result(row)
 
 
-def run_ray(todo: list[dict], workers: int, address: str | None, on_result) -> None:
-    try:
-        import ray
-    except ImportError:
-        raise BatchError("--backend ray needs the ray extra: uv sync --extra ray") from None
+def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_result) -> None:
+    if importlib.util.find_spec("ray") is None:
+        raise BatchError("--backend ray needs the ray extra: uv sync --extra ray")
+    if address:
+        ray_cluster.reach(address)  # sets what ray reads once, when first imported
+    import ray
+
     started_here = not ray.is_initialized()
     if started_here:
         project = str(Path(__file__).resolve().parents[1])
-        runtime_env = (
-            {"py_executable": sys.executable, "env_vars": {"PYTHONPATH": project}} if not address
-            else {"working_dir": project}
-        )  # fmt: skip
-        ray.init(address=address, num_cpus=None if address else workers, include_dashboard=False,
-                 log_to_driver=False, configure_logging=False, runtime_env=runtime_env)  # fmt: skip
+        quiet = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        if address:
+            ray_cluster.join(address, out / RAY_LOG, runtime_env={"working_dir": project}, **quiet)
+        else:
+            here = {"py_executable": sys.executable, "env_vars": {"PYTHONPATH": project}}
+            ray.init(num_cpus=workers, runtime_env=here, **quiet)
     try:
         remote = ray.remote(run_job)
         counts = slot_counts(todo)
@@ -215,7 +221,7 @@ def run_batch(args: argparse.Namespace) -> dict:
 
     try:
         if args.backend == "ray":
-            run_ray(todo, args.workers, args.ray_address, on_result)
+            run_ray(todo, args.workers, args.ray_address, out, on_result)
         else:
             run_local(todo, args.workers, on_result)
     finally:
@@ -232,7 +238,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel episodes")
     parser.add_argument("--out", default="batches/latest", help="the batch folder (manifest, episodes, results)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
-    parser.add_argument("--ray-address", help="a Ray cluster (e.g. auto, or ray://host:10001); default: a local instance")
+    parser.add_argument("--ray-address", help="a Ray cluster: HEAD:6379 (on a node of it), ray://HEAD:10001 or auto; "
+                        "with token authentication set RAY_AUTH_MODE=token; default: a local instance")
     parser.add_argument("--grid", help="TOML of named configurations: [cells.<name>.<section>] key = value")
     parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough"])
     parser.add_argument("--critic", choices=["auto", "offline", "llm"])
@@ -249,7 +256,7 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     try:
         results = run_batch(args)
-    except BatchError as exc:
+    except (BatchError, ray_cluster.RayClusterError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(Path(args.out) / "results.md")
