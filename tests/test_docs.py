@@ -1,5 +1,6 @@
 """Every configuration key is documented: in the README's tables and in pyproject.toml."""
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,26 @@ def test_readme_configuration_tables_are_generated_from_the_models():
 
 # -- figures the README quotes come from the files the benchmarks wrote (issue 30's) -----------------------------
 RESULTS = ROOT / "docs" / "results"
+
+QUOTE_MARK = re.compile(r"<!-- rows of (docs/results/[\w./-]+) -->\n((?:\|.*\n)+)")
+"""A table quoted from a results file: `<!-- rows of docs/results/FILE -->` on the line before it."""
+
+
+def _quoted_tables() -> list[tuple[str, str, str]]:
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    return [(page.name, *match.groups()) for page in pages for match in QUOTE_MARK.finditer(page.read_text())]
+
+
+def test_the_learning_table_is_quoted_from_its_results_file():
+    assert any(source == "docs/results/learning/learning.md" for _, source, _ in _quoted_tables())
+
+
+@pytest.mark.parametrize("page, source, table", _quoted_tables(), ids=lambda v: str(v)[:40])
+def test_a_quoted_table_is_rows_of_its_results_file(page, source, table):
+    """Every row of a quoted table is a line the benchmark wrote: a figure main no longer gives fails here."""
+    written = set((ROOT / source).read_text().splitlines())
+    missing = [row for row in table.splitlines() if row not in written]
+    assert not missing, f"{page}: rows not in {source}: {missing[:3]}"
 
 
 def test_the_context_audit_rows_are_the_results_files():
