@@ -11,16 +11,16 @@ measures every fault (docs/results/story_headers.md) and tests/test_story_header
   exactly that length, and Jericho's dictionary reader leaves the rest of the last page it reads unset;
 - the dictionary as Jericho's dictionary reader takes it (entries of at most 10 bytes, the count read unsigned):
   exits. The session reads the dictionary, so a game that has one Jericho cannot read stops the process;
-- the 240 global variables in dynamic memory (the game writes them): zork1 hangs, or the session raises reading
-  them from dynamic memory.
+- the 240 global variables in dynamic memory (the game writes them, and Jericho saves and restores dynamic memory
+  only): zork1 hangs, or the session raises reading them from there; detective and lostpig played a few turns.
 
 What a header cannot tell from a legal one is left alone. An abbreviations address of 0 means the game has none
 (14 of the 29 shared games have none: every entry is the empty string) and passes; in a game that does use them
 any wrong address crashes, 0 and 64 as much as one inside the header, and in one that does not every address
-plays. So do an initial program counter at something that is not code, and global variables or a static base
-moved within dynamic memory. Not rules either, as no copy failed on them: the high memory mark, the object table
-(the session counts objects within dynamic memory only), the alphabet, terminating-characters and header
-extension tables.
+plays. Left alone too: an initial program counter at something that is not code (crashes), global variables or
+a static base moved within dynamic memory (zork1 and detective hung on one each). Not rules, as no copy failed on
+them: the high memory mark, the object table (the session counts objects within dynamic memory only), the
+alphabet, terminating-characters and header extension tables.
 """
 
 from __future__ import annotations
