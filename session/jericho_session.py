@@ -19,13 +19,13 @@ from loguru import logger
 from session.commands import why_not_run
 from session.outcomes import title_like
 from session.records import GameObject, GameView
+from session.story_file import UnplayableStory, check_header
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
 # Jericho's object record (ZObject) past its number and name: parent, sibling, child, attributes, property numbers
 _PAST_THE_NAME = slice(ZObject.parent.offset, None)
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
-SUPPORTED_VERSIONS = (1, 2, 3, 4, 5, 7, 8)
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
 """Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
 clock rather than the world (see `noisy_globals`)."""
@@ -70,36 +70,16 @@ class CommandRefused(Exception):
 
 
 def check_story_bytes(path: Path) -> bytes:
-    """A clear StoryFileError for what would make the C core exit or crash the whole process: not a Z-machine file,
-    one shorter than its header says (Standard 11.1: the file length at 0x1A, in units of 2, 4 or 8 bytes), or a
-    header whose tables lie outside the file (Standard 1.1, 11.1: dynamic memory is at least the 64-byte header; the
-    object table and globals are in it; the dictionary and abbreviations are in the file)."""
+    """The story file's bytes; a clear StoryFileError for one whose header would crash, hang or exit Jericho's C
+    core and so the whole process (session.story_file says which, and why each rule is there)."""
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise StoryFileError(f"cannot read story file {path}: {exc.strerror}") from None
-    not_a_story = StoryFileError(f"{path} is not a Z-machine story file Jericho can run (.z3/.z4/.z5/.z8).")
-    if len(data) < 64 or data[0] not in SUPPORTED_VERSIONS:
-        raise not_a_story
-
-    def word(address: int) -> int:
-        return int.from_bytes(data[address : address + 2], "big")
-
-    scale = 2 if data[0] <= 3 else 4 if data[0] <= 5 else 8
-    declared, static_base = word(0x1A) * scale, word(0x0E)
-    if len(data) < declared or len(data) < static_base:
-        raise StoryFileError(
-            f"{path} is truncated: its header says {max(declared, static_base)} bytes, the file has {len(data)}"
-        )
-    dictionary, objects, globals_, abbreviations = word(0x08), word(0x0A), word(0x0C), word(0x18)
-    in_dynamic = 64 <= objects < static_base and 64 <= globals_ < static_base
-    in_file = all(64 <= address < len(data) - 4 for address in (dictionary, abbreviations))
-    if static_base < 64 or not (in_dynamic and in_file):
-        raise not_a_story
-    separators = data[dictionary]
-    entry_length, entries = data[dictionary + separators + 1], word(dictionary + separators + 2)
-    if dictionary + separators + 4 + entry_length * min(entries, 0x10000 - entries) > len(data):
-        raise not_a_story  # a negative count marks an unsorted dictionary (Standard 13.2); its size still fits
+    try:
+        check_header(data)
+    except UnplayableStory as exc:
+        raise StoryFileError(f"{path} {exc}") from None
     return data
 
 

@@ -37,8 +37,9 @@ class ObjectLayout:
         version = memory[0]
         defaults, entry_size, pointer_at = (63, 14, 12) if version >= 4 else (31, 9, 7)
         first = _word(memory, 0x0A) + defaults * 2
-        # Property tables follow the object entries: the lowest property address seen bounds the count.
-        end, count = len(memory), 0
+        # Property tables follow the object entries: the lowest property address seen bounds the count. Both are in
+        # dynamic memory (the game changes them), which ends at the static memory base.
+        end, count = min(len(memory), _word(memory, 0x0E)), 0
         while first + (count + 1) * entry_size <= end and count < 0xFFFF:
             end = min(end, _word(memory, first + count * entry_size + pointer_at))
             count += 1

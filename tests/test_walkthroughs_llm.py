@@ -17,16 +17,12 @@ from benchmarks.trajectories import clean_outcomes
 from session.commands import normalize_command
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
-from tests.conftest import story_file
+from tests.conftest import CORPUS, story_file
 from tests.local_http import bypass_proxies
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
-CORPUS = (
-    "advent.z5", "balances.z5", "ballyhoo.z3", "deephome.z5", "detective.z5", "enchanter.z3", "gold.z5", "hhgg.z3",
-    "infidel.z3", "karn.z5", "lgop.z3", "lostpig.z8", "murdac.z5", "night.z5", "partyfoul.z8", "planetfall.z3",
-    "seastalker.z3", "sherlock.z5", "sorcerer.z3", "spirit.z5", "temple.z5", "tryst205.z5", "weapon.z5",
-    "wishbringer.z3", "yomomma.z8", "zork1.z5", "zork2.z5", "zork3.z5", "ztuu.z5",
-)  # fmt: skip
+
+
 @pytest.fixture(autouse=True)
 def _no_proxy(monkeypatch):
     bypass_proxies(monkeypatch)

@@ -1,0 +1,437 @@
+"""Which story-file header faults crash, hang or exit Jericho's C core: the evidence behind `check_story_bytes`.
+
+    uv run python -m benchmarks.story_headers [--games DIR] [--stories zork1.z5,detective.z5,lostpig.z8] [--timeout S]
+        [--main] [--out docs/results/story_headers.md]
+
+Each fault is one header field altered (or the file cut short) in a copy of a real story file, written to a
+temporary folder. Every copy is loaded in a child process, so that a crash or a hang cannot take this one down: the
+child builds a FrotzEnv, resets it, plays a few commands and makes the other calls the session makes on the C core
+(the world objects, the dictionary, a saved and restored state). What the child did is the C core's outcome:
+
+- plays: it finished;
+- exits (status: message): the C core called exit() (Frotz's os_fatal, Jericho's dictionary reader);
+- crashes (signal): the process died of a signal (SIGSEGV, SIGABRT, SIGFPE);
+- hangs: it had not finished after --timeout seconds (it was killed);
+- raises (exception): Jericho's Python wrapper raised (a traceback for its caller, not a dead process).
+
+With --main, each copy is also played through main.py (offline agent, a few turns) with the header check turned
+off: what a user would see without it (a traceback where the session cannot read the file). Beside these, what
+`check_story_bytes` says of the copy. A rule of the check is backed when a copy that breaks it does not play; the
+table marks a copy refused although everything played, and one accepted although something failed.
+
+Then the legal variants: every story file in --games is checked, and each game without abbreviations (every entry
+of its table the empty string) is copied with an abbreviations address of 0, the Standard's "no abbreviations":
+the copy must be accepted and play the game's whole walkthrough with the original's every response (in a child).
+With --out, the tables go to a markdown file with the command and commit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.provenance import command, commit
+from session.jericho_session import STORY_SUFFIXES, StoryFileError, check_story_bytes
+from session.story_file import UnplayableStory, check_header, length_unit
+
+ROOT = Path(__file__).resolve().parents[1]
+PLAYED = ("look", "inventory", "north", "south", "examine me", "wait")
+"""Commands the child plays after reset: a few turns of parsing, printing and moving."""
+RAISED = 3
+"""The child's exit status when Jericho's Python wrapper raised."""
+DEFAULT_STORIES = ("zork1.z5", "detective.z5", "lostpig.z8")
+"""One story of each version the shared corpus holds (3, 5, 8); detective never uses its abbreviations."""
+
+
+@dataclass(frozen=True)
+class Fault:
+    field: str
+    """The header field altered (Standard 11.1), or `file` when the file itself is cut."""
+    value: str
+    """What it was set to, in words."""
+    craft: Callable[[bytes], bytes]
+    """The faulty copy of a story file's bytes."""
+
+
+def _word(data: bytes, address: int) -> int:
+    return struct.unpack_from(">H", data, address)[0]
+
+
+def with_word(data: bytes, address: int, value: int) -> bytes:
+    """`data` with the header word at `address` set to `value`."""
+    return data[:address] + struct.pack(">H", value & 0xFFFF) + data[address + 2 :]
+
+
+def with_byte(data: bytes, address: int, value: int) -> bytes:
+    return data[:address] + bytes([value & 0xFF]) + data[address + 1 :]
+
+
+def with_version(data: bytes, version: int) -> bytes:
+    """`data` marked as `version`, its length word rescaled to that version's unit (so only the version differs)."""
+    resized = with_word(data, 0x1A, _word(data, 0x1A) * length_unit(data[0]) // length_unit(version))
+    return with_byte(resized, 0, version)
+
+
+def dictionary_header(data: bytes) -> int:
+    """Address of the dictionary's entry-length byte (after the word separators, Standard 13.2)."""
+    start = _word(data, 0x08)
+    return start + 1 + data[start]
+
+
+def faults(data: bytes) -> Iterator[Fault]:
+    """The faults measured on a story file whose bytes are `data`."""
+    version, size = data[0], len(data)
+    unit = length_unit(version)
+    static, declared = _word(data, 0x0E), _word(data, 0x1A) * unit
+    count_at = dictionary_header(data) + 1
+    dictionary_end = count_at + 2 + data[count_at - 1] * _word(data, count_at)
+
+    def word(field: str, address: int, values: dict[str, int]) -> Iterator[Fault]:
+        for label, value in values.items():
+            yield Fault(field, label, lambda d, v=value: with_word(d, address, v))
+
+    for value in (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 255):
+        if value != version:
+            yield Fault("version (0x00)", f"{value} (length word rescaled)", lambda d, v=value: with_version(d, v))
+    yield Fault("flags 1 (0x01)", "bit 0 set", lambda d: with_byte(d, 1, d[1] | 0x01))
+    yield Fault("flags 1 (0x01)", "bits 1-6 set", lambda d: with_byte(d, 1, d[1] | 0x7E))
+
+    yield from word("file length (0x1A)", 0x1A, {
+        "0 (not given, as in old games)": 0, "the file's size": size // unit,
+        "one unit past the file": size // unit + 1,
+        "62 bytes": 62 // unit, "64 bytes": 64 // unit, "1024 bytes": 1024 // unit,
+        "one unit short of the static base": static // unit - (static % unit == 0),
+        "the static base": -(-static // unit), "the dictionary's start": -(-_word(data, 0x08) // unit),
+        "64 bytes short of the dictionary's end": -(-(dictionary_end - 64) // unit),
+        "the dictionary's end": -(-dictionary_end // unit),
+    })  # fmt: skip
+    yield Fault("file", "cut to 63 bytes", lambda d: d[:63])
+    yield Fault("file", "cut to 64 bytes", lambda d: d[:64])
+    yield Fault("file", "cut at half", lambda d: d[: size // 2])
+    yield Fault("file", "cut 1 byte short of its length", lambda d: d[: declared - 1])
+    yield Fault("file", "cut at its length", lambda d: d[:declared])
+    yield Fault("file", "cut at half, length 0", lambda d: with_word(d[: size // 2], 0x1A, 0))
+    yield Fault("file", "cut below the static base, length 0", lambda d: with_word(d[: static - 64], 0x1A, 0))
+
+    yield from word("static base (0x0E)", 0x0E, {
+        "0": 0, "63": 63, "64": 64, "the object table": _word(data, 0x0A), "the globals + 2": _word(data, 0x0C) + 2,
+        "the high base": _word(data, 0x04), "0xFFFF": 0xFFFF,
+    })  # fmt: skip
+    yield from word("high base (0x04)", 0x04, {"0": 0, "0xFFFF": 0xFFFF})
+    yield from word("initial PC (0x06)", 0x06, {"0": 0, "the static base": static, "0xFFFF": 0xFFFF})
+
+    yield from word("dictionary (0x08)", 0x08, {"0": 0, "40": 40, "the static base - 2": static - 2, "0xFFFF": 0xFFFF})
+    for length in (0, 2, 10, 11, 255):
+        yield Fault("dictionary entry length", str(length), lambda d, v=length: with_byte(d, count_at - 1, v))
+    yield from word("dictionary entry count", count_at, {
+        "0": 0, "negated (unsorted)": 0x10000 - _word(data, count_at), "0x7FFF": 0x7FFF,
+    })  # fmt: skip
+
+    yield from word("object table (0x0A)", 0x0A, {"0": 0, "40": 40, "the static base": static, "0xFFFF": 0xFFFF})
+    yield from word("globals (0x0C)", 0x0C, {
+        "0": 0, "40": 40, "the static base - 480 (ends at it)": static - 480, "the static base - 478": static - 478,
+        "the static base": static, "the static base + 100": static + 100, "0x8000": 0x8000, "0xFFFF": 0xFFFF,
+    })  # fmt: skip
+    yield from word("abbreviations (0x18)", 0x18, {"0": 0, "2": 2, "40": 40, "63": 63, "64": 64, "0xFFFF": 0xFFFF})
+    if version >= 5:
+        yield from word("terminating characters (0x2E)", 0x2E, {"0xFFFF": 0xFFFF})
+        yield from word("alphabet table (0x34)", 0x34, {"0xFFFF": 0xFFFF})
+        yield from word("header extension (0x36)", 0x36, {"0xFFFF": 0xFFFF})
+
+
+# -- the children: load a story file as plain Jericho does, or play it through main.py unchecked ---------------------
+def play(path: str) -> int:
+    """Load `path` in FrotzEnv and use it a little; RAISED when Jericho's Python wrapper raised."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from jericho import FrotzEnv
+
+    try:
+        env = FrotzEnv(path, seed=12)
+        env.reset()
+        for command in PLAYED:
+            env.step(command)
+        env.get_world_objects(clean=True)
+        env.get_dictionary()
+        state = env.get_state()
+        env.step("look")
+        env.set_state(state)
+    except Exception as exc:  # noqa: BLE001 - what the wrapper raised is the measurement
+        print(f"{type(exc).__name__}: {exc}"[:120])
+        return RAISED
+    return 0
+
+
+def play_walkthrough(path: str, original: str) -> int:
+    """Play the walkthrough of `original` (with its seed) on `path` and on a reference copy of `original`: prints
+    `identical N` when every response is the same, else the first step that differs. A crash of `path` kills this
+    process. Jericho recognises a game by its file's md5 and words its responses otherwise for one it does not
+    know; the reference differs from `original` in the interpreter-number byte (0x1E), which Frotz overwrites when
+    it loads a game of version 4 or later, so that both files are unknown to Jericho alike."""
+    import warnings
+
+    warnings.simplefilter("ignore")
+    from jericho import FrotzEnv
+
+    known = FrotzEnv(original)
+    steps, seed = known.get_walkthrough(), known.bindings.get("seed")
+    with tempfile.TemporaryDirectory() as folder:  # Frotz opens the file when the game is reset
+        reference_path = Path(folder) / Path(original).name
+        data = Path(original).read_bytes()
+        reference_path.write_bytes(with_byte(data, 0x1E, data[0x1E] ^ 0xFF))
+        reference, copy = FrotzEnv(str(reference_path), seed=seed), FrotzEnv(path, seed=seed)
+        if reference.reset()[0] != copy.reset()[0]:
+            print("differs at the opening text")
+            return 1
+        for number, step in enumerate(steps, start=1):
+            if reference.step(step)[0] != copy.step(step)[0]:
+                print(f"differs at step {number} ({step!r})")
+                return 1
+    print(f"identical {len(steps)}")
+    return 0
+
+
+def play_unchecked(path: str) -> int:
+    """`main.py` with the offline agent for a few turns on `path`, its header check turned off: what the check
+    spares the user. An exception is left to print its traceback."""
+    import main
+    from session import jericho_session
+
+    jericho_session.check_header = lambda data: None
+    with tempfile.TemporaryDirectory() as episodes:
+        return main.main(["--rom", path, "--agent", "offline", "--critic", "offline", "--max-turns", str(len(PLAYED)),
+                          "--episode-dir", episodes, "--no-knowledge", "--quiet"])  # fmt: skip
+
+
+def core_outcome(path: Path, timeout: float) -> str:
+    """What plain Jericho does with the story file at `path` (see the module's docstring)."""
+    return _child_outcome("--play", path, timeout)
+
+
+def unchecked_outcome(path: Path, timeout: float) -> str:
+    """What main.py does with the story file at `path` when the header check is off."""
+    return _child_outcome("--unchecked", path, timeout)
+
+
+def walkthrough_outcome(path: Path, original: Path, timeout: float) -> str:
+    """`identical N` when the story file at `path` plays `original`'s walkthrough with its every response."""
+    return _child_outcome("--walkthrough", path, timeout, "--original", str(original))
+
+
+def _child_outcome(child: str, path: Path, timeout: float, *more: str) -> str:
+    try:
+        done = subprocess.run([sys.executable, "-m", "benchmarks.story_headers", child, str(path), *more], cwd=ROOT,
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return "hangs"
+    if child == "--walkthrough" and done.returncode >= 0:
+        return done.stdout.strip() or f"exits ({done.returncode})"
+    said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
+    if done.returncode == 0:
+        return "plays"
+    if done.returncode < 0:
+        return f"crashes ({signal.Signals(-done.returncode).name})"
+    if done.returncode == RAISED and child == "--play":
+        return f"raises ({done.stdout.strip()})"
+    if any(line.startswith("Traceback") for line in said):
+        return f"traceback ({said[-1][:80]})"
+    if done.returncode == 2 and said and said[-1].startswith("error: "):
+        return "error line"
+    return f"exits ({done.returncode}: {said[-1] if said else 'no message'})"
+
+
+def check_verdict(path: Path) -> str:
+    try:
+        check_story_bytes(path)
+    except StoryFileError as exc:
+        return "refused: " + str(exc).replace(str(path), path.name)
+    return "accepted"
+
+
+def broken_rule(path: Path) -> str:
+    """The rule of `check_header` the story file at `path` breaks, or "" when it breaks none."""
+    try:
+        check_header(path.read_bytes())
+    except UnplayableStory as exc:
+        return exc.rule
+    return ""
+
+
+def abbreviation_free(data: bytes) -> bool:
+    """Whether the game has no abbreviations: every entry of its table is the empty string (Inform writes such a
+    table when it is not asked to abbreviate), so no text of the game can use one."""
+    version, table = data[0], _word(data, 0x18)
+    entries = 0 if version == 1 else 32 if version == 2 else 96  # Standard 3.3
+    if not table or table + 2 * entries > len(data):
+        return not table
+    return all(_word(data, 2 * _word(data, table + 2 * i)) == 0x8000 for i in range(entries))
+
+
+@dataclass
+class Row:
+    story: str
+    fault: Fault
+    core: str
+    check: str
+    rule: str
+    """The rule of the check the copy breaks ("" for none)."""
+    unchecked: str = ""
+    """What main.py does with the copy when the check is off (measured with --main)."""
+
+    @property
+    def failed(self) -> bool:
+        """The C core, or main.py unchecked when measured, crashed, hung, exited or gave a traceback."""
+        return any(o.startswith(("exits", "crashes", "hangs", "traceback")) for o in (self.core, self.unchecked))
+
+    @property
+    def mismatch(self) -> str:
+        """`refused, plays` when the C core (and main.py unchecked, when measured) plays a copy the check refuses;
+        `let through` when the check accepts a copy that the C core or main.py crashes, hangs or exits on."""
+        refused = self.check.startswith("refused")
+        outcomes = [self.core, *([self.unchecked] if self.unchecked else [])]
+        if refused and all(outcome == "plays" for outcome in outcomes):
+            return "refused, plays"
+        if not refused and self.failed:
+            return "let through"
+        return ""
+
+
+def measure(games: Path, stories: list[str], timeout: float, through_main: bool = False, workers: int = 2) -> list[Row]:
+    with tempfile.TemporaryDirectory() as folder:
+        jobs: list[tuple[str, Fault, Path]] = []
+        for story in stories:
+            data = (games / story).read_bytes()
+            suffix = Path(story).suffix
+            for index, fault in enumerate([Fault("none", "the file as it is", lambda d: d), *faults(data)]):
+                path = Path(folder) / f"{Path(story).stem}-{index:02}{suffix}"
+                path.write_bytes(fault.craft(data))
+                jobs.append((story, fault, path))
+        with ThreadPoolExecutor(workers) as pool:
+            cores = list(pool.map(lambda job: core_outcome(job[2], timeout), jobs))
+            # main.py starts slower than plain Jericho: three times the time before it counts as a hang
+            mains = list(pool.map(lambda job: unchecked_outcome(job[2], 3 * timeout), jobs)) if through_main else []
+        rows = [
+            Row(story, fault, core, check_verdict(path), broken_rule(path))
+            for (story, fault, path), core in zip(jobs, cores)
+        ]
+        for row, unchecked in zip(rows, mains):
+            row.unchecked = unchecked
+        return rows
+
+
+@dataclass
+class Legal:
+    story: str
+    check: str
+    """What the check says of the story file as it is."""
+    without_abbreviations: str = "-"
+    """For a game without abbreviations: the check's verdict on its copy with address 0, and its walkthrough."""
+
+
+def legal_variants(games: Path, timeout: float, workers: int = 2) -> list[Legal]:
+    stories = sorted(p for p in games.iterdir() if p.suffix in STORY_SUFFIXES)
+    rows = [Legal(p.name, check_verdict(p)) for p in stories]
+    with tempfile.TemporaryDirectory() as folder:
+        jobs: list[tuple[Legal, Path, Path]] = []
+        for row, original in zip(rows, stories):
+            data = original.read_bytes()
+            if abbreviation_free(data) and _word(data, 0x18):
+                copy = Path(folder) / original.name
+                copy.write_bytes(with_word(data, 0x18, 0))
+                jobs.append((row, copy, original))
+        with ThreadPoolExecutor(workers) as pool:
+            played = list(pool.map(lambda job: walkthrough_outcome(job[1], job[2], 10 * timeout), jobs))
+        for (row, copy, _), walkthrough in zip(jobs, played):
+            row.without_abbreviations = f"{check_verdict(copy)}; walkthrough: {walkthrough}"
+    return rows
+
+
+RULES = ("header", "version", "flags 1", "length", "dictionary", "globals")
+"""The rules of `check_header`, in its order (UnplayableStory.rule)."""
+
+
+def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
+    """The evidence: per rule, the copies that break it and how many failed; per field, the accepted copies that
+    failed; every copy; the legal variants."""
+    measured_main = any(row.unchecked for row in rows)
+    lines = [
+        "# Story-file headers: what crashes, hangs or exits Jericho's C core (benchmarks/story_headers.py)",
+        "",
+        f"Command: `{how}`  ",
+        f"Commit: {at}. Each copy of a real story file has one header field altered; a child process loads it "
+        "in plain Jericho (reset, six commands, objects, dictionary, a saved state)"
+        + (" and, separately, plays it through main.py with the header check off." if measured_main else "."),
+        "",
+        "## Rules",
+        "",
+        "| rule | copies refused | failed (C core or main.py) | played everywhere |",
+        "|---|---|---|---|",
+    ]
+    for rule in RULES:
+        broken = [row for row in rows if row.rule == rule]
+        played = [f"{row.story} {row.fault.field} = {row.fault.value}" for row in broken if not row.failed]
+        lines.append(f"| {rule} | {len(broken)} | {sum(row.failed for row in broken)} | {'; '.join(played) or '-'} |")
+    let_through = [row for row in rows if row.mismatch == "let through"]
+    lines += ["", f"Accepted copies that failed ({len(let_through)}): what a header cannot tell from a legal one.", ""]
+    lines += [f"- {row.story} {row.fault.field} = {row.fault.value}: {row.core}" for row in let_through]
+    lines += ["", "## Every copy", "", "| story | field | value | C core | main.py, unchecked | check | |",
+              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        f"| {row.story} | {row.fault.field} | {row.fault.value} | {row.core} | {row.unchecked or '-'} | "
+        f"{row.check} | {row.mismatch} |"
+        for row in rows
+    ]
+    if legal:
+        accepted = sum(row.check == "accepted" for row in legal)
+        lines += ["", "## Legal variants", "", f"{accepted} of {len(legal)} story files accepted as they are. A game "
+                  "without abbreviations copied with an abbreviations address of 0: the check's verdict, and its "
+                  "walkthrough on the copy against the original (`identical N`: all N responses the same).", "",
+                  "| story | check | abbreviations address 0 |", "|---|---|---|"]  # fmt: skip
+        lines += [f"| {row.story} | {row.check} | {row.without_abbreviations} |" for row in legal]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--games", default="../shared/games")
+    parser.add_argument("--stories", default=",".join(DEFAULT_STORIES), help="comma-separated story files in --games")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds after which a load counts as a hang")
+    parser.add_argument("--main", action="store_true", help="also play each copy through main.py, unchecked")
+    parser.add_argument("--out", help="also write the tables to this markdown file, with the command and commit")
+    parser.add_argument("--play", help=argparse.SUPPRESS)  # the children
+    parser.add_argument("--unchecked", help=argparse.SUPPRESS)
+    parser.add_argument("--walkthrough", help=argparse.SUPPRESS)
+    parser.add_argument("--original", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.play:
+        return play(args.play)
+    if args.unchecked:
+        return play_unchecked(args.unchecked)
+    if args.walkthrough:
+        return play_walkthrough(args.walkthrough, args.original)
+    games, stories = Path(args.games), [s for s in args.stories.split(",") if s]
+    missing = [s for s in stories if not (games / s).is_file()]
+    if missing:
+        print(f"error: no story file named {', '.join(missing)} in {games}", file=sys.stderr)
+        return 2
+    rows = measure(games, stories, args.timeout, args.main)
+    table = markdown(rows, legal_variants(games, args.timeout), command("benchmarks.story_headers", argv), commit())
+    print(table)
+    if args.out:
+        Path(args.out).write_text(table)
+    wrong = [row for row in rows if row.mismatch]
+    print(f"{len(rows)} copies: {len(wrong)} where the check and the C core disagree", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
