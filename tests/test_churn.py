@@ -7,13 +7,15 @@ from __future__ import annotations
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.churn import CHURN_CHANGES, CHURN_MIN_TURNS, CHURN_WINDOW, ChurnCount
+from managers.loop_break.churn import ChurnCount
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from tests.conftest import make_config, run_episode, story_file
 from tests.factories import turn_record
 
 ROOM = 7
+DEFAULTS = LoopBreakConfig()
+CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn_changes, DEFAULTS.churn_window, DEFAULTS.churn_min_turns
 
 
 def loop_break(**config) -> LoopBreak:
@@ -46,15 +48,20 @@ def busy(turns: int) -> list[tuple]:
 
 
 def test_the_count_needs_its_changes_in_the_window_and_its_turns_since_strong_progress():
-    count = ChurnCount(window=4)
+    count, later = ChurnCount(window=4, changes=3, min_turns=4), ChurnCount(window=4, changes=3, min_turns=5)
     for churned in (True, True, False, True):
         count.observe(churned)
+        later.observe(churned)
     assert count.changes == 3 and count.turns == 4
-    assert count.holds(changes=3, min_turns=4) and not count.holds(changes=3, min_turns=5)
+    assert count.holds() and not later.holds()
     count.observe(False)  # the oldest change leaves the window
-    assert count.changes == 2 and not count.holds(changes=3, min_turns=1)
+    assert count.changes == 2 and not count.holds()
     count.restart()
-    assert count.changes == 0 and count.turns == 0 and not count.holds(changes=1, min_turns=0)
+    assert count.changes == 0 and count.turns == 0 and not count.holds()
+
+
+def test_the_churn_rule_is_off_at_zero_changes():
+    assert play(loop_break(cycle_turns=0, churn_changes=0), busy(100))[1] != "churn"
 
 
 def test_changes_in_place_that_reach_nothing_new_stop_by_the_churn_rule():

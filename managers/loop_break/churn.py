@@ -18,23 +18,13 @@ from __future__ import annotations
 
 from collections import deque
 
-CHURN_CHANGES = 6
-"""Churning turns in the window that stop the episode (`stuck_no_progress`, rule `churn`). Measured: healthy runs
-churn at most 5 times in 24 turns (optimal and noisy walkthroughs of the corpus); busy camping loops, random or in
-rounds, mostly reach 6 within 40 turns."""
-CHURN_WINDOW = 24
-"""The turns over which churning turns are counted."""
-CHURN_MIN_TURNS = 10
-"""Turns since the last progress by a strong signal before the rule may stop: the first round of a busy loop reaches
-new object states, which are progress."""
-
-
 class ChurnCount:
-    def __init__(self, window: int = CHURN_WINDOW):
+    def __init__(self, window: int, changes: int, min_turns: int):
         self.recent: deque[bool] = deque(maxlen=max(window, 1))
         """Whether each of the last `window` turns churned (since the last progress by a strong signal)."""
         self.turns = 0
         """Turns since the last progress by a signal other than the weak ones."""
+        self.changes_to_stop, self.min_turns = changes, min_turns
 
     def restart(self) -> None:
         self.recent.clear()
@@ -49,6 +39,7 @@ class ChurnCount:
         """Turns of the window that churned."""
         return sum(self.recent)
 
-    def holds(self, changes: int = CHURN_CHANGES, min_turns: int = CHURN_MIN_TURNS) -> bool:
-        """At least `changes` churning turns in the window, `min_turns` turns or more since the last strong progress."""
-        return changes > 0 and self.turns >= min_turns and self.changes >= changes
+    def holds(self) -> bool:
+        """At least `changes` churning turns in the window, `min_turns` turns or more since the last strong progress
+        (never when `changes` is 0: the rule is off)."""
+        return 0 < self.changes_to_stop <= self.changes and self.turns >= self.min_turns

@@ -104,7 +104,7 @@ class LoopBreak:
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
         self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
-        self.churn = ChurnCount()
+        self.churn = ChurnCount(config.churn_window, config.churn_changes, config.churn_min_turns)
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
         """The situation the last turn left ("" before the first): a churning turn leaves another one."""
@@ -192,8 +192,8 @@ class LoopBreak:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
         (fruitless_turns without progress, or without progress but by `fruitless_weak_signals`, fruitless_share of
-        them, less the waits and the moves made again, trying something not tried since), `churn` (CHURN_CHANGES of
-        the last CHURN_WINDOW turns changed things in place and reached nothing new, CHURN_MIN_TURNS after the last
+        them, less the waits and the moves made again, trying something not tried since), `churn` (churn_changes of
+        the last churn_window turns changed things in place and reached nothing new, churn_min_turns after the last
         progress but by the weak signals: managers/loop_break/churn.py) or `cycle` (the commands coming round in the
         same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
