@@ -298,6 +298,12 @@ class LoopBreakConfig(_Section):
     progress but by `fruitless_weak_signals`): busy camping, taking and dropping, opening and closing over a room's
     many things, where every combination in hand is new. 0: off. Measured: healthy runs churn at most 5 times in 24
     turns (optimal and noisy walkthroughs of the corpus)."""
+    churn_repeats: int = Field(3, ge=0, le=100_000)
+    """Stop (rule `churn`) when this many of the last `churn_window` turns changed things in place by a command made
+    in that room before and reached no new object state, counted since the last progress by a signal other than
+    `fruitless_weak_signals` and new object states: in a room with many things every first combination of them is
+    a new object state, which would restart the count above again and again (sherlock's study). 0: off. Measured:
+    healthy runs do it at most once in 24 turns; healthy play makes new combinations by new commands."""
     churn_window: int = Field(24, ge=1, le=100_000)
     """The turns over which churning turns are counted."""
     churn_min_turns: int = Field(10, ge=0, le=100_000)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.churn import ChurnCount
+from managers.loop_break.churn import ChurnCount, ChurnTurn
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from tests.conftest import make_config, run_episode, story_file
@@ -16,6 +16,7 @@ from tests.factories import turn_record
 ROOM = 7
 DEFAULTS = LoopBreakConfig()
 CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn_changes, DEFAULTS.churn_window, DEFAULTS.churn_min_turns
+CHURN_REPEATS = DEFAULTS.churn_repeats
 
 
 def loop_break(**config) -> LoopBreak:
@@ -48,20 +49,31 @@ def busy(turns: int) -> list[tuple]:
 
 
 def test_the_count_needs_its_changes_in_the_window_and_its_turns_since_strong_progress():
-    count, later = ChurnCount(window=4, changes=3, min_turns=4), ChurnCount(window=4, changes=3, min_turns=5)
+    count = ChurnCount(window=4, changes=3, repeats=0, min_turns=4)
+    later = ChurnCount(window=4, changes=3, repeats=0, min_turns=5)
     for churned in (True, True, False, True):
-        count.observe(churned)
-        later.observe(churned)
+        count.observe(ChurnTurn(churned, made_again=False, object_progress=False))
+        later.observe(ChurnTurn(churned, made_again=False, object_progress=False))
     assert count.changes == 3 and count.turns == 4
     assert count.holds() and not later.holds()
-    count.observe(False)  # the oldest change leaves the window
+    count.observe(ChurnTurn(False, made_again=False, object_progress=False))  # the oldest change leaves the window
     assert count.changes == 2 and not count.holds()
     count.restart()
     assert count.changes == 0 and count.turns == 0 and not count.holds()
 
 
-def test_the_churn_rule_is_off_at_zero_changes():
-    assert play(loop_break(cycle_turns=0, churn_changes=0), busy(100))[1] != "churn"
+def test_a_new_object_state_restarts_the_changes_but_not_the_changes_made_again():
+    """A room with many things: each first combination of their states is progress for the first count, but the
+    commands that reach them are made again, and the second count goes on across them."""
+    count = ChurnCount(window=24, changes=6, repeats=3, min_turns=4)
+    for turn in range(5):
+        count.observe(ChurnTurn(True, made_again=True, object_progress=turn % 2 == 1))
+    assert count.changes == 1 and count.turns == 1  # restarted by the last object state
+    assert count.repeats == 3 and count.turns_across == 5 and count.holds()
+
+
+def test_the_churn_rule_is_off_at_zero_changes_and_repeats():
+    assert play(loop_break(cycle_turns=0, churn_changes=0, churn_repeats=0), busy(100))[1] != "churn"
 
 
 def test_changes_in_place_that_reach_nothing_new_stop_by_the_churn_rule():
@@ -77,11 +89,22 @@ def test_a_new_combination_in_hand_is_weak_progress_and_keeps_counting():
     assert play(loop_break(cycle_turns=0), turns) == (CHURN_MIN_TURNS, "churn")
 
 
-def test_strong_progress_restarts_the_count():
-    """A change that reaches a new object state is progress: the count starts again after it."""
+def test_strong_progress_restarts_both_counts():
+    """News (or a new room, points...) is progress: both counts start again after it."""
+    turns = busy(100)
+    turns[7] = (*turns[7], ["new_information"])
+    assert play(loop_break(cycle_turns=0), turns) == (8 + CHURN_MIN_TURNS, "churn")
+
+
+def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_stop_sooner():
+    """busy() makes eight commands in turn: from the ninth turn on each is made again. A new object state on the
+    eighth restarts the changes, not the count of changes made again, which stops the loop before the changes do."""
     turns = busy(100)
     turns[7] = (*turns[7], ["new_object_state"])
-    assert play(loop_break(cycle_turns=0), turns) == (8 + CHURN_MIN_TURNS, "churn")
+    stop, rule = play(loop_break(cycle_turns=0), turns)
+    assert rule == "churn" and stop < 8 + CHURN_MIN_TURNS
+    only_changes = loop_break(cycle_turns=0, churn_repeats=0)
+    assert play(only_changes, turns) == (8 + CHURN_MIN_TURNS, "churn")
 
 
 def test_looks_wrong_verbs_and_walks_do_not_churn():
@@ -96,10 +119,19 @@ def test_looks_wrong_verbs_and_walks_do_not_churn():
 
 
 def test_fewer_changes_than_the_rule_needs_in_its_window_never_stop():
-    """CHURN_CHANGES - 1 changes in every window (a player who drops and takes back a thing now and then between
-    looks) are under the rule."""
+    """CHURN_CHANGES - 1 changes in every window, each by a command not made here before (a player who takes or
+    drops another thing now and then between looks), are under the rule."""
     gap = -(-CHURN_WINDOW // (CHURN_CHANGES - 1))  # changes spread so that a window holds CHURN_CHANGES - 1 at most
-    turns = [(("take lamp" if i % 2 else "drop lamp") if i % gap == 0 else "look", f"s{i // gap}", ROOM)
+    turns = [(f"drop thing{i}" if i % gap == 0 else "look", f"s{i // gap}", ROOM) for i in range(CHURN_WINDOW * 4)]
+    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    assert play(breaker, turns) == (None, None)
+
+
+def test_a_thing_dropped_and_taken_back_once_in_a_while_never_stops():
+    """CHURN_REPEATS - 1 changes made again in every window (a lamp dropped and taken back between looks) are
+    under the rule."""
+    gap = -(-CHURN_WINDOW // (CHURN_REPEATS - 1))
+    turns = [(("take lamp" if (i // gap) % 2 else "drop lamp") if i % gap == 0 else "look", f"s{(i // gap) % 2}", ROOM)
              for i in range(CHURN_WINDOW * 4)]  # fmt: skip
     breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
     assert play(breaker, turns) == (None, None)

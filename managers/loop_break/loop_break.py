@@ -10,7 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from managers.loop_break.action_loops import ActionLoops, GateRequest
-from managers.loop_break.churn import ChurnCount
+from managers.loop_break.churn import OBJECT_STATE_SIGNAL, ChurnCount, ChurnTurn
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.fruitless import FruitlessTries
@@ -104,7 +104,10 @@ class LoopBreak:
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
         self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
-        self.churn = ChurnCount(config.churn_window, config.churn_changes, config.churn_min_turns)
+        self.churn = ChurnCount(config.churn_window, config.churn_changes, config.churn_repeats, config.churn_min_turns)
+        self.made_here: set[tuple[int | None, str]] = set()
+        """(room, canonical command) of every command made since the last progress but by weak signals and new
+        object states: a churning turn by one of them is made again."""
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
         """The situation the last turn left ("" before the first): a churning turn leaves another one."""
@@ -170,9 +173,16 @@ class LoopBreak:
             period, span = self.cycle.found() or (0, 0)
             return f"the same {period} commands in the same order for {span} turns"
         if rule == "churn":
+            weak = ", ".join(sorted(self.weak_signals))
+            if 0 < self.churn.repeats_to_stop <= self.churn.repeats:
+                return (
+                    f"{self.churn.repeats} of the last {len(self.churn.repeated)} turns changed things in place by "
+                    f"commands made here before, {self.churn.turns_across} turns without progress but {weak} and "
+                    "new object states"
+                )
             return (
-                f"{self.churn.changes} of the last {len(self.churn.recent)} turns changed things in place and reached "
-                f"nothing new, {self.churn.turns} turns without progress but {', '.join(sorted(self.weak_signals))}"
+                f"{self.churn.changes} of the last {len(self.churn.changed)} turns changed things in place and "
+                f"reached nothing new, {self.churn.turns} turns without progress but {weak}"
             )
         if rule == "fruitless":
             tries = next(t for t, clock in self._fruitless(turns_stuck) if clock >= self.config.fruitless_turns)
@@ -193,8 +203,9 @@ class LoopBreak:
         `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
         (fruitless_turns without progress, or without progress but by `fruitless_weak_signals`, fruitless_share of
         them, less the waits and the moves made again, trying something not tried since), `churn` (churn_changes of
-        the last churn_window turns changed things in place and reached nothing new, churn_min_turns after the last
-        progress but by the weak signals: managers/loop_break/churn.py) or `cycle` (the commands coming round in the
+        the last churn_window turns changed things in place and reached nothing new, or churn_repeats of them did so
+        by commands made there before, churn_min_turns after the progress each counts from:
+        managers/loop_break/churn.py) or `cycle` (the commands coming round in the
         same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
             return None
@@ -213,15 +224,20 @@ class LoopBreak:
 
     def _count_churn(self, record: TurnRecord, signals: tuple[str, ...]) -> None:
         """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
-        made no progress but by the weak signals; progress by any other signal restarts the count."""
+        made no progress but by the weak signals (managers/loop_break/churn.py)."""
         before, self.situation = self.situation, record.situation
-        if set(signals) - self.weak_signals:
+        strong = set(signals) - self.weak_signals
+        if strong - {OBJECT_STATE_SIGNAL}:
             self.churn.restart()
+            self.made_here.clear()
             return
         command = record.command
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
         doing = direction_of(command) is None and not is_observation(command)
-        self.churn.observe(bool(before) and in_place and doing and record.situation != before)
+        made = (record.room_id_before, canonical_command(command))
+        churned = bool(before) and in_place and doing and record.situation != before
+        self.churn.observe(ChurnTurn(churned, made in self.made_here, bool(strong)))
+        self.made_here.add(made)
 
     def _count_tries(self, command: str, signals: tuple[str, ...]) -> None:
         walked_again = self.repetition.moved_again  # never while repetition detection is off: it is not fed then
