@@ -31,6 +31,7 @@ from session.config import ProgressSignal
 OBJECT_STATE_SIGNAL: ProgressSignal = "new_object_state"
 """Progress the second count goes on across: a new combination of the states of a room's things."""
 
+
 @dataclass(frozen=True)
 class ChurnTurn:
     """What the churn counts read of one turn."""
