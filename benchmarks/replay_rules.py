@@ -38,6 +38,11 @@ class Replayed:
     repeats: int = 0
     """The most repeats in the repetition window once the clock reached repetition_min_turns (a stop at the window's
     size less repetition_misses)."""
+    churn_changes: int = 0
+    """The most churning turns in the churn window, once churn_min_turns had passed (churn_changes stops)."""
+    churn_repeats: int = 0
+    """The most churning turns by commands made again in the churn window, once churn_min_turns had passed
+    (churn_repeats stops)."""
 
 
 def replay(records: list[dict], config: GameConfiguration) -> Replayed:
@@ -57,6 +62,11 @@ def replay(records: list[dict], config: GameConfiguration) -> Replayed:
         replayed.longest = max(replayed.longest, clock)
         if clock >= config.loop_break.repetition_min_turns:
             replayed.repeats = max(replayed.repeats, loop_break.repeating.repeats)
+        churn = loop_break.churn
+        if churn.turns >= churn.min_turns:
+            replayed.churn_changes = max(replayed.churn_changes, churn.changes)
+        if churn.turns_across >= churn.min_turns:
+            replayed.churn_repeats = max(replayed.churn_repeats, churn.repeats)
         if verdict.terminate and verdict.reason in LOOP_ENDINGS:
             replayed.stop = record.turn
             break
@@ -114,13 +124,18 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
 def _widen(margins: dict[str, dict], row: dict, replayed: Replayed) -> None:
     """How close healthy runs came to each stop rule, per kind of run (optimal, noisy at each factor): the longest
     stretch without progress against max_turns_stuck, the most repeats in the window once past
-    repetition_min_turns against the repetition_window - repetition_misses a stop needs, each with the run that
-    reached it."""
+    repetition_min_turns against the repetition_window - repetition_misses a stop needs, the most churning turns
+    and churning turns made again in the churn window against churn_changes and churn_repeats, each with the run
+    that reached it."""
     kind = row["kind"] if row["kind"] == "optimal" else f"{row['kind']} {row['variant'].split(',')[0]}"
-    margin = margins.setdefault(kind, {"runs": 0, "longest_without_progress": [0, ""], "most_repeats": [0, ""]})
+    figures = {
+        "longest_without_progress": replayed.longest, "most_repeats": replayed.repeats,
+        "most_churn_changes": replayed.churn_changes, "most_churn_repeats": replayed.churn_repeats,
+    }  # fmt: skip
+    margin = margins.setdefault(kind, {"runs": 0, **{key: [0, ""] for key in figures}})
     margin["runs"] += 1
     name = f"{row['game']}/{row['variant']}"
-    for key, value in (("longest_without_progress", replayed.longest), ("most_repeats", replayed.repeats)):
+    for key, value in figures.items():
         if value > margin[key][0]:
             margin[key] = [value, name]
 

@@ -14,6 +14,11 @@
   noun or parser error every turn in the same two rooms, none changing the world; `semi_novel_walking` walks to the
   neighbour and back after every two such tries), and `waiting` (`wait`, again and again: the identical command a
   player uses to let time pass).
+- `busy_camping` and `busy_round`: one room with many things at hand (BUSY_OBJECTS), and commands that change small
+  things there and undo them (take/drop, open/close, wear/remove, turn on/off: TOGGLES) with examinations and other
+  fidgets (FIDGETS) between, each round touching other objects than the last: the objects' places and attributes keep
+  changing, nothing gets anywhere. `busy_camping` draws the next command at random (seeded), `busy_round` says them
+  in the same order every round (a round longer than a short cycle when the room holds enough).
 
 Nothing here is game-specific: exits are found by trying every direction, objects come from the Z-machine.
 """
@@ -21,6 +26,7 @@ Nothing here is game-specific: exits are found by trying every direction, object
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -33,7 +39,7 @@ from session.records import GameView
 HEALTHY_KINDS = ("optimal", "noisy")
 STUCK_KINDS = (
     "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel",
-    "semi_novel_walking", "waiting",
+    "semi_novel_walking", "waiting", "busy_camping", "busy_round",
 )  # fmt: skip
 SEMI_NOVEL = frozenset({"semi_novel", "semi_novel_walking"})
 """Stuck kinds that try something new every turn or so: the issue asks them to end within 60 turns."""
@@ -56,6 +62,12 @@ _SEMI_NOVEL_WORDS = (
     "smell", "me", "myself", "hands", "feet", "clothes", "sound", "path", "grass", "stone", "rock", "tree", "water",
     "zorgle", "blimfoo", "quaxxle", "snerd", "plonk", "wibbet",
 )  # fmt: skip
+TOGGLES = (("take", "drop"), ("open", "close"), ("wear", "remove"), ("turn on", "turn off"))
+"""Busy camping: a command that changes a small thing about an object, and the one that undoes it."""
+FIDGETS = ("examine", "push", "pull", "touch", "look under")
+"""Busy camping: commands about an object that change nothing, said between the toggles."""
+BUSY_OBJECTS = 4
+"""Busy camping: the things at hand (in the room and carried) a room needs to count as busy."""
 _SEMI_NOVEL_PHRASES = ("xyzzq", "hmm", "what now", "help me", "think hard", "blorple the snerd", "be patient")
 
 
@@ -501,8 +513,116 @@ def _waiting(explorer, rng, length, visited) -> list[str]:
     return ["wait"] * length
 
 
+def _busy_camping(explorer, rng, length, visited) -> list[str]:
+    """Toggles and fidgets on the things at hand, the next one drawn at random."""
+    found = _busy_room(explorer)
+    if found is None:
+        return []
+    toggles, fidgets = found
+
+    def propose(step: int) -> tuple[int | None, str]:
+        if fidgets and rng.random() < 0.25:
+            return None, rng.choice(fidgets)
+        return rng.randrange(len(toggles)), ""
+
+    return _camp(explorer, length, propose, toggles)
+
+
+def _busy_round(explorer, rng, length, visited) -> list[str]:
+    """Toggles and fidgets on the things at hand in the same order every round: every object changed, a fidget
+    after every two, then everything undone in reverse order."""
+    found = _busy_room(explorer)
+    if found is None:
+        return []
+    toggles, fidgets = found
+    order = list(range(len(toggles)))
+    rng.shuffle(order)
+    body: list[tuple[int | None, str]] = []
+    for position, index in enumerate(order + order[::-1]):
+        body.append((index, ""))
+        if fidgets and position % 2 == 1:
+            body.append((None, fidgets[position // 2 % len(fidgets)]))
+    return _camp(explorer, length, lambda step: body[step % len(body)], toggles)
+
+
+def _busy_room(explorer: Explorer) -> tuple[list[tuple[str, str]], list[str]] | None:
+    """(toggles that work here, fidgets that change nothing here) when the room is busy: BUSY_OBJECTS things at hand,
+    toggles on two of them at least. A toggle is a command that changes some object's place or attributes, which
+    an idle turn would not, and the command that puts everything back (the room, score and inventory too)."""
+    nouns = _nouns(explorer.view)
+    if len(nouns) < BUSY_OBJECTS:
+        return None
+    idle = explorer.attempt(["look", "look"])
+    toggles = []
+    for noun in nouns:
+        for pair in TOGGLES:
+            for do, undo in (pair, pair[::-1]):  # what is carried is dropped first, what is open closed first
+                views = explorer.attempt([f"{do} {noun}", f"{undo} {noun}"])
+                changed = not _same_objects(views[0], idle[0])
+                kept = all(v.room_id == explorer.view.room_id and v.score == explorer.view.score and not v.game_over
+                           for v in views)  # fmt: skip
+                undone = Outcome.of(views[1]) == Outcome.of(idle[1]) and _same_objects(views[1], idle[1])
+                if changed and kept and undone:
+                    toggles.append((f"{do} {noun}", f"{undo} {noun}"))
+                    break
+    if len({toggle.split()[-1] for toggle, _ in toggles}) < 2:
+        return None
+    fidgets = _unchanging(explorer, [f"{verb} {noun}" for noun in nouns for verb in FIDGETS])
+    return toggles, fidgets
+
+
+def _camp(explorer, length, propose, toggles) -> list[str]:
+    """Play `propose(step)`'s choices on a snapshot: (a toggle's index, "") says its next half, (None, command) a
+    fidget. A command is kept only when it leaves the room and score as they were, the game going, and every toggle's
+    next half still changing something (turning off the only light leaves the player in the dark, where nothing
+    works: another loop); a toggle that fails the first two is dropped from then on, one that fails the last five
+    times too."""
+    start = explorer.view
+    commands: list[str] = []
+    done = [False] * len(toggles)
+    dropped: set[int | None] = set()
+    failures: Counter[int | None] = Counter()
+    with explorer.trial():
+        for step in range(20 * length):
+            if len(commands) == length or len(dropped - {None}) == len(toggles):
+                break
+            index, command = propose(step)
+            if index in dropped:
+                continue
+            command = toggles[index][done[index]] if index is not None else command
+            before = explorer.save()
+            after = explorer.play(command)
+            if after.room_id != start.room_id or after.score != start.score or after.game_over or after.victory:
+                explorer.load(before)
+                dropped.add(index)
+                continue
+            flipped = index is not None and not _same_objects(after, before[1])
+            if flipped:
+                done[index] = not done[index]
+            if not _all_working(explorer, toggles, done, dropped):
+                explorer.load(before)
+                if flipped:
+                    done[index] = not done[index]
+                failures[index] += 1
+                if failures[index] == 5:
+                    dropped.add(index)
+                continue
+            commands.append(command)
+    return commands if len(commands) == length else []
+
+
+def _all_working(explorer: Explorer, toggles: list[tuple[str, str]], done: list[bool], dropped: set) -> bool:
+    """Every toggle not dropped changes some object when its next half is said now."""
+    idle = explorer.attempt(["look"])[0]
+    return all(
+        not _same_objects(explorer.attempt([toggle[done[index]]])[0], idle)
+        for index, toggle in enumerate(toggles) if index not in dropped
+    )  # fmt: skip
+
+
 _BUILDERS = {
     "ab": _ab, "line": _line, "random_walk": _random_walk, "camping": _camping, "puzzle_retry": _puzzle_retry,
     "inventory_juggling": _inventory_juggling, "wandering": _wandering, "semi_novel": _semi_novel,
-    "semi_novel_walking": _semi_novel_walking, "waiting": _waiting,
+    "semi_novel_walking": _semi_novel_walking, "waiting": _waiting, "busy_camping": _busy_camping,
+    "busy_round": _busy_round,
 }  # fmt: skip

@@ -292,6 +292,23 @@ class LoopBreakConfig(_Section):
     two of zork3's among the loops built after the rule was chosen). Measured: no healthy run stopped (1,176 optimal
     and noisy walkthroughs, seeds 1-33, and 112 of seeds 34-37 built afterwards), nor at share 0.75. []: the
     fruitless rule counts from the last progress alone."""
+    churn_changes: int = Field(6, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`, rule `churn`) when this many of the last `churn_window` turns changed things in
+    place and reached nothing new (no move, no observation, the same room, a situation other than the last one, no
+    progress but by `fruitless_weak_signals`): busy camping, taking and dropping, opening and closing over a room's
+    many things, where every combination in hand is new. 0: off. Measured: healthy runs churn at most 5 times in 24
+    turns (optimal and noisy walkthroughs of the corpus)."""
+    churn_repeats: int = Field(3, ge=0, le=100_000)
+    """Stop (rule `churn`) when this many of the last `churn_window` turns changed things in place by a command made
+    in that room before and reached no new object state, counted since the last progress by a signal other than
+    `fruitless_weak_signals` and new object states: in a room with many things every first combination of them is
+    a new object state, which would restart the count above again and again (sherlock's study). 0: off. Measured:
+    healthy runs do it at most once in 24 turns; healthy play makes new combinations by new commands."""
+    churn_window: int = Field(24, ge=1, le=100_000)
+    """The turns over which churning turns are counted."""
+    churn_min_turns: int = Field(10, ge=0, le=100_000)
+    """Turns since the last progress by a signal other than the weak ones before the churn rule may stop: a busy
+    loop's first round reaches new object states, which are progress."""
     cycle_turns: int = Field(16, ge=0, le=100_000)
     """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
     a round, for this many turns and at least `cycle_rounds` rounds, with nothing among them that the commands

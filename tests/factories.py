@@ -14,6 +14,8 @@ SEED_LOOP_BREAK = {
     "wait_allowance": 0,
     "fruitless_turns": 0,
     "cycle_turns": 0,
+    "churn_changes": 0,
+    "churn_repeats": 0,
 }
 """`[tool.zorkgpt.loop_break]` as seeds 000 and 001 specify it (before issue 9's corpus-measured defaults): the
 tests of seed behaviour run under it, so both the seed behaviour and its flags stay covered."""

@@ -34,6 +34,7 @@ def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path)
     stop = max(rules.repetition_min_turns + 1, 2 + rules.repetition_window - rules.repetition_misses)
     assert result["healthy_margins"]["optimal"] == {
         "runs": 1, "longest_without_progress": [24, "reader/walkthrough"], "most_repeats": [0, ""],
+        "most_churn_changes": [0, ""], "most_churn_repeats": [0, ""],
     }  # fmt: skip
     noisy = result["healthy_margins"]["noisy factor 3"]
     assert noisy["longest_without_progress"] == [stop - 1, "looker/factor 3, seed 1"]

@@ -233,7 +233,7 @@ def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_s
             walks = turn % 8 == 0
             record = turn_record(
                 turn, command="east" if walks else f"frob thing {turn}", room_id_before=turn // 8,
-                room_id_after=turn // 8 + walks, situation=f"here {turn}",
+                room_id_after=turn // 8 + walks, situation=f"here {turn // 8 + walks}",
                 novelty=("new_room_inventory",) if walks else (), result_category="success" if walks else "refused",
             )  # fmt: skip
             verdict = breaker.observe(record)

@@ -10,6 +10,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from managers.loop_break.action_loops import ActionLoops, GateRequest
+from managers.loop_break.churn import OBJECT_STATE_SIGNAL, ChurnCount, ChurnTurn
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.fruitless import FruitlessTries
@@ -26,7 +27,7 @@ from managers.loop_break.room_loops import (
 )
 from managers.loop_break.warnings import NOT_TRIED_RECENTLY, build_stuck_warning
 from managers.map_graph import MapGraph
-from session.commands import canonical_command, direction_of, is_wait
+from session.commands import canonical_command, direction_of, is_observation, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
 from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
@@ -103,6 +104,13 @@ class LoopBreak:
         self.repeating = RepetitionResult(0, 0)
         """The repetition window after the last turn (empty while repetition detection is off)."""
         self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
+        self.churn = ChurnCount(config.churn_window, config.churn_changes, config.churn_repeats, config.churn_min_turns)
+        self.made_here: set[tuple[int | None, str]] = set()
+        """(room, canonical command) of every command made since the last progress but by weak signals and new
+        object states: a churning turn by one of them is made again."""
+        """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
+        self.situation = ""
+        """The situation the last turn left ("" before the first): a churning turn leaves another one."""
 
     @property
     def enabled(self) -> bool:
@@ -146,6 +154,7 @@ class LoopBreak:
             return verdict
         self.cycle.observe(record, progress.signals)
         self._count_tries(record.command, progress.signals)
+        self._count_churn(record, progress.signals)
         self._count_waits(record, progress.progress)
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
@@ -163,6 +172,18 @@ class LoopBreak:
         if rule == "cycle":
             period, span = self.cycle.found() or (0, 0)
             return f"the same {period} commands in the same order for {span} turns"
+        if rule == "churn":
+            weak = ", ".join(sorted(self.weak_signals))
+            if 0 < self.churn.repeats_to_stop <= self.churn.repeats:
+                return (
+                    f"{self.churn.repeats} of the last {len(self.churn.repeated)} turns changed things in place by "
+                    f"commands made here before, {self.churn.turns_across} turns without progress but {weak} and "
+                    "new object states"
+                )
+            return (
+                f"{self.churn.changes} of the last {len(self.churn.changed)} turns changed things in place and "
+                f"reached nothing new, {self.churn.turns} turns without progress but {weak}"
+            )
         if rule == "fruitless":
             tries = next(t for t, clock in self._fruitless(turns_stuck) if clock >= self.config.fruitless_turns)
             if tries is self.fruitless_across:
@@ -181,8 +202,11 @@ class LoopBreak:
         """Which stop rule fires after this turn: `no_progress` (max_turns_stuck turns without progress),
         `repetition` (repetition_min_turns without progress, the repetition window repeating), `fruitless`
         (fruitless_turns without progress, or without progress but by `fruitless_weak_signals`, fruitless_share of
-        them, less the waits and the moves made again, trying something not tried since) or `cycle` (the commands
-        coming round in the same order, cycle_turns and cycle_rounds)."""
+        them, less the waits and the moves made again, trying something not tried since), `churn` (churn_changes of
+        the last churn_window turns changed things in place and reached nothing new, or churn_repeats of them did so
+        by commands made there before, churn_min_turns after the progress each counts from:
+        managers/loop_break/churn.py) or `cycle` (the commands coming round in the
+        same order, cycle_turns and cycle_rounds)."""
         if turn % self.config.stuck_check_interval:
             return None
         clock = self.clock(turns_stuck)
@@ -192,9 +216,28 @@ class LoopBreak:
             return "repetition"
         if any(fruitless_clock >= self.config.fruitless_turns for _, fruitless_clock in self._fruitless(turns_stuck)):
             return "fruitless"
+        if self.churn.holds():
+            return "churn"
         if self.cycle.found() is not None:
             return "cycle"
         return None
+
+    def _count_churn(self, record: TurnRecord, signals: tuple[str, ...]) -> None:
+        """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
+        made no progress but by the weak signals (managers/loop_break/churn.py)."""
+        before, self.situation = self.situation, record.situation
+        strong = set(signals) - self.weak_signals
+        if strong - {OBJECT_STATE_SIGNAL}:
+            self.churn.restart()
+            self.made_here.clear()
+            return
+        command = record.command
+        in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
+        doing = direction_of(command) is None and not is_observation(command)
+        made = (record.room_id_before, canonical_command(command))
+        churned = bool(before) and in_place and doing and record.situation != before
+        self.churn.observe(ChurnTurn(churned, made in self.made_here, bool(strong)))
+        self.made_here.add(made)
 
     def _count_tries(self, command: str, signals: tuple[str, ...]) -> None:
         walked_again = self.repetition.moved_again  # never while repetition detection is off: it is not fed then

@@ -1,0 +1,91 @@
+"""Churning: the player keeps changing small things in one room and gets nowhere (busy camping).
+
+Taking and dropping, opening and closing, wearing and removing, switching on and off, each over the room's many
+objects: every change is one the episode has seen (else it would be progress: a new object state), yet the
+combination of what is held, open and switched on keeps being new. The repetition rule compares whole situations,
+so it sees a new one after every such change; the cycle rule needs the commands in a fixed order; the fruitless rule
+needs new commands. What such play does is visible without any of them: in place, it keeps changing the world in
+ways that reach nothing new. Healthy play changes things too, but a change that reaches nothing new is rare in it: a
+walkthrough's changes are progress (a first take, a first opening), and a clumsy player's detours (looks, examinations,
+wrong verbs, steps out and back) change nothing.
+
+A turn churns when it is no move and no observation (session.commands.is_observation), keeps the player in the
+same known room, leaves a situation (managers.novelty) other than the one it started from, and makes no progress but
+by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces).
+Two counts over the last `churn_window` turns, either of which stops the episode:
+- churning turns since the last progress (`churn_changes`);
+- churning turns by a command already made in this room (`churn_repeats`), none reaching a new object state, since
+  the last progress by a signal other than new object states. A room with many things has many combinations of
+  them: each first one is a new object state, which restarts the first count again and again (sherlock's study),
+  but the commands that reach them are made again. Healthy play makes new combinations with new commands (spirit's
+  recipe: take the sugar from the pot, put it in the pan, then the egg).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from session.config import ProgressSignal
+
+OBJECT_STATE_SIGNAL: ProgressSignal = "new_object_state"
+"""Progress the second count goes on across: a new combination of the states of a room's things."""
+
+
+@dataclass(frozen=True)
+class ChurnTurn:
+    """What the churn counts read of one turn."""
+
+    churned: bool
+    """No move, no observation, in the same known room, another situation left, no progress but by weak signals."""
+    made_again: bool
+    """The command was made in this room before, since the last progress but by new object states."""
+    object_progress: bool
+    """Progress by new object states (and weak signals) only."""
+
+
+class ChurnCount:
+    def __init__(self, window: int, changes: int, repeats: int, min_turns: int):
+        self.changed: deque[bool] = deque(maxlen=window)
+        """Whether each of the last `window` turns churned, since the last progress but by the weak signals."""
+        self.repeated: deque[bool] = deque(maxlen=window)
+        """Whether each of the last `window` turns churned by a command made again and reached no new object
+        state, since the last progress but by the weak signals and new object states."""
+        self.turns = 0
+        """Turns since the last progress but by the weak signals."""
+        self.turns_across = 0
+        """Turns since the last progress but by the weak signals and new object states."""
+        self.changes_to_stop, self.repeats_to_stop, self.min_turns = changes, repeats, min_turns
+
+    def restart(self) -> None:
+        """Progress by a signal other than the weak ones and new object states: both counts start again."""
+        self.changed.clear()
+        self.repeated.clear()
+        self.turns = self.turns_across = 0
+
+    def observe(self, turn: ChurnTurn) -> None:
+        if turn.object_progress:
+            self.changed.clear()
+            self.turns = 0
+        else:
+            self.turns += 1
+            self.changed.append(turn.churned)
+        self.turns_across += 1
+        self.repeated.append(turn.churned and turn.made_again and not turn.object_progress)
+
+    @property
+    def changes(self) -> int:
+        """Churning turns in the window, since the last progress."""
+        return sum(self.changed)
+
+    @property
+    def repeats(self) -> int:
+        """Churning turns by commands made again in the window, since the last progress but by object states."""
+        return sum(self.repeated)
+
+    def holds(self) -> bool:
+        """Either count has reached its stop (0: that count is off), `min_turns` turns or more after the progress
+        it counts from."""
+        by_changes = 0 < self.changes_to_stop <= self.changes and self.turns >= self.min_turns
+        by_repeats = 0 < self.repeats_to_stop <= self.repeats and self.turns_across >= self.min_turns
+        return by_changes or by_repeats

@@ -1,0 +1,153 @@
+"""Busy camping (issue 31): changes in place that reach nothing new, counted by managers/loop_break/churn.py. Unit
+tests feed records directly (no Jericho); the integration test plays a busy camping loop of the corpus on a real story
+file through the orchestrator's game loop."""
+
+from __future__ import annotations
+
+from agents.replay_agent import ReplayAgent
+from benchmarks import trajectories
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.churn import ChurnCount, ChurnTurn
+from managers.map_graph import MapGraph
+from session.config import LoopBreakConfig
+from tests.conftest import make_config, run_episode, story_file
+from tests.factories import turn_record
+
+ROOM = 7
+DEFAULTS = LoopBreakConfig()
+CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn_changes, DEFAULTS.churn_window, DEFAULTS.churn_min_turns
+CHURN_REPEATS = DEFAULTS.churn_repeats
+
+
+def loop_break(**config) -> LoopBreak:
+    game_map = MapGraph()
+    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+
+
+def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:
+    """Feed (command, situation after, room after[, novelty]) turns starting in ROOM; the turn and rule of the stop,
+    or (None, None)."""
+    room = ROOM
+    for turn, (command, situation, after, *novelty) in enumerate(turns, start=1):
+        record = turn_record(
+            turn, command=command, room_id_before=room, room_id_after=after, situation=situation,
+            novelty=tuple(novelty[0]) if novelty else (),
+        )  # fmt: skip
+        room = after
+        verdict = breaker.observe(record)
+        if verdict.terminate:
+            [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
+            return turn, event["rule"]
+    return None, None
+
+
+def busy(turns: int) -> list[tuple]:
+    """Taking and dropping four things in turn: every combination of what is held is a new situation."""
+    nouns = ("lamp", "book", "box", "rope")
+    commands = [f"{verb} {noun}" for noun in nouns for verb in ("take", "drop")]
+    return [(commands[(i * 3) % len(commands)], f"held {i}", ROOM) for i in range(turns)]
+
+
+def test_the_count_needs_its_changes_in_the_window_and_its_turns_since_strong_progress():
+    count = ChurnCount(window=4, changes=3, repeats=0, min_turns=4)
+    later = ChurnCount(window=4, changes=3, repeats=0, min_turns=5)
+    for churned in (True, True, False, True):
+        count.observe(ChurnTurn(churned, made_again=False, object_progress=False))
+        later.observe(ChurnTurn(churned, made_again=False, object_progress=False))
+    assert count.changes == 3 and count.turns == 4
+    assert count.holds() and not later.holds()
+    count.observe(ChurnTurn(False, made_again=False, object_progress=False))  # the oldest change leaves the window
+    assert count.changes == 2 and not count.holds()
+    count.restart()
+    assert count.changes == 0 and count.turns == 0 and not count.holds()
+
+
+def test_a_new_object_state_restarts_the_changes_but_not_the_changes_made_again():
+    """A room with many things: each first combination of their states is progress for the first count, but the
+    commands that reach them are made again, and the second count goes on across them."""
+    count = ChurnCount(window=24, changes=6, repeats=3, min_turns=4)
+    for turn in range(5):
+        count.observe(ChurnTurn(True, made_again=True, object_progress=turn % 2 == 1))
+    assert count.changes == 1 and count.turns == 1  # restarted by the last object state
+    assert count.repeats == 3 and count.turns_across == 5 and count.holds()
+
+
+def test_the_churn_rule_is_off_at_zero_changes_and_repeats():
+    assert play(loop_break(cycle_turns=0, churn_changes=0, churn_repeats=0), busy(100))[1] != "churn"
+
+
+def test_changes_in_place_that_reach_nothing_new_stop_by_the_churn_rule():
+    """Every turn changes what is held, in one room, and the commands never come round in a fixed order that the
+    cycle rule could see: no other rule ends it before the churn rule does, CHURN_MIN_TURNS turns in."""
+    assert play(loop_break(cycle_turns=0), busy(100)) == (CHURN_MIN_TURNS, "churn")
+
+
+def test_a_new_combination_in_hand_is_weak_progress_and_keeps_counting():
+    """Taking back what was dropped makes a combination of things in hand never held here (`new_room_inventory`):
+    weak progress, which restarts the other clocks but not the churn count."""
+    turns = [(command, situation, room, ["new_room_inventory"]) for command, situation, room in busy(100)]
+    assert play(loop_break(cycle_turns=0), turns) == (CHURN_MIN_TURNS, "churn")
+
+
+def test_strong_progress_restarts_both_counts():
+    """News (or a new room, points...) is progress: both counts start again after it."""
+    turns = busy(100)
+    turns[7] = (*turns[7], ["new_information"])
+    assert play(loop_break(cycle_turns=0), turns) == (8 + CHURN_MIN_TURNS, "churn")
+
+
+def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_stop_sooner():
+    """busy() makes eight commands in turn: from the ninth turn on each is made again. A new object state on the
+    eighth restarts the changes, not the count of changes made again, which stops the loop before the changes do."""
+    turns = busy(100)
+    turns[7] = (*turns[7], ["new_object_state"])
+    stop, rule = play(loop_break(cycle_turns=0), turns)
+    assert rule == "churn" and stop < 8 + CHURN_MIN_TURNS
+    only_changes = loop_break(cycle_turns=0, churn_repeats=0)
+    assert play(only_changes, turns) == (8 + CHURN_MIN_TURNS, "churn")
+
+
+def test_looks_wrong_verbs_and_walks_do_not_churn():
+    """A clumsy player's detours change nothing in place (a character passing by changes the situation on a look),
+    and a step out and back changes the room: none of it churns, and the churn rule never fires."""
+    detours = [("look", "a", ROOM), ("examine lamp", "a", ROOM), ("dance", "a", ROOM), ("inventory", "b", ROOM),
+               ("north", "c", ROOM + 1), ("south", "a", ROOM), ("kick lamp", "a", ROOM)]  # fmt: skip
+    turns = [detours[i % len(detours)] for i in range(CHURN_WINDOW * 3)]
+    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    assert play(breaker, turns) == (None, None)
+    assert breaker.churn.changes == 0
+
+
+def test_fewer_changes_than_the_rule_needs_in_its_window_never_stop():
+    """CHURN_CHANGES - 1 changes in every window, each by a command not made here before (a player who takes or
+    drops another thing now and then between looks), are under the rule."""
+    gap = -(-CHURN_WINDOW // (CHURN_CHANGES - 1))  # changes spread so that a window holds CHURN_CHANGES - 1 at most
+    turns = [(f"drop thing{i}" if i % gap == 0 else "look", f"s{i // gap}", ROOM) for i in range(CHURN_WINDOW * 4)]
+    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    assert play(breaker, turns) == (None, None)
+
+
+def test_a_thing_dropped_and_taken_back_once_in_a_while_never_stops():
+    """CHURN_REPEATS - 1 changes made again in every window (a lamp dropped and taken back between looks) are
+    under the rule."""
+    gap = -(-CHURN_WINDOW // (CHURN_REPEATS - 1))
+    turns = [(("take lamp" if (i // gap) % 2 else "drop lamp") if i % gap == 0 else "look", f"s{(i // gap) % 2}", ROOM)
+             for i in range(CHURN_WINDOW * 4)]  # fmt: skip
+    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    assert play(breaker, turns) == (None, None)
+
+
+def test_a_busy_camping_loop_ends_by_the_churn_rule_within_40_turns_zork1(tmp_path):
+    """zork1, a quarter into the walkthrough: taking, dropping, switching the lamp on and off over the things at
+    hand, at random, with examinations between. The things held keep making new situations, so the repetition rule
+    sees few repeats; the changes, made again in place, end the loop within its 40 turns."""
+    story = story_file("zork1.z5")
+    built = trajectories.stuck(story, "busy_camping", 0.25)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert len({r["situation"] for r in loop}) > CHURN_CHANGES  # the situations keep changing
+    assert {r["room_id_after"] for r in loop} == {loop[0]["room_id_before"]}  # in one room
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
