@@ -20,7 +20,7 @@ from session.context import AgentContext
 from session.outcomes import DARK_PHRASES, burdened, load_named, not_here
 from session.commands import (
     ATTACK_VERBS, COMPASS_DIRECTIONS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS,
-    canonical_command, direction_of, directions_named, every_way_named,
+    canonical_command, direction_of, directions_named, every_way_named, spellings_of,
 )  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
@@ -94,6 +94,10 @@ class OfflineAgent:
             on_route = key in _route_keys(context)  # the way that scored, failed moves and all
             if key in context.rejected or key in context.banned or (_avoided(key, context.knowledge.avoid_here) and not on_route):
                 continue
+            if key in DIRECTIONS:
+                command = self._spoken(key)
+                if not command:
+                    continue
             # Dropping something held always does something, however often it was dropped here before.
             retry = on_route or key in (self.retake, self.reopen, DICE_ROLL) or key.startswith("drop ")
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
@@ -110,7 +114,34 @@ class OfflineAgent:
             if key in context.knowledge.known_here:
                 self.known_tried.add((context.view.room_id, key))
             return command
-        return "look" if "look" not in context.rejected else "wait"
+        return self._leave(context) or ("look" if "look" not in context.rejected else "wait")
+
+    def _spoken(self, direction: str) -> str:
+        """The direction in a spelling the game's dictionary has (enchanter knows `ne` but not `northeast`); "" when
+        it has none (a move the game would not understand is no way out). The full word when the dictionary is
+        unknown."""
+        spellings = (direction, *spellings_of(direction))
+        return next((word for word in spellings if not self.words or word[: self.word_length] in self.words), "")
+
+    def _leave(self, context: AgentContext) -> str:
+        """Every idea here is spent: a way out rather than looking or waiting again (issue 31: streaks of up to 28
+        turns). Known ways, the least recently taken first, then ways never tried, the way back, those earlier
+        episodes took. One turned down earlier this turn is proposed again: the harness then runs the best of the
+        turn's candidates, and a move judged poor still gets somewhere where a look does not. Never a way that failed
+        here, that the loop break forbids, that earlier episodes say to avoid, or whose word the game does not know;
+        "" when there is none (a room every way out of failed)."""
+        newest_first = [canonical_command(command) for command, _ in reversed(context.recent)]
+        unused = len(newest_first)
+        known = sorted(context.known_exits, key=lambda d: -(newest_first.index(d) if d in newest_first else unused))
+        ways = (*known, *context.untried_exits, self.way_out, *context.knowledge.exits_here)
+        ways = dict.fromkeys(way for way in ways if way)
+        usable = [
+            way for way in ways
+            if way not in context.failed_exits and way not in context.banned and self._spoken(way)
+            and not _avoided(way, context.knowledge.avoid_here)
+        ]  # fmt: skip
+        fresh = [way for way in usable if way not in context.rejected]
+        return self._spoken(next(iter(fresh or usable))) if usable else ""
 
     def _note_score(self, context: AgentContext) -> None:
         """The score rose: what was taken last is a treasure, and earlier episodes' sources are worth a new try."""
