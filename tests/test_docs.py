@@ -77,3 +77,18 @@ def test_the_llm_cost_rows_are_the_results_files():
         chars = f"{before[name]['prompt_chars_per_turn']:,} → {row['prompt_chars_per_turn']:,}"
         line = f"| {name} | {row['turns']} ({row['termination_reason']}) | **{row['total_calls_per_turn']:.2f}** "
         assert line in readme and f"| {chars} | ${row['cost_per_turn_usd']:.6f} |" in readme, name
+
+
+def test_the_learning_curves_are_the_results_files():
+    """The README's learning table is the one `benchmarks.evaluate --learning` wrote, and its zork1 sentence quotes
+    the same best scores (issue 31: the README said 84 long after main gave 78)."""
+    import json
+
+    from benchmarks.learning import markdown
+
+    readme = (ROOT / "README.md").read_text()
+    result = json.loads((RESULTS / "learning" / "learning.json").read_text())
+    assert markdown(result["games"], result["episodes"]) in readme
+    assert f"Commit: {result['commit']}" in (RESULTS / "learning" / "learning.md").read_text()
+    [zork1] = [game for game in result["games"] if game["game"] == "zork1"]
+    assert "zork1 rises " + " → ".join(str(row["best_score"]) for row in zork1["episodes"]) in readme
