@@ -79,16 +79,16 @@ def test_the_llm_cost_rows_are_the_results_files():
         assert line in readme and f"| {chars} | ${row['cost_per_turn_usd']:.6f} |" in readme, name
 
 
-def test_the_learning_curves_are_the_results_files():
-    """The README's learning table is the one `benchmarks.evaluate --learning` wrote, and its zork1 sentence quotes
-    the same best scores (issue 31: the README said 84 long after main gave 78)."""
+def test_the_learning_sentence_quotes_its_results_file():
+    """The README's zork1 sentence quotes the best scores `benchmarks.evaluate --learning` wrote (issue 31: it said 84
+    long after main gave 78), and the results file says which command and commit wrote it (the table itself:
+    test_a_quoted_table_is_rows_of_its_results_file)."""
     import json
-
-    from benchmarks.learning import markdown
 
     readme = (ROOT / "README.md").read_text()
     result = json.loads((RESULTS / "learning" / "learning.json").read_text())
-    assert markdown(result["games"], result["episodes"]) in readme
-    assert f"Commit: {result['commit']}" in (RESULTS / "learning" / "learning.md").read_text()
+    written = (RESULTS / "learning" / "learning.md").read_text()
+    assert result["command"].startswith("uv run python -m benchmarks.evaluate --learning ")
+    assert f"Command: `{result['command']}`" in written and f"Commit: {result['commit']}" in written
     [zork1] = [game for game in result["games"] if game["game"] == "zork1"]
     assert "zork1 rises " + " → ".join(str(row["best_score"]) for row in zork1["episodes"]) in readme
