@@ -17,10 +17,10 @@ from __future__ import annotations
 import re
 
 from session.context import AgentContext
-from session.outcomes import DARK_PHRASES, not_here
+from session.outcomes import DARK_PHRASES, burdened, load_named, not_here
 from session.commands import (
-    ATTACK_VERBS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, direction_of,
-    directions_named,
+    ATTACK_VERBS, COMPASS_DIRECTIONS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS,
+    canonical_command, direction_of, directions_named, every_way_named, spellings_of,
 )  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
@@ -37,8 +37,6 @@ _CONTAINERS = frozenset("case chest box basket cabinet coffin urn vase".split())
 _HOSTILE = frozenset("troll thief cyclops orc goblin dragon wolf bear spider snake guard".split())
 _WEAPONS = ("sword", "axe", "knife", "dagger", "stiletto", "blade")
 _READABLE = frozenset("leaflet book note sign label paper guidebook manual inscription map advertisement".split())
-_BURDENED = ("with what you're carrying", "with all you're carrying", "too narrow for you and")
-"""How a game refuses a move for the load the player carries (not for the way itself)."""
 _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can't carry any more", "too many things")
 _CLOSED = re.compile(r"\bthe ((?:[a-z]+ )?[a-z]+) is closed")
 """How a game refuses a move through a closed door (`The trap door is closed.`): the door to open."""
@@ -83,6 +81,8 @@ class OfflineAgent:
         """Nouns whose taking scored in this episode: never dropped to make room."""
         self.score: int | None = None
         self.room: int | None = None
+        self.way_out: str | None = None
+        """The way back where the player came from into this room (None when it came by no move)."""
         self.absent_foes: set[str] = set()
         """Foes the game said are not here (`You can't see any thief here!`) since the player came into this room:
         an object in the room's tree can be hidden (zork1's thief), and attacking it only burns turns."""
@@ -94,6 +94,10 @@ class OfflineAgent:
             on_route = key in _route_keys(context)  # the way that scored, failed moves and all
             if key in context.rejected or key in context.banned or (_avoided(key, context.knowledge.avoid_here) and not on_route):
                 continue
+            if key in DIRECTIONS:
+                command = self._spoken(key)
+                if not command:
+                    continue
             # Dropping something held always does something, however often it was dropped here before.
             retry = on_route or key in (self.retake, self.reopen, DICE_ROLL) or key.startswith("drop ")
             if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
@@ -101,8 +105,8 @@ class OfflineAgent:
             if retry:
                 self.retake = "" if key == self.retake else self.retake
                 self.reopen = "" if key == self.reopen else self.reopen
-            if key.startswith("drop ") and self.retake:
-                self.left_behind.add(key[len("drop ") :])
+            if key.startswith("drop ") and self.retake and key.split()[-1] not in self._keep(context):
+                self.left_behind.add(key[len("drop ") :])  # a valuable put down to get through is fetched later
             if key.startswith("read "):
                 self.read.add(key[len("read ") :])
             if key.startswith("put "):
@@ -110,7 +114,34 @@ class OfflineAgent:
             if key in context.knowledge.known_here:
                 self.known_tried.add((context.view.room_id, key))
             return command
-        return "look" if "look" not in context.rejected else "wait"
+        return self._leave(context) or ("look" if "look" not in context.rejected else "wait")
+
+    def _spoken(self, direction: str) -> str:
+        """The direction in a spelling the game's dictionary has (enchanter knows `ne` but not `northeast`); "" when
+        it has none (a move the game would not understand is no way out). The full word when the dictionary is
+        unknown."""
+        spellings = (direction, *spellings_of(direction))
+        return next((word for word in spellings if not self.words or word[: self.word_length] in self.words), "")
+
+    def _leave(self, context: AgentContext) -> str:
+        """Every idea here is spent: a way out rather than looking or waiting again (issue 31: streaks of up to 28
+        turns). Known ways, the least recently taken first, then ways never tried, the way back, those earlier
+        episodes took. One turned down earlier this turn is proposed again: the harness then runs the best of the
+        turn's candidates, and a move judged poor still gets somewhere where a look does not. Never a way that failed
+        here, that the loop break forbids, that earlier episodes say to avoid, or whose word the game does not know;
+        "" when there is none (a room every way out of failed)."""
+        newest_first = [canonical_command(command) for command, _ in reversed(context.recent)]
+        unused = len(newest_first)
+        known = sorted(context.known_exits, key=lambda d: -(newest_first.index(d) if d in newest_first else unused))
+        ways = (*known, *context.untried_exits, self.way_out, *context.knowledge.exits_here)
+        ways = dict.fromkeys(way for way in ways if way)
+        usable = [
+            way for way in ways
+            if way not in context.failed_exits and way not in context.banned and self._spoken(way)
+            and not _avoided(way, context.knowledge.avoid_here)
+        ]  # fmt: skip
+        fresh = [way for way in usable if way not in context.rejected]
+        return self._spoken(next(iter(fresh or usable))) if usable else ""
 
     def _note_score(self, context: AgentContext) -> None:
         """The score rose: what was taken last is a treasure, and earlier episodes' sources are worth a new try."""
@@ -121,9 +152,17 @@ class OfflineAgent:
                 self.treasures.add(last[-1])
         self.score = context.view.score
 
-    def _note_absent_foes(self, context: AgentContext) -> None:
+    def _keep(self, context: AgentContext) -> set[str]:
+        """Nouns of the valuables: what scored when taken here or in an earlier episode."""
+        return self.treasures | set(context.knowledge.valuables)
+
+    def _note_room(self, context: AgentContext) -> None:
+        """A new room: foes and fights start afresh, and the way back is the opposite of the move that came in."""
         if context.view.room_id != self.room:
             self.room, self.absent_foes, self.engaged = context.view.room_id, set(), ""
+            self.way_out = _way_back(context)
+
+    def _note_absent_foes(self, context: AgentContext) -> None:
         last = _last_command(context).split()
         if len(last) > 1 and last[0] in ATTACK_VERBS and not_here(context.view.text):
             self.absent_foes.add(last[1])
@@ -131,12 +170,19 @@ class OfflineAgent:
     # -- candidates, best first ---------------------------------------------------------------------------
     def _candidates(self, context: AgentContext):
         view = context.view
+        self._note_room(context)
         if context.knowledge.rerolls:
             yield DICE_ROLL  # new dice where an earlier episode died (see Guidance.rerolls)
         if context.knowledge.route_next:  # an earlier episode's way to its best score, where it still holds
             yield context.knowledge.route_next
-            if canonical_command(context.knowledge.route_next) in context.rejected and context.knowledge.route_then:
-                yield context.knowledge.route_then  # the harness turned the step down: the route goes on past it
+            steps = (context.knowledge.route_next, *context.knowledge.route_then)
+            for before, step in zip(steps, steps[1:]):
+                if canonical_command(before) not in context.rejected:
+                    break
+                yield step  # the harness turned the step down: the route goes on past it
+        if context.knowledge.dangers_here:  # what killed or robbed earlier episodes in several places is here: go
+            ways = [self.way_out] + sorted(set(context.known_exits) | set(context.knowledge.exits_here))
+            yield from dict.fromkeys(way for way in ways if way and way not in context.failed_exits)
         text = view.text.lower()
         if any(marker in text for marker in DARK_PHRASES):
             lights = [obj.noun for obj in view.inventory if obj.noun in _LIGHTS]
@@ -146,19 +192,22 @@ class OfflineAgent:
         held = {obj.noun for obj in view.inventory}
         has_light = bool(held & set(_LIGHTS))
         last = _last_command(context)
-        keep = self.treasures | set(context.knowledge.valuables)
+        keep = self._keep(context)
         if any(marker in text for marker in _OVERLOADED):
             # Make room, keeping what keeps us alive: drop the last thing picked up that is no light or weapon,
             # then take again what did not fit.
             self.retake = last if last.startswith("take ") else self.retake
             yield from (f"drop {name}" for name in _spare(view.inventory) if name.split()[-1] not in keep)
-        elif direction_of(last) is not None and any(marker in text for marker in _BURDENED):
-            # A way that only lets a light load through (a chimney): drop one thing and go again, the light last of
-            # all and the treasures last but one (what is left behind here can be fetched on another trip).
+        elif direction_of(last) is not None and burdened(text, held):
+            # A way that only lets a light load through (a chimney): drop one thing and go again, what the game
+            # named first (it will never pass: left for good), then the rest, the light last of all and the treasures
+            # last but one (what is left behind here can be fetched on another trip).
             self.retake = last
+            named = load_named(text, held)
+            self.left_behind.update(named)
             light = next((o.num for o in reversed(view.inventory) if o.noun in _LIGHTS), None)
-            spare = [o for o in view.inventory if o.num != light]
-            yield from (f"drop {o.noun}" for o in sorted(spare, key=lambda o: o.noun in keep))
+            spare = [o for o in view.inventory if o.num != light or o.noun in named]
+            yield from (f"drop {o.noun}" for o in sorted(spare, key=lambda o: (o.noun not in named, o.noun in keep)))
         if self.retake:
             yield self.retake
         probe = last.split()
@@ -223,6 +272,8 @@ class OfflineAgent:
                 yield f"read {obj.noun}"
         mentioned = set(directions_named(context.room_text + " " + text))
         mentioned |= {d for word, d in _EXIT_WORDS.items() if word in described}
+        if every_way_named(context.room_text + " " + text):
+            mentioned |= COMPASS_DIRECTIONS  # the diagonals too: they are tried only where the text names them
         if context.knowledge.path_to_known:  # towards a room where an earlier episode scored
             yield context.knowledge.path_to_known[0]
         fresh = [d for d in context.untried_exits if d not in context.knowledge.explored_here]
@@ -251,7 +302,7 @@ def _last_command(context: AgentContext) -> str:
 
 def _route_keys(context: AgentContext) -> set[str]:
     """The canonical forms of the route's next steps (see Guidance.route_next and route_then)."""
-    return {canonical_command(c) for c in (context.knowledge.route_next, context.knowledge.route_then) if c}
+    return {canonical_command(c) for c in (context.knowledge.route_next, *context.knowledge.route_then) if c}
 
 
 def _way_back(context: AgentContext) -> str | None:

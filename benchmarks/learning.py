@@ -18,6 +18,7 @@ from pathlib import Path
 
 from loguru import logger
 
+from benchmarks.provenance import command, commit
 from session.jericho_session import STORY_SUFFIXES
 from session.config import GameConfiguration
 
@@ -102,9 +103,11 @@ def plot(games: list[dict], out: Path) -> Path | None:
 def run(folder: Path, config_path: str, out: Path, episodes: int, max_turns: int) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     games = learning_curves(folder, config_path, episodes, max_turns)
-    result = {"episodes": episodes, "max_turns": max_turns, "games": games}
+    made = {"command": command("benchmarks.evaluate"), "commit": commit()}
+    result = {**made, "episodes": episodes, "max_turns": max_turns, "games": games}
     (out / "learning.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "learning.md").write_text(markdown(games, episodes))
+    heading = f"Command: `{made['command']}`  \nCommit: {made['commit']}\n\n"
+    (out / "learning.md").write_text(heading + markdown(games, episodes))
     picture = plot(games, out)
     result["picture"] = str(picture) if picture else None
     return result

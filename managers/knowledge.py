@@ -24,7 +24,7 @@ from session.commands import (
     is_observation, why_not_run,
 )  # fmt: skip
 from session.context import Guidance
-from session.outcomes import DARK_PHRASES, DEATH, not_at_hand, title_like
+from session.outcomes import DARK_PHRASES, DEATH, burdened, load_named, not_at_hand, title_like
 from session.records import DEATH_ENDING, LOOP_ENDINGS, GameView, TurnRecord, noun_of
 
 KNOWLEDGE_VERSION = 1
@@ -39,6 +39,9 @@ ROUTE_TRIES = 2
 """Times a route step is played from its starting state without ending as recorded before the route is left."""
 ROUTE_BLOWS = 12
 """Blows a route's fight is carried on for while the foe stays in the room."""
+ROUTE_SKIP = 4
+"""Route steps that may be passed over at once: those the harness turns down (a thief's things, met by chance in the
+route's own episode, are not in sight today), when the player goes on with a step after them."""
 
 
 class KnowledgeError(Exception):
@@ -84,6 +87,20 @@ class Death(_Strict):
     room_name: str
     command: Command
     words: str
+    episode: str
+    turn: int
+
+
+class Loss(_Strict):
+    """A command after which valuables the player held were gone, though it gave or dropped nothing (zork1's
+    `take skeleton`: a curse banishes them)."""
+
+    room_id: int | None
+    room_name: str
+    command: Command
+    items: list[str]
+    words: str
+    """The game's answer (what took them)."""
     episode: str
     turn: int
 
@@ -155,6 +172,7 @@ class KnowledgeStore(_Strict):
     rooms: dict[str, RoomFacts] = Field(default_factory=dict)
     score_events: list[ScoreEvent] = Field(default_factory=list)
     deaths: list[Death] = Field(default_factory=list)
+    losses: list[Loss] = Field(default_factory=list)
     loops: list[StuckLoop] = Field(default_factory=list)
     items: dict[str, ItemFacts] = Field(default_factory=dict)
     notes: list[StrategyNote] = Field(default_factory=list)
@@ -227,10 +245,17 @@ class Knowledge:
         self.visited: set[int | None] = set()
         """Rooms this episode has been in: a move that scored for reaching one has nothing left to give."""
         self.deaths: list[Death] = []
+        self.losses: list[Loss] = []
         self.dark: set[int] = set()
         self.failed: set[tuple[int, str]] = set()
         self.worked: set[tuple[int, str]] = set()
         self.items: dict[str, ItemFacts] = {}
+        self.left: dict[str, int | None] = {}
+        """Noun -> room of what this episode dropped and has not taken again (a treasure put down to squeeze through
+        a narrow way): a valuable among them is worth fetching for where putting one away scores."""
+        self.unfit: set[str] = set()
+        """Nouns of things a way refused by name (`You haven't a prayer of getting the coffin down there.`): put down
+        for it, they stay where they are."""
         self.tail: deque[TurnRecord] = deque(maxlen=STUCK_TAIL)
         self.steps: list[RouteStep] = []
         """This episode's way so far, shortened as a `Route` is."""
@@ -274,7 +299,10 @@ class Knowledge:
                 self.worked.add((room, direction))
                 self.failed.discard((room, direction))
             else:
-                self.failed.add((room, direction))
+                held = [noun_of(name).lower() for name in record.inventory_before]
+                self.unfit.update(load_named(record.response, held))
+                if not burdened(record.response, held):
+                    self.failed.add((room, direction))  # a way refused for the load is there for a lighter one
         elif not record.changed_nothing and not record.moved and record.inventory_after == record.inventory_before:
             # Something here changed, not a mere take or drop (a trap door opened): a way shut before may be open.
             self.failed = {(at, way) for at, way in self.failed if at != room}
@@ -291,27 +319,45 @@ class Knowledge:
                 room_id=room, room_name=record.room_name_before, command=command,
                 words=record.response.strip()[:DEATH_WORDS_CHARS], episode=episode, turn=record.turn,
             ))  # fmt: skip
+        self._note_gone(record, command, episode)
         for name in set(record.inventory_after) - set(record.inventory_before):
             noun = noun_of(name).lower()
+            self.left.pop(noun, None)
             known = noun in self.items or noun in self.store.items
             if not known:
                 self.items[noun] = ItemFacts(first_taken_room=record.room_name_before, first_episode=episode)
+
+    def _note_gone(self, record: TurnRecord, command: str, episode: str) -> None:
+        """What left the player's hands: dropped (`left` where it lies), or valuables gone though nothing was dropped
+        or handed over (a `Loss`)."""
+        room, verb = record.room_id_before, command.split(" ", 1)[0]
+        gone = set(record.inventory_before) - set(record.inventory_after)
+        if verb == "drop":
+            self.left.update((noun, room) for noun in (noun_of(name).lower() for name in gone) if noun not in self.unfit)
+        lost = sorted(name for name in gone if noun_of(name).lower() in self.valuables())
+        if lost and verb not in HANDING_VERBS | {"drop"} and direction_of(command) is None and not record.game_over:
+            self.losses.append(Loss(
+                room_id=room, room_name=record.room_name_before, command=command, items=lost,
+                words=record.response.strip()[:DEATH_WORDS_CHARS], episode=episode, turn=record.turn,
+            ))  # fmt: skip
 
     def _follow_route(self, record: TurnRecord) -> None:
         route, position = self.store.route, self.route_position
         if route is None or position >= len(route.steps):
             return
         command, step = canonical_command(record.command), route.steps[position]
-        then = route.steps[position + 1] if position + 1 < len(route.steps) else None
         ended = (record.room_id_after, record.score_after, record.inventory_after)
         if command == canonical_command(step.command):
             if _ends_as(step, *ended):
                 self._advance_route(1, record.turn)
             else:
                 self.route_tries += 1
-        elif then is not None and command == canonical_command(then.command) and _ends_as(then, *ended):
-            self._advance_route(2, record.turn)  # the step was turned down, and the one after it played
-        elif position and command == canonical_command(route.steps[position - 1].command):
+            return
+        for skipped, then in enumerate(route.steps[position + 1 : position + 1 + ROUTE_SKIP], 1):
+            if command == canonical_command(then.command) and _ends_as(then, *ended):
+                self._advance_route(skipped + 1, record.turn)  # the steps before it were turned down
+                return
+        if position and command == canonical_command(route.steps[position - 1].command):
             self.route_blows += 1
 
     def _advance_route(self, steps: int, turn: int) -> None:
@@ -380,13 +426,13 @@ class Knowledge:
         route = self.store.route
         return route is None or self.route_position >= len(route.steps)
 
-    def route_then(self, next_step: str) -> str:
-        """The route's step after `next_step` (what `route_next` offered), for when the harness turns that one down
-        ("" when none)."""
+    def route_then(self, next_step: str) -> tuple[str, ...]:
+        """The route's steps after `next_step` (what `route_next` offered), up to ROUTE_SKIP of them, for when the
+        harness turns down the ones before."""
         route, position = self.store.route, self.route_position
-        if route is None or not next_step or position + 1 >= len(route.steps) or route.steps[position].command != next_step:
-            return ""
-        return route.steps[position + 1].command
+        if route is None or not next_step or position >= len(route.steps) or route.steps[position].command != next_step:
+            return ()
+        return tuple(step.command for step in route.steps[position + 1 : position + 1 + ROUTE_SKIP])
 
     def route_next(self, view: GameView) -> str:
         """The store route's command for where the player stands ("" when it has none here)."""
@@ -428,6 +474,7 @@ class Knowledge:
                 facts.failed_exits.remove(direction)
         _add_new(store.score_events, self.scored)
         _add_new(store.deaths, self.deaths)
+        _add_new(store.losses, self.losses)
         for noun, item in self.items.items():
             store.items.setdefault(noun, item)
         loop = self._loop(summary)
@@ -497,7 +544,11 @@ class Knowledge:
         valuables = self.valuables()
         held = {obj.num for obj in view.inventory}
         takes = [f"take {o.noun}" for o in view.room_objects if o.noun in valuables and o.num not in held]
-        done = {e.command for e in self.scored}
+        # What this episode put down here and is no longer here went elsewhere (a thief): no use coming back for it.
+        here_now = {o.noun for o in view.room_objects}
+        self.left = {noun: room for noun, room in self.left.items() if room != here or noun in here_now}
+        left = {noun: room for noun, room in self.left.items() if noun in valuables}
+        done = {e.command for e in self.scored} - {f"take {noun}" for noun in left}  # scored, then put down again
         # A valuable in hand that this episode has not put away yet scores again where putting one away scored.
         deposits = self._deposits()
         stored = {_put_away(e.command)[0] for e in self.scored}
@@ -508,13 +559,16 @@ class Knowledge:
         ))  # fmt: skip
         # Elsewhere: only sources not attempted in this episode, so a source that cannot work yet draws no shuttle.
         targets = {e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried}
-        targets |= {room for room in deposits if room not in (None, here)} if carried else set()
+        # With a valuable in hand, where putting one away scored; with none, where this episode put one down.
+        targets |= {room for room in (deposits if carried else left.values()) if room not in (None, here)}
         path = tuple(self._path(here, targets)) if targets else ()
         target = self.graph.follow(here, path) if path else None
         facts = store.rooms.get(str(here))
         route_next = self.route_next(view)
         explored = tuple(sorted(set(facts.exits) | set(facts.failed_exits))) if facts else ()
+        dangers = self._dangers()
         return Guidance(
+            dangers_here=tuple(sorted({o.noun for o in view.room_objects if o.noun.lower() in dangers and o.num not in held})),
             known_here=known_here,
             explored_here=explored,
             exits_here=tuple(sorted(facts.exits)) if facts else (),
@@ -577,12 +631,23 @@ class Knowledge:
         store = self.store
         facts = store.rooms.get(str(room_id))
         avoid = [d.command for d in store.deaths if d.room_id == room_id and self._deadly(d, facts)]
+        avoid += [loss.command for loss in store.losses if loss.room_id == room_id]
         avoid += self._roaming_fights()
         for loop in store.loops:
             avoid += loop.failed_commands.get(str(room_id), [])
         if facts is not None:
             avoid += [d for d in facts.failed_exits if (room_id, d) not in self.worked]
         return tuple(dict.fromkeys(avoid))
+
+    def _dangers(self) -> set[str]:
+        """Words the game used at two places or more where the player died or lost valuables: what did it roams
+        (zork1's thief and his bag), and lingering beside it is how it happened."""
+        places: dict[str, set[str]] = {}
+        harms = [(d.words, _death_place(d)) for d in self.store.deaths] + [(x.words, x.room_name) for x in self.store.losses]
+        for words, place in harms:
+            for word in set(command_words(words)):
+                places.setdefault(word, set()).add(place)
+        return {word for word, where in places.items() if len(where) >= 2}
 
     def _roaming_fights(self) -> list[str]:
         """Attacks on a foe that killed the player in two rooms or more: that foe roams (zork1's thief), so it guards
@@ -607,9 +672,7 @@ class Knowledge:
             return False
         if direction_of(death.command) is None:
             return True
-        first = next(iter(death.words.strip().splitlines()), "").strip()
-        arrived = title_like(first) and first != death.room_name
-        return bool(room and room.dark) and not arrived
+        return bool(room and room.dark) and _death_place(death) == death.room_name
 
     def earlier_lines(self) -> tuple[str, ...]:
         store = self.store
@@ -638,9 +701,17 @@ def _put_away(command: str) -> tuple[str, str]:
     return words[at - 1], words[-1] if len(words) > at + 1 else ""
 
 
+def _death_place(death: Death) -> str:
+    """Where the player died: the room the command was given in, or the one whose title the game printed first (a
+    move that got somewhere: what killed was waiting there)."""
+    first = next(iter(death.words.strip().splitlines()), "").strip()
+    return first if title_like(first) and first != death.room_name else death.room_name
+
+
 def _ends_as(step: RouteStep, room_id: int | None, score: int, inventory) -> bool:
-    """The player stands where the route step left it: the same room and score, holding the same things."""
-    return room_id == step.room_id_after and score == step.score_after and sorted(inventory) == step.inventory_after
+    """The player stands where the route step left it: the same room and score, holding at least what it held then
+    (the dice may have let a take work that was refused then, for a load the player was carrying)."""
+    return room_id == step.room_id_after and score == step.score_after and set(step.inventory_after) <= set(inventory)
 
 
 def _shorter_or_higher(route: Route, known: Route | None) -> bool:
@@ -671,6 +742,7 @@ def to_markdown(store: KnowledgeStore) -> str:
         lines += ["", f"## The shortest known way to {route.score} points ({len(route.steps)} steps; {route.episode} took "
                   f"{route.turns} turns)", "", ", ".join(f"`{step.command}`" for step in route.steps)]
     lines += ["", "## Deaths", ""] + [f"- {d.room_name}, `{d.command}`: {d.words[:120]!r}" for d in store.deaths]
+    lines += ["", "## Valuables lost", ""] + [f"- {x.room_name}, `{x.command}`: {', '.join(x.items)}" for x in store.losses]
     lines += ["", "## Loops that ended episodes", ""]
     for loop in store.loops:
         failed = "; ".join(f"{store.rooms[k].name if k in store.rooms else k}: {', '.join(v)}" for k, v in loop.failed_commands.items())

@@ -194,6 +194,20 @@ def directions_named(text: str) -> tuple[str, ...]:
     return tuple(d for d in DIRECTIONS if d in words)
 
 
+_EVERY_WAY = re.compile(
+    r"\b(?:passage|passageway|tunnel|corridor|path|trail|road|exit|opening|doorway|archway)s?\s+"
+    rf"(?:(?:{_MOTION})\s+)?(?:(?:off|out|away)\s+)?(?:in|to)\s+(?:all|every)\s+directions?\b"
+)
+"""How a description says its ways lead every way at once (zork1's Round Room: `passages in all directions`). Trees,
+hills or wires `in all directions` name no way."""
+
+
+def every_way_named(text: str) -> bool:
+    """The description says its ways lead in every compass direction: each is worth a try, though some may be blocked
+    (`directions_named` leaves the phrase out: it names no direction in particular)."""
+    return _EVERY_WAY.search(text.lower()) is not None
+
+
 def tries_something(command: str) -> bool:
     """The command tries something on the game world: it is no move, look round, inventory or wait (those are how
     play gets about and lets time pass, whatever it is after)."""

@@ -37,9 +37,12 @@ class Guidance:
     route_next: str = ""
     """The next command of the shortest known way to the best score an earlier episode reached (its own commands
     that changed something), while this episode has kept to it step by step."""
-    route_then: str = ""
-    """The route's step after `route_next`: played when the harness turns that one down (an object it thinks not
-    in sight), so that the route goes on."""
+    route_then: tuple[str, ...] = ()
+    """The route's steps after `route_next` (a few): each played when the harness turns down the ones before it (an
+    object not in sight), so that the route goes on."""
+    dangers_here: tuple[str, ...] = ()
+    """Nouns of things here that the game named at two places or more where earlier episodes died or lost valuables:
+    a killer or robber that roams (a thief), to be left rather than handled."""
     path_to_known: tuple[str, ...] = ()
     """Known exits to the nearest room where an earlier episode scored and this one has not tried yet."""
     known_target: str = ""

@@ -7,6 +7,7 @@ This module is the one place that holds the response phrases; they were checked 
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from session.commands import direction_of, is_observation
 
@@ -75,6 +76,9 @@ around here`): the same command may work once something reveals it. Measured on 
 DEATH_PHRASES = ("you have died", "you are dead")
 DARK_PHRASES = ("pitch black", "pitch dark", "too dark", "it is dark")
 """How games say the player cannot see: a dark room (grues in the Zork games)."""
+BURDENED_PHRASES = ("with what you're carrying", "with all you're carrying", "too narrow for you and")
+"""How a game refuses a move for the load the player carries, not for the way itself (zork1's chimney: `You can't
+get up there with what you're carrying.`): the way is there for a lighter load."""
 EMPTY_HANDED_PHRASES = ("empty-handed", "empty handed", "nothing", "not carrying anything", "not holding anything")
 """How games answer `inventory` when the player holds nothing (the corpus games' answers at their start: "You are
 carrying nothing.", "You are empty-handed.", "You're not holding anything.", "You are holding: Nothing")."""
@@ -148,6 +152,22 @@ def not_at_hand(response: str) -> bool:
     """The game could not even try the command: its object is neither in sight nor held."""
     text = response.lower()
     return not_here(text) or any(phrase in text for phrase in NOT_HELD_PHRASES)
+
+
+def burdened(response: str, held: Collection[str] = ()) -> bool:
+    """The game refused a move for what the player carries: in so many words (BURDENED_PHRASES), or naming a thing
+    the player holds (see `load_named`)."""
+    text = response.lower()
+    return any(phrase in text for phrase in BURDENED_PHRASES) or bool(load_named(response, held))
+
+
+def load_named(response: str, held: Collection[str]) -> list[str]:
+    """The nouns of `held` (what the player carries) that the first line of a refused move names (`You haven't a
+    prayer of getting the coffin down there.`): the way is there without them. Later lines are the world going on
+    (`The lamp appears a bit dimmer.`)."""
+    first = next((line for line in response.lower().splitlines() if line.strip()), "")
+    words = set(re.findall(r"[a-z]+", first))
+    return [noun for noun in held if noun.lower() in words]
 
 
 def is_failure(command: str, category: str) -> bool:

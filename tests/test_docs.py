@@ -77,3 +77,18 @@ def test_the_llm_cost_rows_are_the_results_files():
         chars = f"{before[name]['prompt_chars_per_turn']:,} → {row['prompt_chars_per_turn']:,}"
         line = f"| {name} | {row['turns']} ({row['termination_reason']}) | **{row['total_calls_per_turn']:.2f}** "
         assert line in readme and f"| {chars} | ${row['cost_per_turn_usd']:.6f} |" in readme, name
+
+
+def test_the_learning_sentence_quotes_its_results_file():
+    """The README's zork1 sentence quotes the best scores `benchmarks.evaluate --learning` wrote (issue 31: it said 84
+    long after main gave 78), and the results file says which command and commit wrote it (the table itself:
+    test_a_quoted_table_is_rows_of_its_results_file)."""
+    import json
+
+    readme = (ROOT / "README.md").read_text()
+    result = json.loads((RESULTS / "learning" / "learning.json").read_text())
+    written = (RESULTS / "learning" / "learning.md").read_text()
+    assert result["command"].startswith("uv run python -m benchmarks.evaluate --learning ")
+    assert f"Command: `{result['command']}`" in written and f"Commit: {result['commit']}" in written
+    [zork1] = [game for game in result["games"] if game["game"] == "zork1"]
+    assert "zork1 rises " + " → ".join(str(row["best_score"]) for row in zork1["episodes"]) in readme

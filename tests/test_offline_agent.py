@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from agents.offline_agent import OfflineAgent
 from session.context import AgentContext, Guidance
+from session.jericho_session import JerichoSession
 from session.records import GameObject, GameView
+from tests.conftest import make_config, run_episode, story_file
 
 SWORD, THIEF = GameObject(1, "sword"), GameObject(2, "thief")
 
@@ -121,3 +123,38 @@ def test_unarmed_before_a_foe_the_player_backs_away():
     view = GameView(7, "The Troll Room", 0, 5, (), (GameObject(2, "troll"),), "hash", "A nasty troll blocks the way.")
     context = AgentContext(turn=5, view=view, recent=(("north", "The Troll Room"),))
     assert OfflineAgent().propose(context) == "south"
+
+
+# -- every idea in a room spent: leave ------------------------------------------------------------------------------
+def offline_agent(story) -> OfflineAgent:
+    """The offline agent as `main.py` builds it: with the game's dictionary."""
+    session = JerichoSession(story)
+    words = frozenset(w.word for w in session.dictionary())
+    return OfflineAgent(words, session.dictionary_word_length)
+
+
+def test_spent_in_a_room_the_agent_leaves_rather_than_looking_again(tmp_path):
+    """Issue 31: once every idea in a room was spent the agent typed `look` until the loop break ended the episode
+    (karn's Storage Room, from turn 64 of seed 1: ten looks). On the real game loop it goes on by a way it knows,
+    and it never looks or waits in a room it has left by a move before."""
+    story = story_file("karn.z5")
+    config = make_config(tmp_path, gameplay={"seed": 1, "max_turns_per_episode": 80})
+    records = run_episode(story, config, offline_agent(story)).records
+    [spent] = [r for r in records if r["room_name_before"] == "Storage Room" and r["command"] == "out"]
+    after = records[spent["turn"]]  # the turn after every untried way out of the Storage Room failed
+    assert (after["room_name_before"], after["command"], after["room_name_after"]) == ("Storage Room", "south", "Corridor")
+    for record in records:
+        if record["command"] in ("look", "wait"):
+            left = [r for r in records[: record["turn"] - 1]
+                    if r["room_id_before"] == record["room_id_before"] != r["room_id_after"]]  # fmt: skip
+            assert not left, (record["turn"], record["room_name_before"], [r["command"] for r in left])
+
+
+def test_a_direction_is_spelt_as_the_game_knows_it():
+    """enchanter's dictionary has `ne` but not `northeast`: the diagonal is proposed as `ne` (the game answered `I
+    don't know the word "northeast"` to each diagonal, and the pre-check turned every one down)."""
+    agent = offline_agent(story_file("enchanter.z3"))
+    view = GameView(7, "Fork", 0, 5, (), (), "hash", "Fork")
+    context = AgentContext(turn=5, view=view, untried_exits=("northeast",), known_exits={"west": "Long Road"})
+    assert agent.propose(context) == "ne"
+    assert offline_agent(story_file("zork1.z5")).propose(context) == "northeast"

@@ -13,7 +13,7 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from managers.knowledge import EpisodeLine, Knowledge, KnowledgeStore, Route, RouteStep, ScoreEvent, load_store
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
-from session.commands import DICE_ROLL, directions_named
+from session.commands import DICE_ROLL, directions_named, every_way_named
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
 from session.records import GameObject, GameView
@@ -127,9 +127,34 @@ def test_a_fight_in_the_route_goes_on_while_the_foe_is_in_the_room():
 
 def test_a_step_the_harness_turns_down_is_passed_over():
     knowledge = with_route(step("take wind", 1), step("take log", 1), step("south", 1, 2, score=3))
-    assert (knowledge.route_next(view(1)), knowledge.route_then(knowledge.route_next(view(1)))) == ("take wind", "take log")
+    assert knowledge.route_next(view(1)) == "take wind"
+    assert knowledge.route_then("take wind") == ("take log", "south")
     knowledge.observe(ran(1, "take log", 1), "e2")  # `take wind` was turned down, `take log` played
     assert knowledge.route_next(view(1)) == "south"
+
+
+def test_several_steps_the_harness_turns_down_are_passed_over():
+    """Issue 31: the route's episode met the thief in the Dome Room (its stiletto, itself and its bag were tried, the
+    dice rolled); a replay without the thief played on by its own lights from there."""
+    thief = (step("take stiletto", 1), step("take thief", 1), step("take large bag", 1))
+    knowledge = with_route(*thief, step("tie rope to railing", 1), step("down", 1, 2, score=3))
+    assert knowledge.route_then("take stiletto") == ("take thief", "take large bag", "tie rope to railing", "down")
+    context = AgentContext(turn=1, view=view(1), knowledge=Guidance(
+        route_next="take stiletto", route_then=knowledge.route_then("take stiletto")))  # fmt: skip
+    for turned_down in ("take stiletto", "take thief", "take large bag"):
+        context = context.with_feedback(turned_down, "You can't see any such thing here!")
+    assert OfflineAgent().propose(context) == "tie rope to railing"
+    knowledge.observe(ran(1, "tie rope to railing", 1), "e2")
+    assert knowledge.route_next(view(1)) == "down"
+
+
+def test_holding_more_than_the_route_did_keeps_to_it():
+    """The dice let `take sword` work at once where the route's episode was told it held too many things first: the
+    route goes on while the player holds at least what it held."""
+    knowledge = with_route(step("take sword", 1, held=("leaflet",)), step("drop leaflet", 1),
+                           step("take sword", 1, held=("sword",)), step("north", 1, 2, held=("sword",)))  # fmt: skip
+    knowledge.observe(ran(1, "take sword", 1, held=(("leaflet",), ("leaflet", "sword"))), "e2")
+    assert knowledge.route_next(view(1, held=(GameObject(4, "leaflet"), GameObject(5, "sword")))) == "drop leaflet"
 
 
 # -- new dice where an earlier episode died ---------------------------------------------------------------------
@@ -163,7 +188,7 @@ def test_the_agent_rolls_the_dice_before_anything_else_while_they_are_due():
 
 
 def test_the_agent_plays_the_step_after_one_the_harness_turned_down():
-    context = AgentContext(turn=1, view=view(1), knowledge=Guidance(route_next="take wind", route_then="take log"))
+    context = AgentContext(turn=1, view=view(1), knowledge=Guidance(route_next="take wind", route_then=("take log",)))
     assert OfflineAgent().propose(context.with_feedback("take wind", "there is no 'wind' here")) == "take log"
 
 
@@ -222,6 +247,25 @@ def test_only_words_that_name_a_way_out_are_mentioned_exits():
     assert directions_named("You wake up. A rope hangs here; you could climb back up it.") == ()
     assert directions_named("A dark staircase can be seen leading upward. A chimney leads down.") == ("up", "down")
     assert directions_named("To the north-east is a small window; passages lead east.") == ("east", "northeast")
+
+
+def test_passages_in_all_directions_are_each_worth_a_try_trees_in_all_directions_are_not():
+    """Issue 31: since the mentioned exits left out `in all directions`, the offline agent never tried the Round
+    Room's diagonals (its southeast leads to the Engravings Cave, the Dome Room and the torch): 84 -> 60 points."""
+    assert every_way_named("This is a circular stone room with passages in all directions.")
+    assert every_way_named("Tunnels lead off in every direction.")
+    for text in ("This is a forest, with trees in all directions.", "Shallow hills stretch out in all directions.",
+                 "Guy wires converge on it from all directions."):  # fmt: skip
+        assert not every_way_named(text), text
+    diagonals = ("northeast", "northwest", "southeast", "southwest")
+
+    def first_move(text: str) -> str:
+        here = GameView(107, "Round Room", 0, 9, (LAMP,), (), "hash", text)
+        return OfflineAgent().propose(AgentContext(turn=9, view=here, room_text=text, untried_exits=diagonals,
+                                                   path_to_primary_frontier=("west",)))  # fmt: skip
+
+    assert first_move("Round Room\nThis is a circular stone room with passages in all directions.") in diagonals
+    assert first_move("Forest\nThis is a forest, with trees in all directions.") == "west"  # a primary way elsewhere
 
 
 # -- on the real emulator ------------------------------------------------------------------------------------------
