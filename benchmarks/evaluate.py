@@ -360,12 +360,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--learning", help="folder of story files: N episodes each with the knowledge store")
     parser.add_argument("--episodes", type=int, default=5, help="--learning: episodes per game")
     parser.add_argument("--max-turns", type=int, default=300, help="--learning: turns per episode")
+    parser.add_argument("--seeds", help="--learning: comma-separated emulator seeds, each a curve (default: the game's)")
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
         GameConfiguration.from_toml(args.config)
         if args.learning:
-            result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns)
+            seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else None
+            result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns, seeds)
             print((out / "learning.md").read_text())
             print(f"wrote {out / 'learning.json'}, {out / 'learning.md'}" + (f", {result['picture']}" if result["picture"] else ""))
             return 0

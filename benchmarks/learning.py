@@ -1,9 +1,10 @@
 """Learning curves: N episodes per game, back to back, each learning from the ones before (the knowledge store).
 
     uv run python -m benchmarks.evaluate --learning ../shared/games [--episodes 5] [--max-turns 300] [--out DIR]
+    uv run python -m benchmarks.evaluate --learning ../shared/games/zork1.z5 --seeds 1,2,3,4,5 --out DIR
 
-The offline agent and critic play every story file of the folder, as `main.py --episodes N` would, with a fresh
-knowledge store per game. Writes learning.json, learning.md (best score by episode, per game and the mean) and,
+The offline agent and critic play every story file of the folder (or the one story file given), as `main.py
+--episodes N [--seed S]` would, with a fresh knowledge store per game and seed. Writes learning.json, learning.md (best score by episode, per game and the mean) and,
 with matplotlib installed, learning.png (best score over episodes, one line per game, as a share of the game's
 maximum so that games of 1 and 400 points share an axis).
 """
@@ -32,8 +33,9 @@ def learn_game(job: dict) -> dict:
     logger.remove()
     story = Path(job["story"])
     with tempfile.TemporaryDirectory() as folder:
+        gameplay = {"agent": "offline", "critic": "offline", "max_turns_per_episode": job["max_turns"]}
         config = GameConfiguration.from_toml(job["config"], {
-            "gameplay": {"agent": "offline", "critic": "offline", "max_turns_per_episode": job["max_turns"]},
+            "gameplay": gameplay | ({"seed": job["seed"]} if job["seed"] is not None else {}),
             "files": {"episode_dir": folder},
             "knowledge": {"enabled": True, "path": str(Path(folder) / "knowledge.json")},
         })  # fmt: skip
@@ -50,13 +52,17 @@ def learn_game(job: dict) -> dict:
                 "best_score": summary["best_score"], "turns": summary["turns"],
                 "termination_reason": summary["termination_reason"], "turns_to_first_best": reached,
             })  # fmt: skip
-    return {"game": session.game_name, "max_score": session.max_score, "episodes": rows}
+    name = session.game_name if job["seed"] is None else f"{session.game_name}, seed {job['seed']}"
+    return {"game": name, "max_score": session.max_score, "episodes": rows}
 
 
-def learning_curves(folder: Path, config_path: str, episodes: int, max_turns: int, jobs: int = 2) -> list[dict]:
-    stories = sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+def learning_curves(
+    folder: Path, config_path: str, episodes: int, max_turns: int, seeds: list[int | None], jobs: int = 2
+) -> list[dict]:
+    stories = [folder] if folder.is_file() else sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
     work = [
-        {"story": str(s), "config": config_path, "episodes": episodes, "max_turns": max_turns} for s in stories
+        {"story": str(s), "config": config_path, "episodes": episodes, "max_turns": max_turns, "seed": seed}
+        for s in stories for seed in seeds
     ]  # fmt: skip
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         return pool.map(learn_game, work)
@@ -100,9 +106,11 @@ def plot(games: list[dict], out: Path) -> Path | None:
     return path
 
 
-def run(folder: Path, config_path: str, out: Path, episodes: int, max_turns: int) -> dict:
+def run(folder: Path, config_path: str, out: Path, episodes: int, max_turns: int, seeds: list[int] | None = None) -> dict:
+    """Learning curves for every story file of `folder` (or the story file it is), under each of `seeds` (the
+    game's walkthrough seed when None)."""
     out.mkdir(parents=True, exist_ok=True)
-    games = learning_curves(folder, config_path, episodes, max_turns)
+    games = learning_curves(folder, config_path, episodes, max_turns, list(seeds) if seeds else [None])
     made = {"command": command("benchmarks.evaluate"), "commit": commit()}
     result = {**made, "episodes": episodes, "max_turns": max_turns, "games": games}
     (out / "learning.json").write_text(json.dumps(result, indent=2) + "\n")
