@@ -349,6 +349,11 @@ def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dic
     return rows
 
 
+def _seeds(text: str) -> list[int]:
+    """`1,2,3` as seeds (argparse turns a ValueError into a usage error, exit 2)."""
+    return [int(seed) for seed in text.split(",")]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
@@ -360,14 +365,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--learning", help="folder of story files: N episodes each with the knowledge store")
     parser.add_argument("--episodes", type=int, default=5, help="--learning: episodes per game")
     parser.add_argument("--max-turns", type=int, default=300, help="--learning: turns per episode")
-    parser.add_argument("--seeds", help="--learning: comma-separated emulator seeds, each a curve (default: the game's)")
+    parser.add_argument(
+        "--seeds", type=_seeds, help="--learning: comma-separated emulator seeds, each a curve (default: the game's)"
+    )
     args = parser.parse_args(argv)
     out = Path(args.out)
     try:
         GameConfiguration.from_toml(args.config)
         if args.learning:
-            seeds = [int(seed) for seed in args.seeds.split(",")] if args.seeds else None
-            result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns, seeds)
+            result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns, args.seeds)
             print((out / "learning.md").read_text())
             print(f"wrote {out / 'learning.json'}, {out / 'learning.md'}" + (f", {result['picture']}" if result["picture"] else ""))
             return 0
