@@ -10,9 +10,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def commit(paths: tuple[str, ...] = ()) -> str:
-    """The short commit of the checkout, with "(with uncommitted changes)" when tracked files (or only `paths`,
-    when given) differ from it; "unknown" outside a git checkout."""
+CODE = ("*.py", "pyproject.toml", "uv.lock")
+"""What a figure depends on: the code and the configuration (a results file or the README being edited is not)."""
+
+
+def commit(paths: tuple[str, ...] = CODE) -> str:
+    """The short commit of the checkout, with "(with uncommitted changes)" when tracked files among `paths` (the
+    code and configuration unless told) differ from it; "unknown" outside a git checkout."""
     try:
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
         dirty = subprocess.run(
