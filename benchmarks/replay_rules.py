@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.corpus import _overrides, _target
+from benchmarks.provenance import command, commit
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
@@ -146,20 +147,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--brief", action="store_true", help="counts only, no lists")
+    parser.add_argument("--out", help="also write the result here (JSON, with this command, the commit and the corpus's)")
     args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
     try:
         config = GameConfiguration.from_toml(args.config, _overrides(args.set))
-        rows = json.loads((Path(args.corpus) / "corpus.json").read_text())["runs"]
+        corpus = json.loads((Path(args.corpus) / "corpus.json").read_text())
+        rows = corpus["runs"]
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     result = evaluate(rows, config)
-    if args.brief:
-        result = {k: len(v) if isinstance(v, list) else v for k, v in result.items()}
-    print(json.dumps(result, indent=1))
+    brief = {k: len(v) if isinstance(v, list) else v for k, v in result.items()}
+    print(json.dumps(brief if args.brief else result, indent=1))
+    if args.out:
+        made = {"command": command("benchmarks.replay_rules", argv), "commit": commit()}
+        heading = (Path(args.corpus) / "corpus.md").read_text().splitlines()[:4]  # its Command: and Commit: lines
+        recorded = {"recorded_by": [line.strip() for line in heading if line.startswith(("Command:", "Commit:"))]}
+        Path(args.out).write_text(json.dumps({**made, **recorded, **result}, indent=1) + "\n")
     return 0
 
 
