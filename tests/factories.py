@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from session.records import TurnRecord
@@ -58,3 +59,13 @@ def turn_record(turn: int, **fields: Any) -> TurnRecord:
         if record[after] is None:
             record[after] = record[before]
     return TurnRecord(turn=turn, **record)
+
+
+def first_stop(breaker: Any, records: Iterable[TurnRecord]) -> tuple[int | None, str | None]:
+    """Feed records to a LoopBreak until it stops the episode: the turn and rule of the stop, or (None, None)."""
+    for record in records:
+        verdict = breaker.observe(record)
+        if verdict.terminate:
+            [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
+            return record.turn, event["rule"]
+    return None, None

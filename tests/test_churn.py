@@ -11,7 +11,7 @@ from managers.loop_break.churn import ChurnCount, ChurnTurn
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from tests.conftest import make_config, run_episode, story_file
-from tests.factories import turn_record
+from tests.factories import first_stop, turn_record
 
 ROOM = 7
 DEFAULTS = LoopBreakConfig()
@@ -27,18 +27,14 @@ def loop_break(**config) -> LoopBreak:
 def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:
     """Feed (command, situation after, room after[, novelty]) turns starting in ROOM; the turn and rule of the stop,
     or (None, None)."""
-    room = ROOM
-    for turn, (command, situation, after, *novelty) in enumerate(turns, start=1):
-        record = turn_record(
-            turn, command=command, room_id_before=room, room_id_after=after, situation=situation,
+    rooms_before = [ROOM, *(after for _, _, after, *_ in turns)]
+    return first_stop(breaker, (
+        turn_record(
+            turn, command=command, room_id_before=before, room_id_after=after, situation=situation,
             novelty=tuple(novelty[0]) if novelty else (),
-        )  # fmt: skip
-        room = after
-        verdict = breaker.observe(record)
-        if verdict.terminate:
-            [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
-            return turn, event["rule"]
-    return None, None
+        )
+        for turn, ((command, situation, after, *novelty), before) in enumerate(zip(turns, rooms_before), start=1)
+    ))  # fmt: skip
 
 
 def busy(turns: int) -> list[tuple]:

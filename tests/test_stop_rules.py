@@ -14,7 +14,7 @@ from managers.loop_break.repetition import RepetitionDetector
 from managers.map_graph import MapGraph
 from session.commands import tries_something
 from session.config import GameConfiguration, LoopBreakConfig
-from tests.factories import turn_record
+from tests.factories import first_stop, turn_record
 
 
 def loop_break(**config) -> LoopBreak:
@@ -25,18 +25,14 @@ def loop_break(**config) -> LoopBreak:
 def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:
     """Feed (command, room[, outcome category]) turns without progress, each command from its own situation unless it
     repeats; the turn and rule of the stop, or (None, None)."""
-    room_before = turns[0][1]
-    for turn, (command, room, *category) in enumerate(turns, start=1):
-        record = turn_record(
-            turn, command=command, room_id_before=room_before, room_id_after=room, situation="here",
+    rooms_before = [turns[0][1], *(room for _, room, *_ in turns)]
+    return first_stop(breaker, (
+        turn_record(
+            turn, command=command, room_id_before=before, room_id_after=room, situation="here",
             result_category=category[0] if category else "success",
-        )  # fmt: skip
-        room_before = room
-        verdict = breaker.observe(record)
-        if verdict.terminate:
-            [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
-            return turn, event["rule"]
-    return None, None
+        )
+        for turn, ((command, room, *category), before) in enumerate(zip(turns, rooms_before), start=1)
+    ))  # fmt: skip
 
 
 def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
