@@ -34,6 +34,7 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
 from benchmarks import learning, llm_calls, throughput
+from benchmarks.provenance import command, commit
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
@@ -287,8 +288,10 @@ def evaluate(
         )
     result["pictures"] = pictures
     result["wall_seconds"] = round(time.perf_counter() - started, 1)
+    result |= {"command": command("benchmarks.evaluate"), "commit": commit()}
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
-    (out / "results.md").write_text(markdown_table(reports) + _money_lines(result) + _overhead_lines(result))
+    heading = f"Command: `{result['command']}`  \nCommit: {result['commit']}\n\n"
+    (out / "results.md").write_text(heading + markdown_table(reports) + _money_lines(result) + _overhead_lines(result))
     return result
 
 
