@@ -517,13 +517,13 @@ def _allowed_keys(loc: tuple) -> list[str]:
     return sorted(model.model_fields)
 
 
-# -- the README's configuration tables, generated from the models above (one source of truth) ----------------
+# -- docs/configuration.md's tables, generated from the models above (one source of truth) --------------------
 def markdown_tables() -> str:
     """One Markdown table per `[tool.zorkgpt.*]` section: key, default, meaning (the docstring) and allowed range."""
     blocks = []
     for section, field in GameConfiguration.model_fields.items():
         model = field.annotation
-        lines = [f"#### `[tool.zorkgpt.{section}]`", "", "| key | default | meaning |", "|---|---|---|"]
+        lines = [f"### `[tool.zorkgpt.{section}]`", "", "| key | default | meaning |", "|---|---|---|"]
         for key, info in model.model_fields.items():
             default = info.default_factory() if info.default_factory is not None else info.default
             meaning = " ".join((info.description or "").split()).replace("|", "\\|")
@@ -548,7 +548,7 @@ def _toml(value: Any) -> str:
 
 
 def price_table() -> str:
-    """DEFAULT_PRICES as a Markdown table, for the README."""
+    """DEFAULT_PRICES as a Markdown table, for docs/llm.md."""
     lines = ["| model | input | cached input | output |", "|---|---|---|---|"]
     for model, price in DEFAULT_PRICES.items():
         cached = price.input if price.cached_input is None else price.cached_input

@@ -1,4 +1,5 @@
-"""Every configuration key is documented: in the README's tables and in pyproject.toml."""
+"""Every configuration key is documented (docs/configuration.md, pyproject.toml), and the figures the README and
+docs/ quote are the results files the benchmarks wrote."""
 
 import re
 from pathlib import Path
@@ -8,14 +9,17 @@ import pytest
 from session.config import GameConfiguration, markdown_tables
 
 ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+"""The README and the docs pages: what a reader is told."""
+CONFIGURATION = ROOT / "docs" / "configuration.md"
 KEYS = [(section, key) for section, field in GameConfiguration.model_fields.items() for key in field.annotation.model_fields]
 
 
 @pytest.mark.parametrize("section, key", KEYS)
 def test_key_documented(section, key):
-    readme = (ROOT / "README.md").read_text()
-    assert f"`[tool.zorkgpt.{section}]`" in readme
-    assert f"| `{key}` |" in readme, f"README lacks a table row for {section}.{key}"
+    page = CONFIGURATION.read_text()
+    assert f"`[tool.zorkgpt.{section}]`" in page
+    assert f"| `{key}` |" in page, f"docs/configuration.md lacks a table row for {section}.{key}"
     field = GameConfiguration.model_fields[section].annotation.model_fields[key]
     assert field.description, f"{section}.{key} has no docstring"
 
@@ -25,9 +29,17 @@ def test_loop_break_key_in_pyproject(section, key):
     assert f"\n{key} = " in (ROOT / "pyproject.toml").read_text()
 
 
-def test_readme_configuration_tables_are_generated_from_the_models():
-    """`uv run python -m session.config` prints the tables; the README holds them verbatim."""
-    assert markdown_tables() in (ROOT / "README.md").read_text()
+def test_configuration_tables_are_generated_from_the_models():
+    """`uv run python -m session.config` prints the tables; docs/configuration.md holds them verbatim."""
+    assert markdown_tables() in CONFIGURATION.read_text()
+
+
+def test_the_readme_stays_short():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 250
+
+
+def _pages() -> str:
+    return "\n".join(page.read_text() for page in PAGES)
 
 
 # -- figures the README quotes come from the files the benchmarks wrote (issue 30's) -----------------------------
@@ -38,8 +50,7 @@ QUOTE_MARK = re.compile(r"<!-- rows of (docs/results/[\w./-]+) -->\n((?:\|.*\n)+
 
 
 def _quoted_tables() -> list[tuple[str, str, str]]:
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    return [(page.name, *match.groups()) for page in pages for match in QUOTE_MARK.finditer(page.read_text())]
+    return [(page.name, *match.groups()) for page in PAGES for match in QUOTE_MARK.finditer(page.read_text())]
 
 
 def test_the_learning_table_is_quoted_from_its_results_file():
@@ -57,7 +68,7 @@ def test_a_quoted_table_is_rows_of_its_results_file(page, source, table):
 def test_the_context_audit_rows_are_the_results_files():
     import json
 
-    readme = (ROOT / "README.md").read_text()
+    readme = _pages()
     totals = json.loads((RESULTS / "context_truth.json").read_text())["totals"]
     for kind in ("optimal", "noisy"):
         counts = totals[kind]["counts"]
@@ -70,7 +81,7 @@ def test_the_context_audit_rows_are_the_results_files():
 def test_the_llm_cost_rows_are_the_results_files():
     import json
 
-    readme = (ROOT / "README.md").read_text()
+    readme = _pages()
     now = json.loads((RESULTS / "llm_calls.json").read_text())
     before = json.loads((RESULTS / "llm_calls_f4eedf1.json").read_text())
     for name, row in now.items():
@@ -85,7 +96,7 @@ def test_the_learning_sentence_quotes_its_results_file():
     test_a_quoted_table_is_rows_of_its_results_file)."""
     import json
 
-    readme = (ROOT / "README.md").read_text()
+    readme = _pages()
     result = json.loads((RESULTS / "learning" / "learning.json").read_text())
     written = (RESULTS / "learning" / "learning.md").read_text()
     assert result["command"].startswith("uv run python -m benchmarks.evaluate --learning ")
