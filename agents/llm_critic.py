@@ -11,8 +11,13 @@ from dataclasses import dataclass
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
-    CRITIC_RETRY, DEFAULT_REJECTION_THRESHOLD, REVIEW_NEW_OBJECTIVES, SYNTHESIS_NOTES, critic_system_prompt,
-    render_critic_prompt, render_synthesis,
+    CRITIC_RETRY,
+    DEFAULT_REJECTION_THRESHOLD,
+    REVIEW_NEW_OBJECTIVES,
+    SYNTHESIS_NOTES,
+    critic_system_prompt,
+    render_critic_prompt,
+    render_synthesis,
 )  # fmt: skip
 from agents.reply import answer_text, json_object
 from session.config import LLMConfig

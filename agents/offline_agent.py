@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import re
 
+from session.commands import (
+    ATTACK_VERBS,
+    COMPASS_DIRECTIONS,
+    DICE_ROLL,
+    DIRECTIONS,
+    OPPOSITE,
+    PRIMARY_DIRECTIONS,
+    TAKE_VERBS,
+    canonical_command,
+    direction_of,
+    directions_named,
+    every_way_named,
+    spellings_of,
+)  # fmt: skip
 from session.context import AgentContext
 from session.outcomes import DARK_PHRASES, burdened, load_named, not_here
-from session.commands import (
-    ATTACK_VERBS, COMPASS_DIRECTIONS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS,
-    canonical_command, direction_of, directions_named, every_way_named, spellings_of,
-)  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 # Common interactive-fiction affordances: nouns worth a verb when the room description mentions them.

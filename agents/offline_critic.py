@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from session.context import AgentContext
 from session.commands import (
-    ATTACK_VERBS, canonical_command, command_words, direction_of, is_observation, normalize_command, why_not_run,
+    ATTACK_VERBS,
+    canonical_command,
+    command_words,
+    direction_of,
+    is_observation,
+    normalize_command,
+    why_not_run,
 )  # fmt: skip
+from session.context import AgentContext
 from session.records import Judgement
 
 

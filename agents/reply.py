@@ -29,8 +29,16 @@ from typing import Any
 
 from agents.base import InvalidReply
 from session.commands import (
-    ATTACK_VERBS, DIRECTION_WORDS, HANDING_VERBS, OBSERVATION_VERBS, TAKE_VERBS, TOPIC_VERBS, TRAVEL_VERBS, WAIT_VERBS,
-    direction_of, why_invalid,
+    ATTACK_VERBS,
+    DIRECTION_WORDS,
+    HANDING_VERBS,
+    OBSERVATION_VERBS,
+    TAKE_VERBS,
+    TOPIC_VERBS,
+    TRAVEL_VERBS,
+    WAIT_VERBS,
+    direction_of,
+    why_invalid,
 )  # fmt: skip
 from session.safe_text import printable
 

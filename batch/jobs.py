@@ -11,6 +11,7 @@ from typing import Any
 
 from loguru import logger
 
+
 def install_request_limits(limits: dict[str, Any]) -> None:
     """Pool initializer: every LLM client of this process waits on the batch's shared limit for its base_url."""
     from agents import llm_client

@@ -26,8 +26,8 @@ from tqdm import tqdm
 from batch import ray_cluster
 from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
 from batch.results import write_results
-from session.jericho_session import STORY_SUFFIXES
 from session.config import ConfigError, GameConfiguration
+from session.jericho_session import STORY_SUFFIXES
 
 MANIFEST = "manifest.jsonl"
 RAY_LOG = "ray-join.log"

@@ -49,7 +49,16 @@ from typing import Any
 from loguru import logger
 
 from agents.prompts import (
-    CARRY, DARK, DESCRIPTION, EXIT_SEPARATOR, EXITS_MENTIONED, EXITS_WORKED, NO_TITLE, SEEN, WHERE, role_of,
+    CARRY,
+    DARK,
+    DESCRIPTION,
+    EXIT_SEPARATOR,
+    EXITS_MENTIONED,
+    EXITS_WORKED,
+    NO_TITLE,
+    SEEN,
+    WHERE,
+    role_of,
 )  # fmt: skip
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure

@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from loguru import logger
@@ -71,7 +72,7 @@ def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cu
     built = []
     for builder, args in plan:
         path = cache / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
-        trajectory = cached(path, lambda: getattr(trajectories, builder)(story, *args))
+        trajectory = cached(path, partial(getattr(trajectories, builder), story, *args))
         if trajectory is not None:
             built.append(trajectory)
     return built

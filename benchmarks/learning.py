@@ -20,9 +20,8 @@ from pathlib import Path
 from loguru import logger
 
 from benchmarks.provenance import command, commit
-from session.jericho_session import STORY_SUFFIXES
 from session.config import GameConfiguration
-
+from session.jericho_session import STORY_SUFFIXES
 
 
 def learn_game(job: dict) -> dict:

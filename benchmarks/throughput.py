@@ -30,8 +30,8 @@ from pathlib import Path
 
 from loguru import logger
 
-from agents.offline_critic import OfflineCritic
 from agents.looper_agent import LooperAgent
+from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
 from managers.loop_break.loop_break import LoopBreak

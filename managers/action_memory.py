@@ -8,7 +8,6 @@ from session.commands import TAKE_VERBS, canonical_command
 from session.outcomes import is_failure, not_here
 from session.records import TurnRecord
 
-
 STUBBORN_REFUSALS = 2
 """States of the world in which a command changed nothing in a room before it is not tried there again."""
 

@@ -23,7 +23,15 @@ from dataclasses import dataclass
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    DIRECTION_WORDS, FUNCTION_WORDS, ROUTINE_COMMANDS, spellings_of, canonical_command, command_words, direction_of, directions_named, is_wait,
+    DIRECTION_WORDS,
+    FUNCTION_WORDS,
+    ROUTINE_COMMANDS,
+    canonical_command,
+    command_words,
+    direction_of,
+    directions_named,
+    is_wait,
+    spellings_of,
 )  # fmt: skip
 from session.context import Readings
 from session.jericho_session import Trial

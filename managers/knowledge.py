@@ -20,8 +20,16 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    ATTACK_VERBS, DICE_ROLL, HANDING_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
-    is_observation, why_not_run,
+    ATTACK_VERBS,
+    DICE_ROLL,
+    HANDING_VERBS,
+    PRIMARY_DIRECTIONS,
+    TAKE_VERBS,
+    canonical_command,
+    command_words,
+    direction_of,
+    is_observation,
+    why_not_run,
 )  # fmt: skip
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH, burdened, load_named, not_at_hand, title_like

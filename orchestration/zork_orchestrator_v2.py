@@ -8,7 +8,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -22,7 +22,6 @@ from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
 from managers.game_reader import GameReader
 from managers.knowledge import Knowledge
-from viewer.report import write_report
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.penalties import why_rejected
 from managers.map_graph import MapGraph
@@ -36,7 +35,16 @@ from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
-from session.records import BLOCKING_SOURCES, DEATH_ENDING, UNPARSEABLE_FALLBACK, Candidate, GameView, Judgement, TurnRecord
+from session.records import (
+    BLOCKING_SOURCES,
+    DEATH_ENDING,
+    UNPARSEABLE_FALLBACK,
+    Candidate,
+    GameView,
+    Judgement,
+    TurnRecord,
+)
+from viewer.report import write_report
 
 FALLBACK_COMMAND = "look"
 EPISODE_FILE = "episode.json"
@@ -58,7 +66,7 @@ class GameState:
 
 
 def new_episode_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
 
 
 class ZorkOrchestratorV2:

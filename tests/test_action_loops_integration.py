@@ -10,10 +10,10 @@ import pytest
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.looper_agent import LooperAgent
-from agents.scripted_llm import ScriptedOpenAI
-from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import build_scenario
 from agents.prompts import role_of
+from agents.replay_agent import ReplayAgent
+from agents.scripted_llm import ScriptedOpenAI
+from benchmarks.scenarios import build_scenario
 from tests.conftest import RecordingReplay, make_config, run_episode
 
 

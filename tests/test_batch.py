@@ -17,7 +17,8 @@ import pytest
 
 from agents.prompts import role_of
 from agents.scripted_llm import send_json
-from batch.runner import MANIFEST, main as batch_main
+from batch.runner import MANIFEST
+from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
 

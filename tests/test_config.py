@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from session.config import ConfigError, DEFAULT_PROGRESS_SIGNALS, GameConfiguration
+from session.config import DEFAULT_PROGRESS_SIGNALS, ConfigError, GameConfiguration
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 

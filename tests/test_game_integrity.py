@@ -14,9 +14,9 @@ import pytest
 
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
+from agents.prompts import role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from agents.prompts import role_of
 from session.commands import INTERPRETER_VERBS, why_not_run
 from session.jericho_session import CommandRefused, JerichoSession
 from tests.conftest import make_config, run_episode

@@ -7,8 +7,8 @@ import json
 import pytest
 
 import main
-from session.context import AgentContext
 from agents.offline_critic import OfflineCritic
+from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from session.records import GameView
 from tests.conftest import make_config, run_episode

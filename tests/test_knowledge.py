@@ -11,7 +11,15 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from main import main
 from managers.knowledge import (
-    Death, Knowledge, KnowledgeError, KnowledgeStore, RoomFacts, ScoreEvent, StuckLoop, load_store, write_store,
+    Death,
+    Knowledge,
+    KnowledgeError,
+    KnowledgeStore,
+    RoomFacts,
+    ScoreEvent,
+    StuckLoop,
+    load_store,
+    write_store,
 )  # fmt: skip
 from session.commands import canonical_command, direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
@@ -80,7 +88,7 @@ def test_a_foe_that_killed_in_two_rooms_is_not_fought_again_anywhere():
         ("{not json", "is not readable JSON"),
         ("[1, 2]", "is not a JSON object"),
         ('{"version": 99, "game": "zork1", "story_md5": "x"}', "has version 99"),
-        ('{"version": 1, "game": "zork1", "story_md5": "%s", "rooms": {"1": {"nme": "x"}}}' % ZORK1_MD5, "is corrupt at rooms.1"),
+        (f'{{"version": 1, "game": "zork1", "story_md5": "{ZORK1_MD5}", "rooms": {{"1": {{"nme": "x"}}}}}}', "is corrupt at rooms.1"),
         ('{"version": 1, "game": "zork2", "story_md5": "abc"}', "is for zork2"),
     ],
 )  # fmt: skip

@@ -38,8 +38,8 @@ class Script:
         return [messages for r, messages in self.requests if r == role]
 
 
-def scripted_client(script: Script, config: LLMConfig = LLMConfig()) -> LLMClient:
-    return LLMClient(config, "scripted", 3, client=ScriptedOpenAI(script))
+def scripted_client(script: Script, config: LLMConfig | None = None) -> LLMClient:
+    return LLMClient(config or LLMConfig(), "scripted", 3, client=ScriptedOpenAI(script))
 
 
 # -- the rubric ---------------------------------------------------------------------------------------------------

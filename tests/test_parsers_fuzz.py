@@ -20,7 +20,13 @@ from hypothesis import strategies as st
 from agents.base import InvalidReply
 from agents.llm_critic import MAX_REASON_CHARS, parse_judgement, parse_review
 from agents.reply import (
-    MAX_COMMAND_CHARS, MAX_COMMAND_WORDS, MAX_REPLY_CHARS, MAX_THOUGHT_CHARS, json_object, parse_command, parse_reply,
+    MAX_COMMAND_CHARS,
+    MAX_COMMAND_WORDS,
+    MAX_REPLY_CHARS,
+    MAX_THOUGHT_CHARS,
+    json_object,
+    parse_command,
+    parse_reply,
 )  # fmt: skip
 from managers.objectives import ObjectiveManager
 from session.config import LoopBreakConfig

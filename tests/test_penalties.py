@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties, why_rejected
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph, Room

@@ -3,15 +3,27 @@ through the real orchestrator, turned into prompts by agents.prompts."""
 
 from __future__ import annotations
 
-import re
 import json
+import re
 from dataclasses import replace
 
 import pytest
 
 from agents.prompts import (
-    CARRY, CRITIC_ROLE, DARK, DESCRIPTION, EXITS_MENTIONED, HARNESS_NOTE, LAST, SEEN, WHERE, agent_system_prompt,
-    critic_system_prompt, render_agent_prompt, render_critic_prompt, role_of,
+    CARRY,
+    CRITIC_ROLE,
+    DARK,
+    DESCRIPTION,
+    EXITS_MENTIONED,
+    HARNESS_NOTE,
+    LAST,
+    SEEN,
+    WHERE,
+    agent_system_prompt,
+    critic_system_prompt,
+    render_agent_prompt,
+    render_critic_prompt,
+    role_of,
 )  # fmt: skip
 from agents.replay_agent import ReplayAgent
 from session.jericho_session import JerichoSession

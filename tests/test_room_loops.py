@@ -3,8 +3,8 @@ edge cases of oscillation and camping (unknown locations, windows)."""
 
 from __future__ import annotations
 
-from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.room_loops import CampingDetector, OscillationDetector, RegionLoopDetector
 from managers.map_graph import MapGraph

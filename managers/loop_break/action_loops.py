@@ -24,6 +24,7 @@ from session.events import emit
 from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
 
+
 # -- signatures ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Signature:
