@@ -59,10 +59,13 @@ class Answer:
 
 def completion(content: object) -> dict:
     return {
-        "id": "chatcmpl-fault", "object": "chat.completion", "created": 1700000000, "model": "test-model",
+        "id": "chatcmpl-fault",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": "test-model",
         "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-    }  # fmt: skip
+    }
 
 
 def reply(content: object, failure: str | None = None) -> Answer:
@@ -188,9 +191,11 @@ def steps(monkeypatch) -> list[str]:
 def play(rom_path, tmp_path, base_url: str, **llm):
     llm = {"base_url": base_url, "max_retries": 0, "timeout_seconds": 5, **llm}
     config = make_config(
-        tmp_path, llm=llm, gameplay={"max_turns_per_episode": MAX_TURNS},
+        tmp_path,
+        llm=llm,
+        gameplay={"max_turns_per_episode": MAX_TURNS},
         orchestrator={"max_consecutive_llm_failures": 3, "max_invalid_replies": 3},
-    )  # fmt: skip
+    )
     client = LLMClient(config.llm, API_KEY, config.orchestrator.max_consecutive_llm_failures)
     agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
     critic = LLMCritic(client, config.llm)
@@ -443,8 +448,9 @@ def test_the_console_never_shows_the_key_or_escape_codes(rom_path, tmp_path, fau
         f"[tool.zorkgpt.llm]\nbase_url = '{fault_server.base_url}'\napi_key_env = 'ZORKGPT_FAULT_KEY'\n"
         "max_retries = 0\ntimeout_seconds = 5\n"
     )
-    code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path / "eps"),
-                      "--max-turns", "3"])  # fmt: skip
+    code = main.main(
+        ["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path / "eps"), "--max-turns", "3"]
+    )
     out, err = capsys.readouterr()
     assert code == main.EXIT_LLM_UNAVAILABLE
     assert "bad key Bearer [redacted]" in err

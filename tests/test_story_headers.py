@@ -172,8 +172,20 @@ def test_an_object_table_past_dynamic_memory_passes_and_plays(tmp_path):
     copy = tmp_path / "objects.z5"
     copy.write_bytes(with_word(data, 0x0A, word(data, 0x0E)))
     assert verdict(copy.read_bytes(), tmp_path) == "accepted"
-    done = main_py("--rom", str(copy), "--agent", "offline", "--critic", "offline", "--max-turns", "3",
-                   "--episode-dir", str(tmp_path / "episodes"), "--no-knowledge", "--quiet")  # fmt: skip
+    done = main_py(
+        "--rom",
+        str(copy),
+        "--agent",
+        "offline",
+        "--critic",
+        "offline",
+        "--max-turns",
+        "3",
+        "--episode-dir",
+        str(tmp_path / "episodes"),
+        "--no-knowledge",
+        "--quiet",
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
 
 

@@ -131,8 +131,15 @@ def test_the_server_serves_only_episode_folders(tmp_path):
     (tmp_path / "secret.txt").write_text("no")
     viewer = Viewer([tmp_path / "episodes"])
     assert viewer.answer("/")[0] == 200 and viewer.answer("/episode/one")[0] == 200
-    for target in ("/episode/..", "/episode/../secret.txt", "/episode/%2e%2e%2fsecret.txt", "/secret.txt",
-                   "/api/episode/two", "/episode/one/../../secret.txt", "/etc/passwd"):  # fmt: skip
+    for target in (
+        "/episode/..",
+        "/episode/../secret.txt",
+        "/episode/%2e%2e%2fsecret.txt",
+        "/secret.txt",
+        "/api/episode/two",
+        "/episode/one/../../secret.txt",
+        "/etc/passwd",
+    ):
         assert viewer.answer(target)[0] == 404, target
     assert HOST == "127.0.0.1"
 
@@ -180,7 +187,10 @@ def test_the_report_is_written_in_pieces_and_no_text_closes_its_script(tmp_path)
     data = page.split('<script id="zork-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     assert json.loads(data)["episode"]["turns"][0]["response"] == hostile
     served = render({"episode": {"x": hostile}, "api": None})
-    assert "<!--" not in served and json.loads(served.split('json">', 1)[1].split("</script>", 1)[0])["episode"]["x"] == hostile
+    assert (
+        "<!--" not in served
+        and json.loads(served.split('json">', 1)[1].split("</script>", 1)[0])["episode"]["x"] == hostile
+    )
 
 
 JSON_VALUES = st.recursive(
