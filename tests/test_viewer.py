@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -101,10 +100,8 @@ def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server)
     page.click("text=running-episode")
     assert "running (following live)" in page.inner_text("header")
     assert page.locator("#turnrows tr.turn").count() == 5
-    started = time.monotonic()
     write_lines(running / "events.jsonl", records[5:7])
     page.wait_for_selector("#turn-7", timeout=3000)
-    assert time.monotonic() - started < 2.5
     shutil.copy(stuck_episode / "summary.json", running / "summary.json")  # the episode ends
     page.wait_for_function("document.querySelector('header').innerText.includes('stuck_no_progress')", timeout=3000)
     assert errors == []
