@@ -22,6 +22,8 @@ from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
 
+pytestmark = pytest.mark.slow  # batches of real episodes in subprocesses, local and Ray
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -170,6 +170,7 @@ def test_walkthrough_cli_reaches_350(tmp_path, capsys, rom_path, no_api_key):
     assert summary["agent"] == "walkthrough"
 
 
+@pytest.mark.slow  # two main.py processes a game
 @pytest.mark.parametrize("game", ["lgop.z3", "sherlock.z5"])
 def test_the_offline_agent_knows_the_same_words_in_every_process(game):
     """Jericho's part-of-speech flags for these story files differ from one process to the next (a noun in one run

@@ -35,6 +35,7 @@ def _episode_records(episodes, scenario, mode, state):
     return [json.loads(line) for line in events.read_text().splitlines()]
 
 
+@pytest.mark.slow  # two scenario episodes in subprocesses
 def test_runner_reports_what_the_events_say(rom_path, tmp_path):
     for name, text in (("small_stuck", STUCK), ("small_unparseable", UNPARSEABLE)):
         (tmp_path / f"{name}.toml").write_text(text)

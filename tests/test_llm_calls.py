@@ -16,6 +16,8 @@ from benchmarks.scenarios import build_scenario
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
 
+pytestmark = pytest.mark.slow  # walkthroughs through the LLM path over HTTP
+
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 

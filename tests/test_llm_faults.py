@@ -31,6 +31,8 @@ from tests.conftest import make_config, run_episode
 from tests.local_http import bypass_proxies, closed_port, serving
 from tests.test_llm_agent import verdict
 
+pytestmark = pytest.mark.slow  # short episodes, each against a misbehaving HTTP server
+
 API_KEY = "sk-test-SECRET"
 LEAK_MARK = "SECRET"
 """Part of the key: not even a cut-off piece of it may be written."""

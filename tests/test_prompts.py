@@ -89,6 +89,7 @@ def test_the_leaflet_is_hidden_until_the_mailbox_is_opened(rom_path, tmp_path):
     assert "leaflet" in seen(second)
 
 
+@pytest.mark.slow  # lostpig's whole walkthrough, prompt by prompt
 def test_room_titles_are_the_printed_ones(tmp_path):
     """lostpig names rooms `(maze)`, `(gnomeRoom)` internally; the prompt says what the game prints."""
     rom = story_file("lostpig.z8")
@@ -114,6 +115,7 @@ def test_zork1_rooms_are_named_as_printed_and_dark_is_dark(rom_path, tmp_path, w
     )
 
 
+@pytest.mark.slow  # 60 turns of lostpig, prompt by prompt
 def test_what_is_carried_is_the_games_own_inventory_text(tmp_path):
     """lostpig's object table says `(whistle)` for what the game calls a tube, `Brick_1` for two bricks."""
     rom = story_file("lostpig.z8")

@@ -27,6 +27,8 @@ from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import PROXY_VARIABLES
 
+pytestmark = pytest.mark.slow  # a real Ray head node
+
 ROOT = Path(__file__).resolve().parents[1]
 RAY_CLI = Path(sys.executable).parent / "ray"
 HANG_GUARD_SECONDS = 120

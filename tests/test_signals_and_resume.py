@@ -21,6 +21,8 @@ import pytest
 
 from session.jericho_session import JerichoSession
 
+pytestmark = pytest.mark.slow  # main.py in subprocesses, signalled, killed and resumed
+
 PROJECT = Path(__file__).resolve().parents[1]
 GATE_TURN = 34
 """30 walkthrough steps, then the 4th `frobnicate` (its 3rd repeat) opens the gate."""

@@ -166,6 +166,7 @@ def test_the_globals_are_in_dynamic_memory(name, tmp_path):
         assert f"has its global variables at {address:#x}, past its dynamic memory (ends {static:#x})" in message
 
 
+@pytest.mark.slow  # main.py in a subprocess
 def test_an_object_table_past_dynamic_memory_passes_and_plays(tmp_path):
     """No rule: the session counts objects within dynamic memory only (it raised before); played in a child."""
     data = game("zork1.z5")
@@ -195,6 +196,7 @@ def main_py(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # main.py in a subprocess
 def test_a_crashing_header_is_one_error_line_from_main(tmp_path):
     """zork1 whose header gives a length of 64 bytes: the C core dies of SIGSEGV on it (measured); main.py says so
     in one line and exits 2 before loading it."""

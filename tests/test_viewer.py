@@ -53,6 +53,7 @@ def open_page(browser, url: str):
     return page, errors
 
 
+@pytest.mark.slow  # a browser
 def test_the_report_of_a_stuck_episode_renders_and_a_point_opens_its_turn(browser, stuck_episode):
     report = stuck_episode / REPORT_FILE
     assert report.is_file()
@@ -88,6 +89,7 @@ def server(tmp_path):
     httpd.server_close()
 
 
+@pytest.mark.slow  # a browser
 def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server):
     base, root = server
     records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
@@ -108,6 +110,7 @@ def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server)
     page.close()
 
 
+@pytest.mark.slow  # a browser
 def test_a_partly_written_episode_shows_what_is_there(browser, stuck_episode, server):
     base, root = server
     lines = (stuck_episode / "events.jsonl").read_text().splitlines()
