@@ -39,9 +39,7 @@ from session.safe_text import printable
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
-ENDED = frozenset(
-    {"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted", "budget"}
-)
+ENDED = frozenset({"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted", "budget"})
 """Termination reasons after which there is nothing to resume."""
 
 
@@ -130,14 +128,22 @@ def build_orchestrator(
     agent = build_agent(agent_kind, session, client, config, args.actions)
     critic: Critic = (
         LLMCritic(client, config.llm, session.game_name, config.gameplay.critic_rejection_threshold)
-        if critic_kind == "llm" else OfflineCritic()
-    )  # fmt: skip
+        if critic_kind == "llm"
+        else OfflineCritic()
+    )
     # The LLM critic reviews objectives inside its verdicts; without it they are read off the game state.
     objectives = ObjectiveManager(config.loop_break, "llm" if critic_kind == "llm" else "state")
     orchestrator = ZorkOrchestratorV2(
-        config, session, agent, critic, client, objectives, episode_id=episode_id, quiet=args.quiet,
+        config,
+        session,
+        agent,
+        critic,
+        client,
+        objectives,
+        episode_id=episode_id,
+        quiet=args.quiet,
         knowledge=open_knowledge(config, session),
-    )  # fmt: skip
+    )
     orchestrator.run_info = {"actions": str(Path(args.actions).resolve()) if args.actions else None}
     return orchestrator
 
@@ -151,7 +157,8 @@ def check_budget(config: GameConfiguration, agent_kind: str, critic_kind: str) -
     missing = sorted(m for m in models if config.llm.price_of(m) is None)
     if missing:
         raise ConfigError(
-            f"gameplay.max_cost_usd needs a price for {', '.join(missing)}: add [tool.zorkgpt.llm.prices.\"{missing[0]}\"]"
+            f"gameplay.max_cost_usd needs a price for {', '.join(missing)}: "
+            f'add [tool.zorkgpt.llm.prices."{missing[0]}"]'
             " with input and output (USD per million tokens)"
         )
 

@@ -69,14 +69,20 @@ class LLMAgent:
         if self.structured:
             try:
                 return self.client.chat(
-                    "agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens,
+                    "agent",
+                    config.agent_model,
+                    messages,
+                    config.agent_temperature,
+                    config.agent_max_tokens,
                     response_format=AGENT_REPLY_SCHEMA,
-                )  # fmt: skip
+                )
             except LLMCallFailed as exc:
                 if exc.category != "http_400":
                     raise
                 self.structured = False  # this server does not take a JSON schema: ask in the prompt only
-        return self.client.chat("agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens)
+        return self.client.chat(
+            "agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens
+        )
 
     def drain_parse_failures(self) -> list[dict]:
         failures, self.parse_failures = self.parse_failures, []

@@ -57,11 +57,13 @@ class Usage:
         """Tokens by role: prompt (cached among them), completion and total."""
         return {
             role: {
-                "prompt": self.prompt_tokens[role], "cached": self.cached_tokens[role],
-                "completion": self.completion_tokens[role], "total": self.tokens[role],
+                "prompt": self.prompt_tokens[role],
+                "cached": self.cached_tokens[role],
+                "completion": self.completion_tokens[role],
+                "total": self.tokens[role],
             }
             for role in sorted(self.calls)
-        }  # fmt: skip
+        }
 
 
 class MalformedResponse(Exception):

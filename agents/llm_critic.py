@@ -11,9 +11,14 @@ from dataclasses import dataclass
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
-    CRITIC_RETRY, DEFAULT_REJECTION_THRESHOLD, REVIEW_NEW_OBJECTIVES, SYNTHESIS_NOTES, critic_system_prompt,
-    render_critic_prompt, render_synthesis,
-)  # fmt: skip
+    CRITIC_RETRY,
+    DEFAULT_REJECTION_THRESHOLD,
+    REVIEW_NEW_OBJECTIVES,
+    SYNTHESIS_NOTES,
+    critic_system_prompt,
+    render_critic_prompt,
+    render_synthesis,
+)
 from agents.reply import answer_text, json_object
 from session.config import LLMConfig
 from session.context import AgentContext, ObjectiveReview
@@ -125,8 +130,14 @@ def parse_review(reply: str | None) -> ObjectiveReview:
     claims = data.get("completed") if isinstance(data.get("completed"), list) else []
     completed = []
     for claim in claims[:MAX_CLAIMS]:
-        if isinstance(claim, dict) and isinstance(claim.get("objective"), str) and isinstance(claim.get("evidence"), str):
-            completed.append((_line(claim["objective"], MAX_OBJECTIVE_CHARS), _line(claim["evidence"], MAX_EVIDENCE_CHARS)))
+        if (
+            isinstance(claim, dict)
+            and isinstance(claim.get("objective"), str)
+            and isinstance(claim.get("evidence"), str)
+        ):
+            completed.append(
+                (_line(claim["objective"], MAX_OBJECTIVE_CHARS), _line(claim["evidence"], MAX_EVIDENCE_CHARS))
+            )
     new = data.get("new_objectives") if isinstance(data.get("new_objectives"), list) else []
     proposed = [_line(item, MAX_OBJECTIVE_CHARS) for item in new[:REVIEW_NEW_OBJECTIVES] if isinstance(item, str)]
     return ObjectiveReview(tuple(completed), tuple(p for p in proposed if len(p) >= 3))
@@ -141,9 +152,12 @@ class LLMCritic:
     prompted = True
 
     def __init__(
-        self, client: LLMClient, config: LLMConfig, game: str = "",
+        self,
+        client: LLMClient,
+        config: LLMConfig,
+        game: str = "",
         threshold: float = DEFAULT_REJECTION_THRESHOLD,
-    ):  # fmt: skip
+    ):
         self.client = client
         self.config = config
         self.system_prompt = critic_system_prompt(game, threshold)
@@ -167,7 +181,9 @@ class LLMCritic:
         if verdict.judgement is None:
             self.unreadable["retried"] += 1
             said = {"role": "assistant", "content": reply}
-            reply = self._ask([*messages, said, {"role": "user", "content": CRITIC_RETRY.format(problem=verdict.problem)}])
+            reply = self._ask(
+                [*messages, said, {"role": "user", "content": CRITIC_RETRY.format(problem=verdict.problem)}]
+            )
             verdict = read_verdict(reply)
             review = parse_review(reply) if context.review_objectives else None
             if review is not None and (review.completed or review.proposed):

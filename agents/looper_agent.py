@@ -7,8 +7,8 @@ would: other exits the map knows, then untried exits, then the extra fallback co
 
 from __future__ import annotations
 
-from session.context import AgentContext
 from session.commands import canonical_command, direction_of
+from session.context import AgentContext
 
 
 class LooperAgent:

@@ -16,12 +16,22 @@ from __future__ import annotations
 
 import re
 
+from session.commands import (
+    ATTACK_VERBS,
+    COMPASS_DIRECTIONS,
+    DICE_ROLL,
+    DIRECTIONS,
+    OPPOSITE,
+    PRIMARY_DIRECTIONS,
+    TAKE_VERBS,
+    canonical_command,
+    direction_of,
+    directions_named,
+    every_way_named,
+    spellings_of,
+)
 from session.context import AgentContext
 from session.outcomes import DARK_PHRASES, burdened, load_named, not_here
-from session.commands import (
-    ATTACK_VERBS, COMPASS_DIRECTIONS, DICE_ROLL, DIRECTIONS, OPPOSITE, PRIMARY_DIRECTIONS, TAKE_VERBS,
-    canonical_command, direction_of, directions_named, every_way_named, spellings_of,
-)  # fmt: skip
 
 _LIGHTS = ("lantern", "lamp", "torch", "candles", "match")
 # Common interactive-fiction affordances: nouns worth a verb when the room description mentions them.
@@ -41,9 +51,17 @@ _OVERLOADED = ("load is too heavy", "carrying too much", "hands are full", "can'
 _CLOSED = re.compile(r"\bthe ((?:[a-z]+ )?[a-z]+) is closed")
 """How a game refuses a move through a closed door (`The trap door is closed.`): the door to open."""
 _EXIT_WORDS = {
-    "stairs": "up", "staircase": "up", "chimney": "up", "ladder": "up", "window": "in", "entrance": "in",
-    "doorway": "in", "entry": "in", "in": "in", "out": "out",
-}  # fmt: skip
+    "stairs": "up",
+    "staircase": "up",
+    "chimney": "up",
+    "ladder": "up",
+    "window": "in",
+    "entrance": "in",
+    "doorway": "in",
+    "entry": "in",
+    "in": "in",
+    "out": "out",
+}
 """Words that hint at an exit beyond the directions a description names (session.commands.directions_named)."""
 
 
@@ -92,7 +110,11 @@ class OfflineAgent:
         for command in self._candidates(context):
             key = canonical_command(command)
             on_route = key in _route_keys(context)  # the way that scored, failed moves and all
-            if key in context.rejected or key in context.banned or (_avoided(key, context.knowledge.avoid_here) and not on_route):
+            if (
+                key in context.rejected
+                or key in context.banned
+                or (_avoided(key, context.knowledge.avoid_here) and not on_route)
+            ):
                 continue
             if key in DIRECTIONS:
                 command = self._spoken(key)
@@ -100,7 +122,12 @@ class OfflineAgent:
                     continue
             # Dropping something held always does something, however often it was dropped here before.
             retry = on_route or key in (self.retake, self.reopen, DICE_ROLL) or key.startswith("drop ")
-            if key in context.tried_here and command not in DIRECTIONS and key.split()[0] not in ATTACK_VERBS and not retry:
+            if (
+                key in context.tried_here
+                and command not in DIRECTIONS
+                and key.split()[0] not in ATTACK_VERBS
+                and not retry
+            ):
                 continue
             if retry:
                 self.retake = "" if key == self.retake else self.retake
@@ -136,10 +163,13 @@ class OfflineAgent:
         ways = (*known, *context.untried_exits, self.way_out, *context.knowledge.exits_here)
         ways = dict.fromkeys(way for way in ways if way)
         usable = [
-            way for way in ways
-            if way not in context.failed_exits and way not in context.banned and self._spoken(way)
+            way
+            for way in ways
+            if way not in context.failed_exits
+            and way not in context.banned
+            and self._spoken(way)
             and not _avoided(way, context.knowledge.avoid_here)
-        ]  # fmt: skip
+        ]
         fresh = [way for way in usable if way not in context.rejected]
         return self._spoken(next(iter(fresh or usable))) if usable else ""
 
@@ -235,10 +265,14 @@ class OfflineAgent:
         # What scored here in an earlier episode, unless it changed nothing the last time (until the room changes).
         here = view.room_id
         yield from (
-            c for c in context.knowledge.known_here if c not in context.refused_here and (here, c) not in self.known_tried
-        )  # fmt: skip
+            c
+            for c in context.knowledge.known_here
+            if c not in context.refused_here and (here, c) not in self.known_tried
+        )
         # Items that scored when taken may score again when stored: try each container here once.
-        containers = [o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}]
+        containers = [
+            o.noun for o in view.room_objects if o.noun in _CONTAINERS and o.num not in {i.num for i in view.inventory}
+        ]
         if context.knowledge.deposits:  # where putting valuables away scored: never into another container
             containers = [noun for noun in containers if noun in context.knowledge.deposits]
         for item in (o.noun for o in view.inventory if o.noun in keep):
@@ -250,7 +284,11 @@ class OfflineAgent:
             # One light and one weapon are enough: a second of either is taken once, to see whether it scores (a
             # torch may be a treasure), and put down again if it does not: it would fill the hands a treasure needs.
             second = (obj.noun in _LIGHTS and has_light) or (obj.noun in _WEAPONS and weapons)
-            if obj.noun not in self.left_behind and obj.noun not in self.stored and not (second and obj.noun in self.probed):
+            if (
+                obj.noun not in self.left_behind
+                and obj.noun not in self.stored
+                and not (second and obj.noun in self.probed)
+            ):
                 if second:
                     self.probed.add(obj.noun)
                 yield f"take {name}"
@@ -291,7 +329,9 @@ class OfflineAgent:
         if exits:
             # Least recently used first, so it does not bounce between two rooms.
             newest_first = [cmd for cmd, _ in reversed(context.recent)]
-            yield from sorted(exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1)
+            yield from sorted(
+                exits, key=lambda d: -newest_first.index(d) if d in newest_first else -len(newest_first) - 1
+            )
         yield from context.knowledge.exits_here  # ways out earlier episodes took, though they failed here today
 
 

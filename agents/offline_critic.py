@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from session.context import AgentContext
 from session.commands import (
-    ATTACK_VERBS, canonical_command, command_words, direction_of, is_observation, normalize_command, why_not_run,
-)  # fmt: skip
+    ATTACK_VERBS,
+    canonical_command,
+    command_words,
+    direction_of,
+    is_observation,
+    normalize_command,
+    why_not_run,
+)
+from session.context import AgentContext
 from session.records import Judgement
 
 
@@ -21,7 +27,9 @@ class OfflineCritic:
         if key in context.knowledge.known_here and key not in context.refused_here:
             return Judgement(0.9, "it scored here in an earlier episode")
         if key in context.knowledge.avoid_here:
-            return Judgement(0.1, "in an earlier episode this killed the player, failed, or changed nothing in a loop here")
+            return Judgement(
+                0.1, "in an earlier episode this killed the player, failed, or changed nothing in a loop here"
+            )
         direction = direction_of(text)
         if direction is not None:
             if direction in context.failed_exits and key in context.failed_here:

@@ -116,9 +116,12 @@ def critic_anchors(threshold: float) -> dict[str, str]:
     """The rubric's five anchors for a rejection threshold t: progress and information clearly above it, the merely
     plausible on it, repetition and futile moves below it (t = 0.5 gives 0.9, 0.7, 0.5, 0.3, 0.1)."""
     anchors = {
-        "progress": threshold + 0.8 * (1 - threshold), "information": threshold + 0.4 * (1 - threshold),
-        "plausible": threshold, "repetition": 0.6 * threshold, "futile": 0.2 * threshold,
-    }  # fmt: skip
+        "progress": threshold + 0.8 * (1 - threshold),
+        "information": threshold + 0.4 * (1 - threshold),
+        "plausible": threshold,
+        "repetition": 0.6 * threshold,
+        "futile": 0.2 * threshold,
+    }
     return {name: f"{value:.2f}".rstrip("0").rstrip(".") if value else "0" for name, value in anchors.items()}
 
 
@@ -267,9 +270,13 @@ def _earlier(context: AgentContext) -> list[str]:
     if known.avoid_here:
         lines.append(f"Failed, killed or looped here in an earlier episode: {_capped(list(known.avoid_here))}.")
     if known.route_next:
-        lines.append(f"From here, the next step of the way an earlier episode reached its best score: {known.route_next}.")
+        lines.append(
+            f"From here, the next step of the way an earlier episode reached its best score: {known.route_next}."
+        )
     if known.path_to_known and not known.known_here:
-        lines.append(f"Nearest room where an earlier episode scored: {known.known_target}, via {', '.join(known.path_to_known)}.")
+        lines.append(
+            f"Nearest room where an earlier episode scored: {known.known_target}, via {', '.join(known.path_to_known)}."
+        )
     return ["", "FROM EARLIER EPISODES:", *lines] if lines else []
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import ScriptExhausted
-from session.context import AgentContext
 from session.commands import why_invalid
 from session.config import ConfigError
+from session.context import AgentContext
 
 
 class ReplayAgent:

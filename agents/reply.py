@@ -29,9 +29,17 @@ from typing import Any
 
 from agents.base import InvalidReply
 from session.commands import (
-    ATTACK_VERBS, DIRECTION_WORDS, HANDING_VERBS, OBSERVATION_VERBS, TAKE_VERBS, TOPIC_VERBS, TRAVEL_VERBS, WAIT_VERBS,
-    direction_of, why_invalid,
-)  # fmt: skip
+    ATTACK_VERBS,
+    DIRECTION_WORDS,
+    HANDING_VERBS,
+    OBSERVATION_VERBS,
+    TAKE_VERBS,
+    TOPIC_VERBS,
+    TRAVEL_VERBS,
+    WAIT_VERBS,
+    direction_of,
+    why_invalid,
+)
 from session.safe_text import printable
 
 MAX_REPLY_CHARS = 20_000
@@ -110,9 +118,20 @@ _FENCE = re.compile(r"^\s*(?:```|~~~)")
 _COMMAND_KEYS = ("command", "cmd", "next_command", "game_command", "command_text")
 _ACTION_KEYS = ("action", "next_action", "move")
 _WRAPPER_KEYS = (
-    "action_input", "arguments", "parameters", "args", "input", "function", "function_call", "tool_call",
-    "tool_calls", "tool_input", "response", "answer", "output",
-)  # fmt: skip
+    "action_input",
+    "arguments",
+    "parameters",
+    "args",
+    "input",
+    "function",
+    "function_call",
+    "tool_call",
+    "tool_calls",
+    "tool_input",
+    "response",
+    "answer",
+    "output",
+)
 """Keys a tool-call or agent framework nests the command under (LangChain's `action_input`, OpenAI's `arguments`)."""
 _THOUGHT_KEYS = ("thought", "thinking", "reasoning", "reason", "rationale", "analysis", "explanation", "plan")
 _SPLIT_KEYS = frozenset({"object", "target", "direction", "item", "direct_object", "indirect_object", "noun"})
@@ -136,22 +155,39 @@ _MARKUP = frozenset("<>{}[]`*")
 one)."""
 _INTRANSITIVE = frozenset({"look", "l", "inventory", "i", "wait", "z", "listen", "jump", "sleep", "score", "again"})
 _CHAIN_VERBS = (
-    TAKE_VERBS | HANDING_VERBS | ATTACK_VERBS | OBSERVATION_VERBS | WAIT_VERBS | TOPIC_VERBS | TRAVEL_VERBS
+    TAKE_VERBS
+    | HANDING_VERBS
+    | ATTACK_VERBS
+    | OBSERVATION_VERBS
+    | WAIT_VERBS
+    | TOPIC_VERBS
+    | TRAVEL_VERBS
     | frozenset(
         "open close unlock drop throw push pull turn move climb enter exit eat drink wear remove tie untie show "
         "fill pour dig cut burn break press wave rub shake squeeze kick kiss sit stand follow find use lift raise "
         "unscrew inflate deflate swim cross knock pray buy sell feed hide play blow extinguish douse clean wipe "
         "repair activate mix heat cook empty shoot steer launch dive consult cast memorize".split()
     )
-) - {"i", "l", "z", "x"}  # fmt: skip
+) - {"i", "l", "z", "x"}
 """Verbs that start a second command after `and` or a comma (`open mailbox and take leaflet`). Words that are as
 often nouns (`brush`, `light`, `match`, `ring`, `fire`) are left out: `drop key and brush` is one command."""
 _PRONOUNS = frozenset({"it", "them", "him", "her", "all"})
 _REFUSAL_WORDS = frozenset({"sorry", "apologies", "unfortunately"})
 _REFUSALS = (
-    "i can't", "i cannot", "i can not", "i won't", "i will not", "i'm sorry", "i am sorry", "i apologize", "i'm unable",
-    "i am unable", "i'm not able", "i am not able", "as an ai",
-)  # fmt: skip
+    "i can't",
+    "i cannot",
+    "i can not",
+    "i won't",
+    "i will not",
+    "i'm sorry",
+    "i am sorry",
+    "i apologize",
+    "i'm unable",
+    "i am unable",
+    "i'm not able",
+    "i am not able",
+    "as an ai",
+)
 _ACKNOWLEDGEMENTS = frozenset(
     "understood acknowledged noted ok okay sure certainly alright great thanks roger affirmative absolutely".split()
 )
@@ -621,8 +657,12 @@ def _check(command: str, reply: str) -> None:
         raise InvalidReply("truncated", reply, "the command ends mid-word or leaves a quote open")
     outside = _QUOTED.sub('"x"', command)  # what a character is told may be any sentence
     outside_words = [w.strip(",.!?:") for w in outside.split()]
-    if (first in _PROSE_OPENERS or (first == "i" and len(words) > 1) or outside.endswith("?")
-            or _SENTENCE_WORDS & set(outside_words[1:])):  # fmt: skip
+    if (
+        first in _PROSE_OPENERS
+        or (first == "i" and len(words) > 1)
+        or outside.endswith("?")
+        or _SENTENCE_WORDS & set(outside_words[1:])
+    ):
         raise InvalidReply("prose", reply, "a sentence, not a game command")
     if _SENTENCE_BREAK.search(outside):
         raise InvalidReply("multiple_commands", reply, "several commands joined in one line; give one")

@@ -11,6 +11,7 @@ from typing import Any
 
 from loguru import logger
 
+
 def install_request_limits(limits: dict[str, Any]) -> None:
     """Pool initializer: every LLM client of this process waits on the batch's shared limit for its base_url."""
     from agents import llm_client
@@ -74,8 +75,12 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         orchestrator = build_orchestrator(config, args, session=build_session(config, args))
         summary = json.loads(orchestrator.play_episode().read_text())
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
-        return {**row, "status": "crashed", "error": f"{type(exc).__name__}: {exc}"[:500],
-                "trace": traceback.format_exc(limit=3)[-1500:]}  # fmt: skip
+        return {
+            **row,
+            "status": "crashed",
+            "error": f"{type(exc).__name__}: {exc}"[:500],
+            "trace": traceback.format_exc(limit=3)[-1500:],
+        }
     return {
         **row,
         "status": "finished",

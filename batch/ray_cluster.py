@@ -129,15 +129,21 @@ def why_refused(address: str, exc: BaseException, log: Path) -> str:
     if any(isinstance(e, AuthenticationError) or AuthenticationError.__name__ in str(e) for e in causes):
         source = token_source()
         if os.environ.get(AUTH_MODE, "").lower() != "token":
-            return (f"the Ray cluster at {address} wants a token: set {AUTH_MODE}=token (Ray reads the token from "
-                    f"${TOKEN}, the file named by ${TOKEN_PATH}, or ~/.ray/auth_token)")  # fmt: skip
+            return (
+                f"the Ray cluster at {address} wants a token: set {AUTH_MODE}=token (Ray reads the token from "
+                f"${TOKEN}, the file named by ${TOKEN_PATH}, or ~/.ray/auth_token)"
+            )
         if source is None:
-            return (f"{AUTH_MODE}=token but no token: put the cluster's (`ray get-auth-token` on its head) in "
-                    f"~/.ray/auth_token, or name its file in ${TOKEN_PATH}")  # fmt: skip
+            return (
+                f"{AUTH_MODE}=token but no token: put the cluster's (`ray get-auth-token` on its head) in "
+                f"~/.ray/auth_token, or name its file in ${TOKEN_PATH}"
+            )
         if source != f"${TOKEN}" and not (Path(source).is_file() and Path(source).read_text(errors="replace").strip()):
             return f"no token in {source} (${TOKEN_PATH}) for the Ray cluster at {address}"
-        return (f"the Ray cluster at {address} refused the token from {source}: use the one its head was started "
-                f"with (`ray get-auth-token` there), in ${TOKEN_PATH} or ~/.ray/auth_token")  # fmt: skip
+        return (
+            f"the Ray cluster at {address} refused the token from {source}: use the one its head was started "
+            f"with (`ray get-auth-token` there), in ${TOKEN_PATH} or ~/.ray/auth_token"
+        )
     first = " ".join(str(exc).split())[:300] or type(exc).__name__
     return f"cannot join the Ray cluster at {address}: {first} (Ray's messages: {log})"
 
@@ -161,8 +167,10 @@ def join(address: str, log: Path, **init: Any) -> None:
         thread.start()
         thread.join(JOIN_SECONDS)
     if not outcome:
-        raise RayClusterError(f"the Ray cluster at {address} did not take this batch within {JOIN_SECONDS:.0f} s (a "
-                              "host:port address wants a node of that cluster on this machine, ray://HOST:10001 does "
-                              f"not; Ray's messages: {log})")  # fmt: skip
+        raise RayClusterError(
+            f"the Ray cluster at {address} did not take this batch within {JOIN_SECONDS:.0f} s (a "
+            "host:port address wants a node of that cluster on this machine, ray://HOST:10001 does "
+            f"not; Ray's messages: {log})"
+        )
     if outcome[0] is not None:
         raise RayClusterError(why_refused(address, outcome[0], log))

@@ -10,8 +10,20 @@ from statistics import mean
 
 LOOP_BREAK_SWITCH = ("loop_break", "enable_velocity_detection")
 """The key whose on/off pairs of cells give the turns and cost the loop break saved."""
-COLUMNS = ("cell", "game", "episodes", "crashed", "mean_score", "best_score", "score_share", "mean_turns",
-           "terminations", "llm_calls", "tokens", "cost_usd")  # fmt: skip
+COLUMNS = (
+    "cell",
+    "game",
+    "episodes",
+    "crashed",
+    "mean_score",
+    "best_score",
+    "score_share",
+    "mean_turns",
+    "terminations",
+    "llm_calls",
+    "tokens",
+    "cost_usd",
+)
 
 
 def summarise(cell: str, game: str, rows: list[dict]) -> dict:
@@ -35,21 +47,27 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
 
 def loop_break_pairs(grid: dict[str, dict], cells: dict[str, dict]) -> list[dict]:
     """Turns and cost saved, for each pair of cells that differ only in the loop break's master switch."""
+
+    def strip(g: dict) -> dict:
+        return {s: {k: v for k, v in keys.items() if (s, k) != LOOP_BREAK_SWITCH} for s, keys in g.items()}
+
     pairs = []
     for on_name, on in grid.items():
         for off_name, off in grid.items():
             switch_on = on.get(LOOP_BREAK_SWITCH[0], {}).get(LOOP_BREAK_SWITCH[1], True)
             switch_off = off.get(LOOP_BREAK_SWITCH[0], {}).get(LOOP_BREAK_SWITCH[1], True)
-            strip = lambda g: {s: {k: v for k, v in keys.items() if (s, k) != LOOP_BREAK_SWITCH} for s, keys in g.items()}  # noqa: E731
             if switch_on and not switch_off and strip(on) == strip(off) and cells[on_name]["episodes"]:
                 a, b = cells[on_name], cells[off_name]
                 if a["mean_turns"] is None or b["mean_turns"] is None:
                     continue
-                pairs.append({
-                    "on": on_name, "off": off_name,
-                    "turns_saved_per_episode": round(b["mean_turns"] - a["mean_turns"], 1),
-                    "cost_saved_usd": round(b["cost_usd"] - a["cost_usd"], 6),
-                })  # fmt: skip
+                pairs.append(
+                    {
+                        "on": on_name,
+                        "off": off_name,
+                        "turns_saved_per_episode": round(b["mean_turns"] - a["mean_turns"], 1),
+                        "cost_saved_usd": round(b["cost_usd"] - a["cost_usd"], 6),
+                    }
+                )
     return pairs
 
 
@@ -90,14 +108,28 @@ def markdown(result: dict) -> str:
             text.append("| " + " | ".join(str(line[c]) if c != "terminations" else ends for c in COLUMNS) + " |")
         return text
 
-    lines = ["# Batch results", "", f"{result['episodes']} episodes ({result['crashed']} crashed), "
-             f"{result['wall_seconds']} s wall with {result['workers']} workers "
-             f"({result['episode_seconds']} s of episodes).", "", "## By cell", ""]  # fmt: skip
+    lines = [
+        "# Batch results",
+        "",
+        f"{result['episodes']} episodes ({result['crashed']} crashed), "
+        f"{result['wall_seconds']} s wall with {result['workers']} workers "
+        f"({result['episode_seconds']} s of episodes).",
+        "",
+        "## By cell",
+        "",
+    ]
     lines += table(result["cells"])
     if result["loop_break_saved"]:
-        lines += ["", "## Saved by the loop break", "", "| on | off | turns saved per episode | cost saved (USD) |",
-                  "|---|---|---|---|"]  # fmt: skip
-        lines += [f"| {p['on']} | {p['off']} | {p['turns_saved_per_episode']} | {p['cost_saved_usd']} |"
-                  for p in result["loop_break_saved"]]  # fmt: skip
+        lines += [
+            "",
+            "## Saved by the loop break",
+            "",
+            "| on | off | turns saved per episode | cost saved (USD) |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {p['on']} | {p['off']} | {p['turns_saved_per_episode']} | {p['cost_saved_usd']} |"
+            for p in result["loop_break_saved"]
+        ]
     lines += ["", "## By cell and game", ""] + table(result["games"])
     return "\n".join(lines) + "\n"

@@ -26,8 +26,8 @@ from tqdm import tqdm
 from batch import ray_cluster
 from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
 from batch.results import write_results
-from session.jericho_session import STORY_SUFFIXES
 from session.config import ConfigError, GameConfiguration
+from session.jericho_session import STORY_SUFFIXES
 
 MANIFEST = "manifest.jsonl"
 RAY_LOG = "ray-join.log"
@@ -111,11 +111,19 @@ def plan(args: argparse.Namespace) -> list[dict]:
             for seed in seeds:
                 for episode in range(1, args.episodes + 1):
                     ident = job_id(cell, story.stem, seed, episode)
-                    jobs.append({
-                        "id": ident, "cell": cell, "game": story.stem, "story": str(story), "seed": seed,
-                        "episode": episode, "overrides": overrides, "config": str(Path(args.config).resolve()),
-                        "folder": str((Path(args.out) / "episodes" / ident).resolve()),
-                    })  # fmt: skip
+                    jobs.append(
+                        {
+                            "id": ident,
+                            "cell": cell,
+                            "game": story.stem,
+                            "story": str(story),
+                            "seed": seed,
+                            "episode": episode,
+                            "overrides": overrides,
+                            "config": str(Path(args.config).resolve()),
+                            "folder": str((Path(args.out) / "episodes" / ident).resolve()),
+                        }
+                    )
     return jobs
 
 
@@ -201,12 +209,20 @@ def run_batch(args: argparse.Namespace) -> dict:
     done = read_manifest(out)
     unknown = set(done) - {job["id"] for job in jobs}
     if unknown:
-        raise BatchError(f"{out / MANIFEST} holds jobs this batch does not plan (e.g. {sorted(unknown)[0]}): "
-                         "use another --out, or the same flags as before")  # fmt: skip
+        raise BatchError(
+            f"{out / MANIFEST} holds jobs this batch does not plan (e.g. {sorted(unknown)[0]}): "
+            "use another --out, or the same flags as before"
+        )
     todo = [job for job in jobs if job["id"] not in done]
     failed = sum(1 for row in done.values() if row["status"] != "finished")
-    bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="episode", dynamic_ncols=True,
-               disable=args.quiet, file=sys.stderr)  # fmt: skip
+    bar = tqdm(
+        total=len(jobs),
+        initial=len(jobs) - len(todo),
+        unit="episode",
+        dynamic_ncols=True,
+        disable=args.quiet,
+        file=sys.stderr,
+    )
     running = min(args.workers, len(todo))
     bar.set_postfix(running=running, failed=failed)
     started = time.perf_counter()
@@ -232,14 +248,19 @@ def run_batch(args: argparse.Namespace) -> dict:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py batch", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", required=True, help="a folder of story files, or story files / game names, comma-separated")
+    parser.add_argument(
+        "--games", required=True, help="a folder of story files, or story files / game names, comma-separated"
+    )
     parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds (default 1)")
     parser.add_argument("--episodes", type=int, default=1, help="episodes per (cell, game, seed)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel episodes")
     parser.add_argument("--out", default="batches/latest", help="the batch folder (manifest, episodes, results)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
-    parser.add_argument("--ray-address", help="a Ray cluster: HEAD:6379 (on a node of it), ray://HEAD:10001 or auto; "
-                        "with token authentication set RAY_AUTH_MODE=token; default: a local instance")
+    parser.add_argument(
+        "--ray-address",
+        help="a Ray cluster: HEAD:6379 (on a node of it), ray://HEAD:10001 or auto; "
+        "with token authentication set RAY_AUTH_MODE=token; default: a local instance",
+    )
     parser.add_argument("--grid", help="TOML of named configurations: [cells.<name>.<section>] key = value")
     parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough"])
     parser.add_argument("--critic", choices=["auto", "offline", "llm"])

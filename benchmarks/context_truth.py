@@ -49,8 +49,17 @@ from typing import Any
 from loguru import logger
 
 from agents.prompts import (
-    CARRY, DARK, DESCRIPTION, EXIT_SEPARATOR, EXITS_MENTIONED, EXITS_WORKED, NO_TITLE, SEEN, WHERE, role_of,
-)  # fmt: skip
+    CARRY,
+    DARK,
+    DESCRIPTION,
+    EXIT_SEPARATOR,
+    EXITS_MENTIONED,
+    EXITS_WORKED,
+    NO_TITLE,
+    SEEN,
+    WHERE,
+    role_of,
+)
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure
 from benchmarks.provenance import commit
@@ -108,16 +117,27 @@ class PromptFormat:
 
 
 OLD_FORMAT = PromptFormat(
-    name="old", where="WHERE YOU ARE: ", description=re.compile(r"Description \(as last printed in full here\):$"),
-    carried="You carry: ", carried_is_answer=False, seen="You can see: ", worked="Exits that worked from here: ",
-    named="Named in the description, not tried yet: ", ends_at_blank=False,
-)  # fmt: skip
+    name="old",
+    where="WHERE YOU ARE: ",
+    description=re.compile(r"Description \(as last printed in full here\):$"),
+    carried="You carry: ",
+    carried_is_answer=False,
+    seen="You can see: ",
+    worked="Exits that worked from here: ",
+    named="Named in the description, not tried yet: ",
+    ends_at_blank=False,
+)
 NEW_FORMAT = PromptFormat(
-    name="new", where=f"{WHERE} ",
+    name="new",
+    where=f"{WHERE} ",
     description=re.compile(rf"{DESCRIPTION} \(printed (?P<age>this turn|1 turn ago|\d+ turns ago)\):$"),
-    carried=CARRY, carried_is_answer=True, seen=f"{SEEN} ", worked=f"{EXITS_WORKED} ", named=f"{EXITS_MENTIONED} ",
+    carried=CARRY,
+    carried_is_answer=True,
+    seen=f"{SEEN} ",
+    worked=f"{EXITS_WORKED} ",
+    named=f"{EXITS_MENTIONED} ",
     ends_at_blank=True,
-)  # fmt: skip
+)
 """The labels agents.prompts renders today (imported: the auditor reads what the renderer writes)."""
 _TURN_LINE = re.compile(r"TURN (\d+)\.")
 
@@ -158,8 +178,11 @@ def parse_prompt(prompt: str) -> Claims:
     """The claims of an agent prompt, in the old format (f4eedf1) or the new one, whichever its labels are."""
     turn = turn_of(prompt)
     lines = prompt.splitlines()
-    fmt = NEW_FORMAT if any(line.startswith(NEW_FORMAT.carried) or NEW_FORMAT.description.match(line)
-                            for line in lines) else OLD_FORMAT  # fmt: skip
+    fmt = (
+        NEW_FORMAT
+        if any(line.startswith(NEW_FORMAT.carried) or NEW_FORMAT.description.match(line) for line in lines)
+        else OLD_FORMAT
+    )
     labels = (fmt.where, fmt.carried, fmt.seen, fmt.worked, fmt.named)
     found: dict[str, Any] = {}
     for index, line in enumerate(lines):
@@ -171,19 +194,25 @@ def parse_prompt(prompt: str) -> Claims:
             continue
         for label in labels:
             if line.startswith(label) and label not in found:
-                found[label] = line[len(label) :] if label != fmt.carried or not fmt.carried_is_answer else (
-                    _block(lines, index + 1, labels, fmt))
+                found[label] = (
+                    line[len(label) :]
+                    if label != fmt.carried or not fmt.carried_is_answer
+                    else _block(lines, index + 1, labels, fmt)
+                )
     worked = _list(found.get(fmt.worked, ""), exits=True)
     carried = found.get(fmt.carried)
     return Claims(
-        turn=turn, format=fmt.name, room=_room_claim(found.get(fmt.where, "")),
-        description=found.get("description"), description_age=found.get("description_age"),
+        turn=turn,
+        format=fmt.name,
+        room=_room_claim(found.get(fmt.where, "")),
+        description=found.get("description"),
+        description_age=found.get("description_age"),
         carried=None if carried is None or fmt.carried_is_answer else tuple(_list(carried)),
         carried_answer=carried if fmt.carried_is_answer else None,
         seen=tuple(_list(found.get(fmt.seen, ""))),
         worked=tuple(worked) if worked != [("none yet", "")] else (),
         named=tuple(_list(found.get(fmt.named, ""))),
-    )  # fmt: skip
+    )
 
 
 def _room_claim(text: str) -> str | None:
@@ -210,7 +239,11 @@ def _list(text: str, exits: bool = False) -> list:
     if not exits:
         return [name.strip() for name in body.split(", ") if name.strip()]
     # the new format separates exits with EXIT_SEPARATOR (a title may hold a comma) and names no room it never saw
-    parts = body.split(EXIT_SEPARATOR) if EXIT_SEPARATOR.strip() in body or " -> " not in body else re.split(r", (?=[^,]*? -> )", body)
+    parts = (
+        body.split(EXIT_SEPARATOR)
+        if EXIT_SEPARATOR.strip() in body or " -> " not in body
+        else re.split(r", (?=[^,]*? -> )", body)
+    )
     return [(d.strip(), room.strip()) for d, _, room in (part.partition(" -> ") for part in parts)]
 
 
@@ -393,8 +426,14 @@ def description_of(
     the text many games print on a first visit only (hhgg's Engine Room, ztuu's Souvenir Stand); in a room
     without a title, its first line."""
     lines = response.splitlines()
-    start = next((i for i, line in enumerate(lines)
-                  if title and names_room(title, line) and not _STATUS_GAP.search(line.strip())), None)  # fmt: skip
+    start = next(
+        (
+            i
+            for i, line in enumerate(lines)
+            if title and names_room(title, line) and not _STATUS_GAP.search(line.strip())
+        ),
+        None,
+    )
     if start is None and not (arrived_or_looked and (is_dark(response) or not title)):
         return None
     kept = tuple(squeeze(line) for line in lines[start or 0 :] if line.strip())
@@ -436,8 +475,11 @@ def check_description(block: str, printed: list[Description], age: int | None, t
             return Verdict(False, f"a passing event of turn {event.turn}, not the room: {line!r}")
         older = next((d for d in reversed(printed) if d is not target and line in d.lines), None)
         if older is not None:
-            return Verdict(False, f"stale: {line!r} was printed at turn {older.turn}; at turn {target.turn}: "
-                                  f"{' / '.join(room_lines)[:300]!r}")  # fmt: skip
+            return Verdict(
+                False,
+                f"stale: {line!r} was printed at turn {older.turn}; at turn {target.turn}: "
+                f"{' / '.join(room_lines)[:300]!r}",
+            )
         return Verdict(False, f"not printed here as a description: {line!r}")
     return Verdict(True) if shown else Verdict(False, "empty")
 
@@ -655,12 +697,14 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
         "suggested_exits": {
             "shown": counts["suggested_exits"]["checked"],
             "lead_somewhere": counts["suggested_exits"]["checked"] - counts["suggested_exits"]["false"],
-            "distinct": len(distinct), "distinct_lead_somewhere": sum(distinct.values()),
-        },  # fmt: skip
+            "distinct": len(distinct),
+            "distinct_lead_somewhere": sum(distinct.values()),
+        },
         "false_claims": [
             {"turn": f.turn, "category": f.category, "claim": f.claim, "truth": f.truth}
-            for f in findings if f.true is False and f.category in CATEGORIES
-        ],  # fmt: skip
+            for f in findings
+            if f.true is False and f.category in CATEGORIES
+        ],
     }
 
 
@@ -725,12 +769,19 @@ def run_job(job: dict) -> dict | None:
         prompts, records, figures = play(story, commands, Path(config_path), Path(folder), seed)
     audit = audit_episode(story, prompts, records, seed)
     return {
-        "game": story.stem, "kind": job["kind"], "played": played.kind, "variant": played.variant,
-        "commands": len(commands), "turns": figures["turns"], "termination_reason": figures["termination_reason"],
-        "score": figures["score"], "clean_score": played.clean_score if not job["turns"] else None,
+        "game": story.stem,
+        "kind": job["kind"],
+        "played": played.kind,
+        "variant": played.variant,
+        "commands": len(commands),
+        "turns": figures["turns"],
+        "termination_reason": figures["termination_reason"],
+        "score": figures["score"],
+        "clean_score": played.clean_score if not job["turns"] else None,
         "refused_or_replaced": sum(r["command"] != c for r, c in zip(records, commands)),
-        **audit, "seconds": round(time.perf_counter() - started, 1),
-    }  # fmt: skip
+        **audit,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def run(jobs: list[dict], workers: int) -> list[dict]:
@@ -750,8 +801,11 @@ def run(jobs: list[dict], workers: int) -> list[dict]:
 def _progress(row: dict | None) -> None:
     if row:
         bad = sum(row["counts"][c]["false"] for c in CATEGORIES)
-        print(f"  {row['game']} {row['kind']}: {row['turns']} turns, {bad} false claims, {row['seconds']} s",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"  {row['game']} {row['kind']}: {row['turns']} turns, {bad} false claims, {row['seconds']} s",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 # -- tables --------------------------------------------------------------------------------------------------------
@@ -765,14 +819,16 @@ def totals(rows: list[dict]) -> dict:
         exits.update(row["suggested_exits"])
     prompts = sum(r["prompts"] for r in rows)
     return {
-        "games": len(rows), "turns": sum(r["turns"] for r in rows), "prompts": prompts,
+        "games": len(rows),
+        "turns": sum(r["turns"] for r in rows),
+        "prompts": prompts,
         "counts": {c: dict(summed[c]) for c in CATEGORIES},
         "suggested_exits": dict(exits),
         "suggested_exits_share": round(exits["lead_somewhere"] / exits["shown"], 3) if exits["shown"] else None,
         "prompt_chars_mean": round(sum(r["prompt_chars_mean"] * r["prompts"] for r in rows) / max(prompts, 1)),
         "prompt_chars_max": max((r["prompt_chars_max"] for r in rows), default=0),
         "desync_games": [r["game"] for r in rows if r["desync_turns"]],
-    }  # fmt: skip
+    }
 
 
 def _cell(counts: dict) -> str:
@@ -785,25 +841,35 @@ def _share(exits: dict) -> str:
     shown = exits.get("shown", 0)
     if not shown:
         return "-"
-    return (f"{exits['lead_somewhere'] / shown:.0%} of {shown:,} "
-            f"({exits.get('distinct_lead_somewhere', 0)}/{exits.get('distinct', 0)} distinct)")  # fmt: skip
+    return (
+        f"{exits['lead_somewhere'] / shown:.0%} of {shown:,} "
+        f"({exits.get('distinct_lead_somewhere', 0)}/{exits.get('distinct', 0)} distinct)"
+    )
 
 
 def markdown(rows: list[dict], meta: dict) -> str:
-    lines = ["# Is what the agent is shown true? (benchmarks/context_truth.py)", "",
-             f"Command: `{meta['command']}`  ", f"Commit: {meta['commit']}; {meta['wall_seconds']} s on "
-             f"{meta['workers']} worker(s).", "",
-             "Each cell: **false** / checked claims; `(+N ?)`: claims the game gave nothing to check against "
-             "(not counted). Suggested exits: the share that move the player at all (distinct room and direction "
-             "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max.", "",
-             f"Played: `optimal` the Jericho walkthrough; `noisy` the noisy walkthrough ({meta['noisy']}); `offline` "
-             f"(games without a walkthrough) the commands of an offline episode of at most {meta['offline_turns']} "
-             "turns (offline agent and critic), replayed through the LLM path. Each run ends where the episode "
-             "ended (its termination reason in brackets). How each claim is checked: the docstring of "
-             "benchmarks/context_truth.py; a description's age N (new format) means the response of turn "
-             "TURN - 1 - N.", ""]  # fmt: skip
-    header = ("| game | played | turns | room | carried | seen | exits worked | description | "
-              "suggested exits lead somewhere | chars mean / max |")  # fmt: skip
+    lines = [
+        "# Is what the agent is shown true? (benchmarks/context_truth.py)",
+        "",
+        f"Command: `{meta['command']}`  ",
+        f"Commit: {meta['commit']}; {meta['wall_seconds']} s on {meta['workers']} worker(s).",
+        "",
+        "Each cell: **false** / checked claims; `(+N ?)`: claims the game gave nothing to check against "
+        "(not counted). Suggested exits: the share that move the player at all (distinct room and direction "
+        "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max.",
+        "",
+        f"Played: `optimal` the Jericho walkthrough; `noisy` the noisy walkthrough ({meta['noisy']}); `offline` "
+        f"(games without a walkthrough) the commands of an offline episode of at most {meta['offline_turns']} "
+        "turns (offline agent and critic), replayed through the LLM path. Each run ends where the episode "
+        "ended (its termination reason in brackets). How each claim is checked: the docstring of "
+        "benchmarks/context_truth.py; a description's age N (new format) means the response of turn "
+        "TURN - 1 - N.",
+        "",
+    ]
+    header = (
+        "| game | played | turns | room | carried | seen | exits worked | description | "
+        "suggested exits lead somewhere | chars mean / max |"
+    )
     for kind in sorted({r["kind"] for r in rows}, key=KINDS.index):
         mine = [r for r in rows if r["kind"] == kind]
         total = totals(mine)
@@ -812,11 +878,16 @@ def markdown(rows: list[dict], meta: dict) -> str:
             desync = f" (desync at {r['desync_turns'][0]})" if r["desync_turns"] else ""
             end = f"{r['turns']} ({r['termination_reason']}){desync}"
             cells = " | ".join(_cell(r["counts"][c]) for c in CATEGORIES)
-            lines.append(f"| {r['game']} | {r['played']} | {end} | {cells} | {_share(r['suggested_exits'])} | "
-                         f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,} |")  # fmt: skip
+            lines.append(
+                f"| {r['game']} | {r['played']} | {end} | {cells} | {_share(r['suggested_exits'])} | "
+                f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,} |"
+            )
         cells = " | ".join(_cell(total["counts"][c]) for c in CATEGORIES)
-        lines += [f"| **all {total['games']}** | | {total['turns']:,} | {cells} | {_share(total['suggested_exits'])} | "
-                  f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,} |", ""]  # fmt: skip
+        lines += [
+            f"| **all {total['games']}** | | {total['turns']:,} | {cells} | {_share(total['suggested_exits'])} | "
+            f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,} |",
+            "",
+        ]
     lines += ["## False claims (at most " + str(EXAMPLES_SHOWN) + " per game, kind and category; all in the JSON)", ""]
     for r in rows:
         by_category: dict[str, list[dict]] = {}
@@ -856,15 +927,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    jobs = [{"story": str(s), "kind": k, "turns": args.turns, "config": args.config, "cache": args.cache}
-            for k in kinds for s in stories]  # fmt: skip
+    jobs = [
+        {"story": str(s), "kind": k, "turns": args.turns, "config": args.config, "cache": args.cache}
+        for k in kinds
+        for s in stories
+    ]
     rows = run(jobs, args.jobs)
     meta = {
         "command": "uv run python -m benchmarks.context_truth " + " ".join(sys.argv[1:] if argv is None else argv),
-        "commit": commit(), "wall_seconds": round(time.perf_counter() - started, 1), "workers": args.jobs,
-        "noisy": f"factor {NOISY_FACTOR}, seed {NOISY_SEED}", "offline_turns": OFFLINE_TURNS,
+        "commit": commit(),
+        "wall_seconds": round(time.perf_counter() - started, 1),
+        "workers": args.jobs,
+        "noisy": f"factor {NOISY_FACTOR}, seed {NOISY_SEED}",
+        "offline_turns": OFFLINE_TURNS,
         "generator_versions": GENERATOR_VERSIONS,
-    }  # fmt: skip
+    }
     summary = {kind: totals([r for r in rows if r["kind"] == kind]) for kind in kinds}
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

@@ -31,6 +31,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict
+from functools import partial
 from pathlib import Path
 
 from loguru import logger
@@ -70,8 +71,11 @@ def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cu
             plan += [("stuck", (kind, cut)) for cut in cuts]
     built = []
     for builder, args in plan:
-        path = cache / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
-        trajectory = cached(path, lambda: getattr(trajectories, builder)(story, *args))
+        path = (
+            cache
+            / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
+        )
+        trajectory = cached(path, partial(getattr(trajectories, builder), story, *args))
         if trajectory is not None:
             built.append(trajectory)
     return built
@@ -93,7 +97,9 @@ def cached(path: Path, make: Callable[[], Trajectory | None]) -> Trajectory | No
 def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: str) -> tuple[dict, list[dict]]:
     """One episode of a trajectory: `forced` replays it, `looper` replays its prefix and then steers its loop."""
     if mode == "looper":
-        agent = LooperAgent(trajectory.commands[: trajectory.prefix_turns], trajectory.commands[trajectory.prefix_turns :])
+        agent = LooperAgent(
+            trajectory.commands[: trajectory.prefix_turns], trajectory.commands[trajectory.prefix_turns :]
+        )
     else:
         agent = ReplayAgent(trajectory.commands, kind="replay")
     session = JerichoSession(story, seed=config.gameplay.seed)
@@ -109,45 +115,63 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
     end = records[-1]["turn"] if records else 0
     reason = summary["termination_reason"]
     warned = sorted({r["turn"] for r in records for e in r["events"] if e["event_type"] == "loop_break_warning"})
-    turned = [
-        r["turn"] for r in records
-        if r["forced"] and r["would_reject"] and r["critic_base_score"] >= threshold
-    ]  # fmt: skip
+    turned = [r["turn"] for r in records if r["forced"] and r["would_reject"] and r["critic_base_score"] >= threshold]
     row = {
-        "game": trajectory.game, "kind": trajectory.kind, "variant": trajectory.variant, "mode": mode,
-        "turns": len(records), "script_turns": len(trajectory.commands), "termination_reason": reason,
-        "termination_turn": end, "final_score": summary["final_score"], "max_score": summary["max_score"],
-        "warning_turns": len(warned), "turned_to_reject": len(turned),
+        "game": trajectory.game,
+        "kind": trajectory.kind,
+        "variant": trajectory.variant,
+        "mode": mode,
+        "turns": len(records),
+        "script_turns": len(trajectory.commands),
+        "termination_reason": reason,
+        "termination_turn": end,
+        "final_score": summary["final_score"],
+        "max_score": summary["max_score"],
+        "warning_turns": len(warned),
+        "turned_to_reject": len(turned),
         "detections": sorted({e["kind"] for r in records for e in r["events"] if e["event_type"] == "loop_detected"}),
         "gates": sum(e["event_type"] == "loop_gate" for r in records for e in r["events"]),
         "penalties": sum(e["event_type"] == "loop_penalty_applied" for r in records for e in r["events"]),
         "stop_rule": next(
             (e["rule"] for r in records for e in r["events"] if e["event_type"] == "stuck_termination"), None
         ),
-    }  # fmt: skip
+    }
     if trajectory.kind in ("optimal", "noisy"):
         healthy = [r for r in records if r["turn"] <= trajectory.healthy_until]
-        row.update({
-            "healthy_until": trajectory.healthy_until, "clean_score": trajectory.clean_score,
-            "script_score": trajectory.script_score,
-            "false_stop": reason in LOOP_ENDINGS and end <= trajectory.healthy_until,
-            "healthy_turns": len(healthy),
-            "healthy_warning_turns": sum(1 for t in warned if t <= trajectory.healthy_until),
-            "healthy_turned_to_reject": sum(1 for t in turned if t <= trajectory.healthy_until),
-        })  # fmt: skip
+        row.update(
+            {
+                "healthy_until": trajectory.healthy_until,
+                "clean_score": trajectory.clean_score,
+                "script_score": trajectory.script_score,
+                "false_stop": reason in LOOP_ENDINGS and end <= trajectory.healthy_until,
+                "healthy_turns": len(healthy),
+                "healthy_warning_turns": sum(1 for t in warned if t <= trajectory.healthy_until),
+                "healthy_turned_to_reject": sum(1 for t in turned if t <= trajectory.healthy_until),
+            }
+        )
     else:
         start = trajectory.loop_start
         limit = _target(trajectory.kind)
         # A death by hunger, time or a fall ends some loops before any stop rule: the game ended them.
         stopped = reason in LOOP_ENDINGS or (reason == "game_over" and end >= start)
-        row.update({
-            "loop_start": start, "target": limit, "ended_after": end - start + 1 if stopped else None,
-            "ended_by": reason if stopped else None, "within_target": stopped and 0 < end - start + 1 <= limit,
-            "stopped_in_prefix": reason in LOOP_ENDINGS and end < start,
-        })  # fmt: skip
+        row.update(
+            {
+                "loop_start": start,
+                "target": limit,
+                "ended_after": end - start + 1 if stopped else None,
+                "ended_by": reason if stopped else None,
+                "within_target": stopped and 0 < end - start + 1 <= limit,
+                "stopped_in_prefix": reason in LOOP_ENDINGS and end < start,
+            }
+        )
         if mode == "looper":
-            outside = [r["turn"] for r in records if r["turn"] >= start and r["room_id_after"] not in trajectory.loop_rooms
-                       and r["room_id_after"] is not None]  # fmt: skip
+            outside = [
+                r["turn"]
+                for r in records
+                if r["turn"] >= start
+                and r["room_id_after"] not in trajectory.loop_rooms
+                and r["room_id_after"] is not None
+            ]
             row["left_loop_turn"] = outside[0] if outside else None
     return row
 
@@ -197,26 +221,46 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
     summary, records, _ = llm_calls.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
     checked = llm_calls.walkthrough_figures(walk.commands, records, summary)
     turns = max(summary["turns"], 1)
-    return [{
-        "game": walk.game, "kind": LLM_WALKTHROUGH, "variant": "walkthrough", "mode": "llm", "turns": len(records),
-        "script_turns": len(walk.commands), "termination_reason": summary["termination_reason"],
-        "termination_turn": records[-1]["turn"] if records else 0, "final_score": summary["final_score"],
-        "max_score": summary["max_score"], "clean_score": walk.clean_score, "refused_steps": checked["refused_steps"],
-        "refused": checked["refused"], "refused_examples": checked["refused_examples"],
-        "told_then_run": checked["told_then_run"], "stopped": checked["stopped"],
-        "calls_per_turn": round(sum(summary["llm_calls"].values()) / turns, 3),
-        "records": str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None,
-    }]  # fmt: skip
+    return [
+        {
+            "game": walk.game,
+            "kind": LLM_WALKTHROUGH,
+            "variant": "walkthrough",
+            "mode": "llm",
+            "turns": len(records),
+            "script_turns": len(walk.commands),
+            "termination_reason": summary["termination_reason"],
+            "termination_turn": records[-1]["turn"] if records else 0,
+            "final_score": summary["final_score"],
+            "max_score": summary["max_score"],
+            "clean_score": walk.clean_score,
+            "refused_steps": checked["refused_steps"],
+            "refused": checked["refused"],
+            "refused_examples": checked["refused_examples"],
+            "told_then_run": checked["told_then_run"],
+            "stopped": checked["stopped"],
+            "calls_per_turn": round(sum(summary["llm_calls"].values()) / turns, 3),
+            "records": str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None,
+        }
+    ]
 
 
 def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[dict]:
     jobs = [
-        {"story": str(story), "out": str(args.out), "kinds": args.kinds, "factors": args.factors, "seeds": args.seeds,
-         "cuts": args.cuts, "config": args.config, "records": str(args.records) if args.records else None,
-         "cache": str(args.cache),
-         "overrides": overrides}
+        {
+            "story": str(story),
+            "out": str(args.out),
+            "kinds": args.kinds,
+            "factors": args.factors,
+            "seeds": args.seeds,
+            "cuts": args.cuts,
+            "config": args.config,
+            "records": str(args.records) if args.records else None,
+            "cache": str(args.cache),
+            "overrides": overrides,
+        }
         for story in stories
-    ]  # fmt: skip
+    ]
     rows: list[dict] = []
     if args.jobs > 1:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
@@ -258,25 +302,39 @@ def summarize(rows: list[dict]) -> dict:
         "noisy_warning_share": _share(healthy, "noisy", "healthy_warning_turns"),
         "stuck_runs": len(stuck_forced),
         "stuck_within_target": sum(1 for r in stuck_forced if r["within_target"]),
-        "stuck_never_ended": [f"{r['game']}/{r['kind']}/{r['variant']}" for r in stuck_forced if r["ended_after"] is None],
-        "stuck_late": [f"{r['game']}/{r['kind']}/{r['variant']}: {r['ended_after']}" for r in stuck_forced
-                       if r["ended_after"] is not None and not r["within_target"]],
+        "stuck_never_ended": [
+            f"{r['game']}/{r['kind']}/{r['variant']}" for r in stuck_forced if r["ended_after"] is None
+        ],
+        "stuck_late": [
+            f"{r['game']}/{r['kind']}/{r['variant']}: {r['ended_after']}"
+            for r in stuck_forced
+            if r["ended_after"] is not None and not r["within_target"]
+        ],
         "stuck_ended_after_median": sorted(ended)[len(ended) // 2] if ended else None,
         # Detected: the wandering detection fired, or the cycle rule ended the loop first (a round of moves the game
         # sends to random rooms, zork2's carousel, is a cycle of commands before it is a repeating window of rooms).
-        "wandering_detected": sum(1 for r in rows if r["kind"] == "wandering" and r["mode"] == "forced"
-                                  and ("wandering" in r["detections"] or r.get("stop_rule") == "cycle")),
+        "wandering_detected": sum(
+            1
+            for r in rows
+            if r["kind"] == "wandering"
+            and r["mode"] == "forced"
+            and ("wandering" in r["detections"] or r.get("stop_rule") == "cycle")
+        ),
         "wandering_runs": len(wandering_looper),
         "wandering_left": sum(1 for r in wandering_looper if r.get("left_loop_turn") is not None),
-        **({
-            "llm_walkthrough_runs": len(through_llm),
-            "llm_walkthrough_refused_steps": sum(r["refused_steps"] for r in through_llm),
-            "llm_walkthrough_stopped": [r["game"] for r in through_llm if r["stopped"]],
-            "llm_walkthrough_score_mismatches": [
-                r["game"] for r in through_llm if r["final_score"] != r["clean_score"]
-            ],
-        } if through_llm else {}),
-    }  # fmt: skip
+        **(
+            {
+                "llm_walkthrough_runs": len(through_llm),
+                "llm_walkthrough_refused_steps": sum(r["refused_steps"] for r in through_llm),
+                "llm_walkthrough_stopped": [r["game"] for r in through_llm if r["stopped"]],
+                "llm_walkthrough_score_mismatches": [
+                    r["game"] for r in through_llm if r["final_score"] != r["clean_score"]
+                ],
+            }
+            if through_llm
+            else {}
+        ),
+    }
 
 
 def _share(rows: list[dict], kind: str, key: str) -> float:
@@ -285,26 +343,42 @@ def _share(rows: list[dict], kind: str, key: str) -> float:
 
 
 def markdown(rows: list[dict], summary: dict) -> str:
-    lines = ["# The loop break over the corpus (benchmarks/corpus.py)", "",
-             f"Command: `{command('benchmarks.corpus')}`  ", f"Commit: {commit()}", "", "## Summary", ""]  # fmt: skip
+    lines = [
+        "# The loop break over the corpus (benchmarks/corpus.py)",
+        "",
+        f"Command: `{command('benchmarks.corpus')}`  ",
+        f"Commit: {commit()}",
+        "",
+        "## Summary",
+        "",
+    ]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
     lines += ["", "## Per game", "", per_game_table(rows), "## Per stuck kind (forced)", "", per_kind_table(rows)]
-    lines += ["## Healthy play (forced): stops before the last healthy turn must be none", "",
-              "| game | kind | variant | turns (healthy) | end | score / clean | warning turns | turned to reject |",
-              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "## Healthy play (forced): stops before the last healthy turn must be none",
+        "",
+        "| game | kind | variant | turns (healthy) | end | score / clean | warning turns | turned to reject |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for r in rows:
         if r["kind"] in ("optimal", "noisy"):
-            end = f"{r['termination_reason']} @ {r['termination_turn']}" + (" **FALSE STOP**" if r["false_stop"] else "")
+            end = f"{r['termination_reason']} @ {r['termination_turn']}" + (
+                " **FALSE STOP**" if r["false_stop"] else ""
+            )
             lines.append(
                 f"| {r['game']} | {r['kind']} | {r['variant']} | {r['turns']} ({r['healthy_until']}) | {end} | "
-                f"{r['final_score']} / {r['clean_score']} | {r['healthy_warning_turns']} | {r['healthy_turned_to_reject']} |"
+                f"{r['final_score']} / {r['clean_score']} | {r['healthy_warning_turns']} | "
+                f"{r['healthy_turned_to_reject']} |"
             )
     through_llm = [r for r in rows if r["kind"] == LLM_WALKTHROUGH]
     if through_llm:
-        lines += ["", "## Healthy play through the LLM path: every step must run as written", "",
-                  "| game | end | score / clean | steps refused (by) | told by the pre-check, then run | "
-                  "LLM calls/turn |",
-                  "|---|---|---|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "## Healthy play through the LLM path: every step must run as written",
+            "",
+            "| game | end | score / clean | steps refused (by) | told by the pre-check, then run | LLM calls/turn |",
+            "|---|---|---|---|---|---|",
+        ]
         for r in through_llm:
             by = ", ".join(f"{kind} {n}" for kind, n in sorted(r["refused"].items()))
             end = f"{r['termination_reason']} @ {r['termination_turn']}" + (" **STOPPED**" if r["stopped"] else "")
@@ -313,9 +387,14 @@ def markdown(rows: list[dict], summary: dict) -> str:
                 f"| {r['game']} | {end} | {r['final_score']} / {r['clean_score']}{mark} | {r['refused_steps']}"
                 f"{f' ({by})' if by else ''} | {r['told_then_run']} | {r['calls_per_turn']:.2f} |"
             )
-    lines += ["", "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper", "",
-              "| game | kind | variant | loop starts | forced: ended after (target) | detections | looper: end | "
-              "looper left the loop at |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper",
+        "",
+        "| game | kind | variant | loop starts | forced: ended after (target) | detections | looper: end | "
+        "looper left the loop at |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     looper = {(r["game"], r["kind"], r["variant"]): r for r in rows if r["mode"] == "looper"}
     for r in rows:
         if r["kind"] in STUCK_KINDS and r["mode"] == "forced":
@@ -325,7 +404,8 @@ def markdown(rows: list[dict], summary: dict) -> str:
             by = " (game over)" if r.get("ended_by") == "game_over" else ""
             left = steered.get("left_loop_turn")
             lines.append(
-                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | {ended}{by} ({r['target']}){mark} | "
+                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | "
+                f"{ended}{by} ({r['target']}){mark} | "
                 f"{', '.join(r['detections']) or '-'} | {steered.get('termination_reason', '-')} @ "
                 f"{steered.get('termination_turn', '-')} | {left if left is not None else '-'} |"
             )
@@ -334,8 +414,11 @@ def markdown(rows: list[dict], summary: dict) -> str:
 
 def per_game_table(rows: list[dict]) -> str:
     """One line per game: optimal and noisy outcomes, stuck scenarios within target, wandering looper."""
-    lines = ["| game | optimal: end, score | noisy 1 / 2 / 3: false stops | stuck within target | "
-             "median turns to end | wandering: looper left |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [
+        "| game | optimal: end, score | noisy 1 / 2 / 3: false stops | stuck within target | "
+        "median turns to end | wandering: looper left |",
+        "|---|---|---|---|---|---|",
+    ]
     for game in sorted({r["game"] for r in rows}):
         mine = [r for r in rows if r["game"] == game]
         optimal = next((r for r in mine if r["kind"] == "optimal"), None)
@@ -343,7 +426,9 @@ def per_game_table(rows: list[dict]) -> str:
         stuck = [r for r in mine if r["kind"] in STUCK_KINDS and r["mode"] == "forced"]
         ended = sorted(r["ended_after"] for r in stuck if r["ended_after"] is not None)
         steered = [r for r in mine if r["kind"] == "wandering" and r["mode"] == "looper"]
-        first = f"{optimal['termination_reason']}, {optimal['final_score']}/{optimal['clean_score']}" if optimal else "-"
+        first = (
+            f"{optimal['termination_reason']}, {optimal['final_score']}/{optimal['clean_score']}" if optimal else "-"
+        )
         noise = " / ".join(("STOP" if noisy[f]["false_stop"] else "0") if f in noisy else "-" for f in "123")
         left = sum(r.get("left_loop_turn") is not None for r in steered)
         lines.append(
@@ -354,8 +439,10 @@ def per_game_table(rows: list[dict]) -> str:
 
 
 def per_kind_table(rows: list[dict]) -> str:
-    lines = ["| kind | target | runs | within target | median turns to end | slowest | stopped by |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| kind | target | runs | within target | median turns to end | slowest | stopped by |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for kind in STUCK_KINDS:
         mine = [r for r in rows if r["kind"] == kind and r["mode"] == "forced"]
         if not mine:
@@ -380,8 +467,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
     parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override a config key, e.g. --set loop_break.enable_velocity_detection=false")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config key, e.g. --set loop_break.enable_velocity_detection=false",
+    )
     parser.add_argument("--out", default="benchmarks/results/corpus")
     parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
     parser.add_argument("--records", help="keep every episode's records in this folder")

@@ -43,18 +43,27 @@ def measure(folder: Path, config_path: str) -> dict:
             commands = JerichoSession(story).walkthrough()
             if not commands:
                 continue
-            config = GameConfiguration.from_toml(config_path, {
-                "files": {"episode_dir": episodes}, "gameplay": {"max_turns_per_episode": len(commands)},
-                "knowledge": {"enabled": False},
-            })  # fmt: skip
+            config = GameConfiguration.from_toml(
+                config_path,
+                {
+                    "files": {"episode_dir": episodes},
+                    "gameplay": {"max_turns_per_episode": len(commands)},
+                    "knowledge": {"enabled": False},
+                },
+            )
             _summary, records = run_episode(story, config, ReplayAgent(commands, kind="walkthrough"))
             rejected = [r for r in records if r["would_reject"]]
             reasons.update(reason_kind(r["candidates"][0]["reason"]) for r in rejected)
             rows.append({"game": story.stem, "turns": len(records), "would_reject": len(rejected)})
     turns = sum(r["turns"] for r in rows)
     rejected = sum(r["would_reject"] for r in rows)
-    return {"games": rows, "turns": turns, "would_reject": rejected, "share": rejected / max(turns, 1),
-            "reasons": reasons.most_common()}  # fmt: skip
+    return {
+        "games": rows,
+        "turns": turns,
+        "would_reject": rejected,
+        "share": rejected / max(turns, 1),
+        "reasons": reasons.most_common(),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -69,10 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     for row in result["games"]:
-        print(f"{row['game']:12} {row['would_reject']:4} of {row['turns']:5} ({row['would_reject'] / row['turns']:.1%})")
+        print(
+            f"{row['game']:12} {row['would_reject']:4} of {row['turns']:5} ({row['would_reject'] / row['turns']:.1%})"
+        )
     verdict = "within" if result["share"] < TARGET_SHARE else "ABOVE"
-    print(f"corpus: {result['would_reject']} of {result['turns']} optimal commands would be rejected "
-          f"({result['share']:.2%}; {verdict} the {TARGET_SHARE:.0%} target)")  # fmt: skip
+    print(
+        f"corpus: {result['would_reject']} of {result['turns']} optimal commands would be rejected "
+        f"({result['share']:.2%}; {verdict} the {TARGET_SHARE:.0%} target)"
+    )
     for reason, count in result["reasons"][: args.top]:
         print(f"  {count:5}  {reason}")
     return 0

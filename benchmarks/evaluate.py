@@ -89,9 +89,7 @@ def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | N
     }
     if built is not None and built.loop:
         loop_start = len(built.prefix)
-        outside = [
-            r["turn"] for r in records if r["turn"] > loop_start and r["room_id_after"] not in built.loop_rooms
-        ]
+        outside = [r["turn"] for r in records if r["turn"] > loop_start and r["room_id_after"] not in built.loop_rooms]
         figures["left_loop_turn"] = outside[0] if outside else None
     return figures
 
@@ -115,8 +113,13 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
     else:
         modes = ["forced"] if healthy else ["forced", "looper"]
     length = len(built.commands) if built.spec.driver == "replay" else len(built.loop)
-    report: dict = {"scenario": built.name, "kind": built.spec.kind, "description": built.spec.description,
-                    "prefix_turns": len(built.prefix), "scenario_turns": length}  # fmt: skip
+    report: dict = {
+        "scenario": built.name,
+        "kind": built.spec.kind,
+        "description": built.spec.description,
+        "prefix_turns": len(built.prefix),
+        "scenario_turns": length,
+    }
     for mode in modes:
         for loop_break in (True, False):
             config = GameConfiguration.from_toml(
@@ -162,7 +165,9 @@ def _memory_child(rom: str, turns: int) -> dict:
     logger.remove()
     built = build_scenario("camp_in_room", rom)
     with tempfile.TemporaryDirectory() as folder:
-        config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
+        config = GameConfiguration.from_toml(
+            "pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)}
+        )
         # The orchestrator alone: reading events.jsonl back (as run_episode does) would measure the reader.
         session = JerichoSession(rom, seed=config.gameplay.seed)
         loop = built.loop * (turns // max(1, len(built.loop)) + 1)
@@ -227,14 +232,24 @@ def plot_scenario(report: dict, out: Path, signals: tuple[str, ...]) -> Path | N
             kind = event["event_type"]
             if kind == "loop_detected":
                 marks.setdefault(f"detected: {event['kind']}", record["turn"])
-            elif kind in ("loop_break_warning", "stuck_termination", "loop_gate", "identical_action_warning",
-                          "parse_failure_recovery"):  # fmt: skip
+            elif kind in (
+                "loop_break_warning",
+                "stuck_termination",
+                "loop_gate",
+                "identical_action_warning",
+                "parse_failure_recovery",
+            ):
                 marks.setdefault(kind.replace("_", " "), record["turn"])
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for index, (label, turn) in enumerate(sorted(marks.items(), key=lambda item: item[1])):
         for axis in (top, bottom):
-            axis.axvline(turn, color=colours[(index + 2) % len(colours)], linewidth=1, alpha=0.8,
-                         label=f"{label} (turn {turn})" if axis is bottom else None)  # fmt: skip
+            axis.axvline(
+                turn,
+                color=colours[(index + 2) % len(colours)],
+                linewidth=1,
+                alpha=0.8,
+                label=f"{label} (turn {turn})" if axis is bottom else None,
+            )
     if report["prefix_turns"]:
         for axis in (top, bottom):
             axis.axvspan(0, report["prefix_turns"], color="grey", alpha=0.12)
@@ -275,9 +290,10 @@ def evaluate(
     signals = tuple(GameConfiguration.from_toml(config_path).loop_break.progress_signals)
     pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out, signals))]
     result: dict = {
-        "game_file": str(rom), "llm_turn": llm_turn,
+        "game_file": str(rom),
+        "llm_turn": llm_turn,
         "scenarios": [{k: v for k, v in r.items() if k != "_records"} for r in reports],
-    }  # fmt: skip
+    }
     if with_overhead:
         commands = JerichoSession(rom).walkthrough()
         result["overhead"] = throughput.measure(rom, commands, repeats=5)
@@ -341,13 +357,18 @@ def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dic
             )
             summary, records = run_episode(story, config, ReplayAgent(commands, kind="walkthrough"))
             figures = episode_figures(summary, records)
-            rows.append({
-                "game": session.game_name, "turns": figures["turns"], "walkthrough_steps": len(commands),
-                "score": f"{summary['final_score']}/{summary['max_score']}",
-                "termination_reason": figures["termination_reason"],
-                "false_termination": figures["termination_reason"] in LOOP_ENDINGS,
-                "turned_to_reject": figures["turned_to_reject"], "would_reject": figures["would_reject"],
-            })  # fmt: skip
+            rows.append(
+                {
+                    "game": session.game_name,
+                    "turns": figures["turns"],
+                    "walkthrough_steps": len(commands),
+                    "score": f"{summary['final_score']}/{summary['max_score']}",
+                    "termination_reason": figures["termination_reason"],
+                    "false_termination": figures["termination_reason"] in LOOP_ENDINGS,
+                    "turned_to_reject": figures["turned_to_reject"],
+                    "would_reject": figures["would_reject"],
+                }
+            )
     (out / "walkthroughs.json").write_text(json.dumps(rows, indent=2) + "\n")
     return rows
 
@@ -378,11 +399,23 @@ def main(argv: list[str] | None = None) -> int:
         if args.learning:
             result = learning.run(Path(args.learning), args.config, out, args.episodes, args.max_turns, args.seeds)
             print((out / "learning.md").read_text())
-            print(f"wrote {out / 'learning.json'}, {out / 'learning.md'}" + (f", {result['picture']}" if result["picture"] else ""))
+            print(
+                f"wrote {out / 'learning.json'}, {out / 'learning.md'}"
+                + (f", {result['picture']}" if result["picture"] else "")
+            )
             return 0
         if args.walkthroughs:
-            columns = ["game", "walkthrough_steps", "turns", "score", "termination_reason", "false_termination",
-                       "turned_to_reject", "would_reject", "skipped"]  # fmt: skip
+            columns = [
+                "game",
+                "walkthrough_steps",
+                "turns",
+                "score",
+                "termination_reason",
+                "false_termination",
+                "turned_to_reject",
+                "would_reject",
+                "skipped",
+            ]
             print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
             for row in evaluate_walkthroughs(Path(args.walkthroughs), args.config, out):
                 print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
@@ -396,8 +429,10 @@ def main(argv: list[str] | None = None) -> int:
     print((out / "results.md").read_text())
     if not result["pictures"]:
         print("(no pictures: install the plot extra, `uv run --extra plot python -m benchmarks.evaluate ...`)")
-    print(f"wrote {out / 'results.json'}, {out / 'results.md'}, {len(result['pictures'])} pictures "
-          f"in {result['wall_seconds']} s")  # fmt: skip
+    print(
+        f"wrote {out / 'results.json'}, {out / 'results.md'}, {len(result['pictures'])} pictures "
+        f"in {result['wall_seconds']} s"
+    )
     return 0
 
 

@@ -3,10 +3,10 @@
     uv run python -m benchmarks.evaluate --learning ../shared/games [--episodes 5] [--max-turns 300] [--out DIR]
     uv run python -m benchmarks.evaluate --learning ../shared/games/zork1.z5 --seeds 1,2,3,4,5 --out DIR
 
-The offline agent and critic play every story file of the folder (or the one story file given), as `main.py
---episodes N [--seed S]` would, with a fresh knowledge store per game and seed. Writes learning.json, learning.md (best score by episode, per game and the mean) and,
-with matplotlib installed, learning.png (best score over episodes, one line per game, as a share of the game's
-maximum so that games of 1 and 400 points share an axis).
+The offline agent and critic play every story file of the folder (or the one story file given), as `main.py --episodes N
+[--seed S]` would, with a fresh knowledge store per game and seed. Writes learning.json, learning.md (best score by
+episode, per game and the mean) and, with matplotlib installed, learning.png (best score over episodes, one line per
+game, as a share of the game's maximum so that games of 1 and 400 points share an axis).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from pathlib import Path
 from loguru import logger
 
 from benchmarks.provenance import command, commit
-from session.jericho_session import STORY_SUFFIXES
 from session.config import GameConfiguration
-
+from session.jericho_session import STORY_SUFFIXES
 
 
 def learn_game(job: dict) -> dict:
@@ -34,11 +33,14 @@ def learn_game(job: dict) -> dict:
     story = Path(job["story"])
     with tempfile.TemporaryDirectory() as folder:
         gameplay = {"agent": "offline", "critic": "offline", "max_turns_per_episode": job["max_turns"]}
-        config = GameConfiguration.from_toml(job["config"], {
-            "gameplay": gameplay | ({"seed": job["seed"]} if job["seed"] is not None else {}),
-            "files": {"episode_dir": folder},
-            "knowledge": {"enabled": True, "path": str(Path(folder) / "knowledge.json")},
-        })  # fmt: skip
+        config = GameConfiguration.from_toml(
+            job["config"],
+            {
+                "gameplay": gameplay | ({"seed": job["seed"]} if job["seed"] is not None else {}),
+                "files": {"episode_dir": folder},
+                "knowledge": {"enabled": True, "path": str(Path(folder) / "knowledge.json")},
+            },
+        )
         args = Namespace(rom=str(story), actions=None, quiet=True)
         session = build_session(config, args)
         rows = []
@@ -48,10 +50,14 @@ def learn_game(job: dict) -> dict:
             scores = [json.loads(line)["score_after"] for line in (summary_path.parent / "events.jsonl").open()]
             target = rows[0]["best_score"] if rows else summary["best_score"]
             reached = next((i + 1 for i, s in enumerate(scores) if s >= target), None) if target > 0 else None
-            rows.append({
-                "best_score": summary["best_score"], "turns": summary["turns"],
-                "termination_reason": summary["termination_reason"], "turns_to_first_best": reached,
-            })  # fmt: skip
+            rows.append(
+                {
+                    "best_score": summary["best_score"],
+                    "turns": summary["turns"],
+                    "termination_reason": summary["termination_reason"],
+                    "turns_to_first_best": reached,
+                }
+            )
     name = session.game_name if job["seed"] is None else f"{session.game_name}, seed {job['seed']}"
     return {"game": name, "max_score": session.max_score, "episodes": rows}
 
@@ -59,17 +65,24 @@ def learn_game(job: dict) -> dict:
 def learning_curves(
     folder: Path, config_path: str, episodes: int, max_turns: int, seeds: list[int | None], jobs: int = 2
 ) -> list[dict]:
-    stories = [folder] if folder.is_file() else sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+    stories = (
+        [folder] if folder.is_file() else sorted(p for p in folder.iterdir() if p.suffix.lower() in STORY_SUFFIXES)
+    )
     work = [
         {"story": str(s), "config": config_path, "episodes": episodes, "max_turns": max_turns, "seed": seed}
-        for s in stories for seed in seeds
-    ]  # fmt: skip
+        for s in stories
+        for seed in seeds
+    ]
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         return pool.map(learn_game, work)
 
 
 def markdown(games: list[dict], episodes: int) -> str:
-    header = "| game | max | " + " | ".join(f"ep {i + 1}" for i in range(episodes)) + " | turns to ep 1's best: ep 1 → last |"
+    header = (
+        "| game | max | "
+        + " | ".join(f"ep {i + 1}" for i in range(episodes))
+        + " | turns to ep 1's best: ep 1 → last |"
+    )
     lines = [header, "|---|---|" + "---|" * episodes + "---|"]
     for game in games:
         bests = " | ".join(str(row["best_score"]) for row in game["episodes"])
@@ -106,7 +119,9 @@ def plot(games: list[dict], out: Path) -> Path | None:
     return path
 
 
-def run(folder: Path, config_path: str, out: Path, episodes: int, max_turns: int, seeds: list[int] | None = None) -> dict:
+def run(
+    folder: Path, config_path: str, out: Path, episodes: int, max_turns: int, seeds: list[int] | None = None
+) -> dict:
     """Learning curves for every story file of `folder` (or the story file it is), under each of `seeds` (the
     game's walkthrough seed when None)."""
     out.mkdir(parents=True, exist_ok=True)

@@ -69,8 +69,13 @@ def _scripted_environment(key_variable: str) -> Iterator[None]:
 
 
 def play(
-    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None,
-    more_overrides: dict | None = None, listen: Callable[[list[dict]], None] | None = None,
+    rom: Path,
+    commands: list[str],
+    config_path: Path,
+    episode_dir: Path,
+    shown: dict | None = None,
+    more_overrides: dict | None = None,
+    listen: Callable[[list[dict]], None] | None = None,
 ) -> tuple[dict, list[dict], GameConfiguration]:
     """Play `commands` through the LLM path against a scripted server (`WalkthroughModel`): the episode's summary,
     its records and the configuration it ran with. `shown` (a dict) receives the messages of the last agent and
@@ -108,8 +113,13 @@ def play(
 
 
 def measure(
-    rom: Path, commands: list[str], config_path: Path, episode_dir: Path, shown: dict | None = None,
-    more_overrides: dict | None = None, listen: Callable[[list[dict]], None] | None = None,
+    rom: Path,
+    commands: list[str],
+    config_path: Path,
+    episode_dir: Path,
+    shown: dict | None = None,
+    more_overrides: dict | None = None,
+    listen: Callable[[list[dict]], None] | None = None,
 ) -> dict:
     """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode."""
     summary, records, config = play(rom, commands, config_path, episode_dir, shown, more_overrides, listen)
@@ -153,8 +163,15 @@ def walkthrough_figures(commands: list[str], records: list[dict], summary: dict)
         refused[kind] += 1
         if len(examples) < MAX_EXAMPLES:
             reasons = [c["reason"] for c in record["candidates"] if not c["accepted"]] or record["parse_failures"]
-            examples.append({"turn": record["turn"], "step": step, "ran": record["command"], "by": kind,
-                             "reason": str(reasons[-1])[:160] if reasons else ""})  # fmt: skip
+            examples.append(
+                {
+                    "turn": record["turn"],
+                    "step": step,
+                    "ran": record["command"],
+                    "by": kind,
+                    "reason": str(reasons[-1])[:160] if reasons else "",
+                }
+            )
     ended_early = summary["turns"] < len(commands)
     return {
         "steps": len(commands),
@@ -191,14 +208,21 @@ def walkthrough_check(rom: Path, config_path: Path, episode_dir: Path) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rom", default=os.environ.get("ZORK_ROM", "../shared/games/zork1.z5"),
-                        help="a story file, or a game's name (e.g. zork2)")
+    parser.add_argument(
+        "--rom",
+        default=os.environ.get("ZORK_ROM", "../shared/games/zork1.z5"),
+        help="a story file, or a game's name (e.g. zork2)",
+    )
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--out", help="also write the figures to this JSON file, and a table beside it (.md)")
     parser.add_argument("--baseline", help="a JSON file an earlier run wrote: its figures go beside these in the table")
-    parser.add_argument("--show-prompts", type=int, metavar="TURN",
-                        help="print the prompts of this turn of the game's walkthrough (any game that has one)")
+    parser.add_argument(
+        "--show-prompts",
+        type=int,
+        metavar="TURN",
+        help="print the prompts of this turn of the game's walkthrough (any game that has one)",
+    )
     args = parser.parse_args(argv)
     logger.remove()
     rows = {}
@@ -299,7 +323,8 @@ def _line(name: str, row: dict) -> str:
     verdict = "within" if row["total_calls_per_turn"] <= row["target_calls_per_turn"] else "ABOVE"
     return (
         f"{name}: {row['turns']} turns ({row['termination_reason']}); LLM calls/turn {row['total_calls_per_turn']:.2f}"
-        f" ({roles}; {verdict} target {row['target_calls_per_turn']}); prompt chars/turn {row['prompt_chars_per_turn']:,}"
+        f" ({roles}; {verdict} target {row['target_calls_per_turn']});"
+        f" prompt chars/turn {row['prompt_chars_per_turn']:,}"
         f" (ZorkGPT {ZORKGPT_PROMPT_CHARS_PER_TURN:,}); tokens/turn {row['tokens_per_turn']:,};"
         f" cost ${row['cost_usd']['total']:.4f} (${row['cost_per_turn_usd']:.6f}/turn)"
     )

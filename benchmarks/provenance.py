@@ -18,7 +18,9 @@ def commit(paths: tuple[str, ...] = CODE) -> str:
     """The short commit of the checkout, with "(with uncommitted changes)" when tracked files among `paths` (the
     code and configuration unless told) differ from it; "unknown" outside a git checkout."""
     try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True)
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        )
         dirty = subprocess.run(
             ["git", "status", "--porcelain", "--untracked-files=no", *paths], cwd=ROOT, capture_output=True, text=True
         )

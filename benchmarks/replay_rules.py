@@ -130,9 +130,11 @@ def _widen(margins: dict[str, dict], row: dict, replayed: Replayed) -> None:
     that reached it."""
     kind = row["kind"] if row["kind"] == "optimal" else f"{row['kind']} {row['variant'].split(',')[0]}"
     figures = {
-        "longest_without_progress": replayed.longest, "most_repeats": replayed.repeats,
-        "most_churn_changes": replayed.churn_changes, "most_churn_repeats": replayed.churn_repeats,
-    }  # fmt: skip
+        "longest_without_progress": replayed.longest,
+        "most_repeats": replayed.repeats,
+        "most_churn_changes": replayed.churn_changes,
+        "most_churn_repeats": replayed.churn_repeats,
+    }
     margin = margins.setdefault(kind, {"runs": 0, **{key: [0, ""] for key in figures}})
     margin["runs"] += 1
     name = f"{row['game']}/{row['variant']}"
@@ -147,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--brief", action="store_true", help="counts only, no lists")
-    parser.add_argument("--out", help="also write the result here (JSON, with this command, the commit and the corpus's)")
+    parser.add_argument(
+        "--out", help="also write the result here (JSON, with this command, the commit and the corpus's)"
+    )
     args = parser.parse_args(argv)
     from loguru import logger
 

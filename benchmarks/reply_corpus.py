@@ -115,10 +115,16 @@ def report(tallies: dict[str, Tally], sources: dict[str, str], command: str) -> 
         "|---|" + "---|" * len(names),
     ]
     for kind, label in zip(OUTCOMES, ("read as expected", "honest failures", "different command")):
-        lines.append(f"| {label} | " + " | ".join(
-            f"{t.counts[kind]} ({t.share(kind):.1%})" for t in tallies.values()) + " |")  # fmt: skip
-    lines += ["", "By shape (expected / honest failures / different):", "",
-              "| shape | " + " | ".join(names) + " |", "|---|" + "---|" * len(names)]  # fmt: skip
+        lines.append(
+            f"| {label} | " + " | ".join(f"{t.counts[kind]} ({t.share(kind):.1%})" for t in tallies.values()) + " |"
+        )
+    lines += [
+        "",
+        "By shape (expected / honest failures / different):",
+        "",
+        "| shape | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
     for shape in sources:
         cells = [_cell(tally.by_shape.get(shape, Counter())) for tally in tallies.values()]
         lines.append(f"| {shape} | " + " | ".join(cells) + " |")

@@ -29,9 +29,12 @@ def never_stopped(turns: int) -> dict:
     return {
         "gameplay": {"max_turns_per_episode": turns},
         "loop_break": {
-            "max_turns_stuck": 100_000, "repetition_min_turns": 100_000, "fruitless_turns": 0, "cycle_turns": 0,
+            "max_turns_stuck": 100_000,
+            "repetition_min_turns": 100_000,
+            "fruitless_turns": 0,
+            "cycle_turns": 0,
             "stuck_warning_threshold": 20,
-        },  # fmt: skip
+        },
         "action_loops": {"gate_action": "warn"},
     }
 
@@ -180,7 +183,9 @@ def _random_walk(name: str, spec: LoopSpec, session: JerichoSession) -> tuple[li
 
     view = session.observe()
     if not allowed(view.room_name):
-        raise ScenarioError(f"scenario {name}: the prefix ends in {view.room_name!r}, not among {spec.random_walk_rooms}")
+        raise ScenarioError(
+            f"scenario {name}: the prefix ends in {view.room_name!r}, not among {spec.random_walk_rooms}"
+        )
     rng = random.Random(spec.seed)
     moves: list[str] = []
     rooms: set[int] = set()

@@ -50,9 +50,12 @@ def measure(rom: Path, limit: int) -> dict[str, dict[str, dict]]:
                 continue
             config = GameConfiguration.from_toml(
                 "pyproject.toml",
-                {"files": {"episode_dir": folder}, "loop_break": {"enable_velocity_detection": False},
-                 "gameplay": {"max_turns_per_episode": len(built.commands)}},
-            )  # fmt: skip
+                {
+                    "files": {"episode_dir": folder},
+                    "loop_break": {"enable_velocity_detection": False},
+                    "gameplay": {"max_turns_per_episode": len(built.commands)},
+                },
+            )
             _, records = run_episode(rom, config, ReplayAgent(built.commands))
             table[name] = {"+".join(s): replay_progress(records, s, limit) for s in signal_sets()}
     return table

@@ -104,15 +104,23 @@ def faults(data: bytes) -> Iterator[Fault]:
     yield Fault("flags 1 (0x01)", "bit 0 set", lambda d: with_byte(d, 1, d[1] | 0x01))
     yield Fault("flags 1 (0x01)", "bits 1-6 set", lambda d: with_byte(d, 1, d[1] | 0x7E))
 
-    yield from word("file length (0x1A)", 0x1A, {
-        "0 (not given, as in old games)": 0, "the file's size": size // unit,
-        "one unit past the file": size // unit + 1,
-        "62 bytes": 62 // unit, "64 bytes": 64 // unit, "1024 bytes": 1024 // unit,
-        "one unit short of the static base": static // unit - (static % unit == 0),
-        "the static base": -(-static // unit), "the dictionary's start": -(-_word(data, 0x08) // unit),
-        "64 bytes short of the dictionary's end": -(-(dictionary_end - 64) // unit),
-        "the dictionary's end": -(-dictionary_end // unit),
-    })  # fmt: skip
+    yield from word(
+        "file length (0x1A)",
+        0x1A,
+        {
+            "0 (not given, as in old games)": 0,
+            "the file's size": size // unit,
+            "one unit past the file": size // unit + 1,
+            "62 bytes": 62 // unit,
+            "64 bytes": 64 // unit,
+            "1024 bytes": 1024 // unit,
+            "one unit short of the static base": static // unit - (static % unit == 0),
+            "the static base": -(-static // unit),
+            "the dictionary's start": -(-_word(data, 0x08) // unit),
+            "64 bytes short of the dictionary's end": -(-(dictionary_end - 64) // unit),
+            "the dictionary's end": -(-dictionary_end // unit),
+        },
+    )
     yield Fault("file", "cut to 63 bytes", lambda d: d[:63])
     yield Fault("file", "cut to 64 bytes", lambda d: d[:64])
     yield Fault("file", "cut at half", lambda d: d[: size // 2])
@@ -121,25 +129,50 @@ def faults(data: bytes) -> Iterator[Fault]:
     yield Fault("file", "cut at half, length 0", lambda d: with_word(d[: size // 2], 0x1A, 0))
     yield Fault("file", "cut below the static base, length 0", lambda d: with_word(d[: static - 64], 0x1A, 0))
 
-    yield from word("static base (0x0E)", 0x0E, {
-        "0": 0, "63": 63, "64": 64, "the object table": _word(data, 0x0A), "the globals + 2": _word(data, 0x0C) + 2,
-        "the high base": _word(data, 0x04), "0xFFFF": 0xFFFF,
-    })  # fmt: skip
+    yield from word(
+        "static base (0x0E)",
+        0x0E,
+        {
+            "0": 0,
+            "63": 63,
+            "64": 64,
+            "the object table": _word(data, 0x0A),
+            "the globals + 2": _word(data, 0x0C) + 2,
+            "the high base": _word(data, 0x04),
+            "0xFFFF": 0xFFFF,
+        },
+    )
     yield from word("high base (0x04)", 0x04, {"0": 0, "0xFFFF": 0xFFFF})
     yield from word("initial PC (0x06)", 0x06, {"0": 0, "the static base": static, "0xFFFF": 0xFFFF})
 
     yield from word("dictionary (0x08)", 0x08, {"0": 0, "40": 40, "the static base - 2": static - 2, "0xFFFF": 0xFFFF})
     for length in (0, 2, 10, 11, 255):
         yield Fault("dictionary entry length", str(length), lambda d, v=length: with_byte(d, count_at - 1, v))
-    yield from word("dictionary entry count", count_at, {
-        "0": 0, "negated (unsorted)": 0x10000 - _word(data, count_at), "0x7FFF": 0x7FFF,
-    })  # fmt: skip
+    yield from word(
+        "dictionary entry count",
+        count_at,
+        {
+            "0": 0,
+            "negated (unsorted)": 0x10000 - _word(data, count_at),
+            "0x7FFF": 0x7FFF,
+        },
+    )
 
     yield from word("object table (0x0A)", 0x0A, {"0": 0, "40": 40, "the static base": static, "0xFFFF": 0xFFFF})
-    yield from word("globals (0x0C)", 0x0C, {
-        "0": 0, "40": 40, "the static base - 480 (ends at it)": static - 480, "the static base - 478": static - 478,
-        "the static base": static, "the static base + 100": static + 100, "0x8000": 0x8000, "0xFFFF": 0xFFFF,
-    })  # fmt: skip
+    yield from word(
+        "globals (0x0C)",
+        0x0C,
+        {
+            "0": 0,
+            "40": 40,
+            "the static base - 480 (ends at it)": static - 480,
+            "the static base - 478": static - 478,
+            "the static base": static,
+            "the static base + 100": static + 100,
+            "0x8000": 0x8000,
+            "0xFFFF": 0xFFFF,
+        },
+    )
     yield from word("abbreviations (0x18)", 0x18, {"0": 0, "2": 2, "40": 40, "63": 63, "64": 64, "0xFFFF": 0xFFFF})
     if version >= 5:
         yield from word("terminating characters (0x2E)", 0x2E, {"0xFFFF": 0xFFFF})
@@ -208,8 +241,22 @@ def play_unchecked(path: str) -> int:
 
     jericho_session.check_header = lambda data: None
     with tempfile.TemporaryDirectory() as episodes:
-        return main.main(["--rom", path, "--agent", "offline", "--critic", "offline", "--max-turns", str(len(PLAYED)),
-                          "--episode-dir", episodes, "--no-knowledge", "--quiet"])  # fmt: skip
+        return main.main(
+            [
+                "--rom",
+                path,
+                "--agent",
+                "offline",
+                "--critic",
+                "offline",
+                "--max-turns",
+                str(len(PLAYED)),
+                "--episode-dir",
+                episodes,
+                "--no-knowledge",
+                "--quiet",
+            ]
+        )
 
 
 def core_outcome(path: Path, timeout: float) -> str:
@@ -229,8 +276,14 @@ def walkthrough_outcome(path: Path, original: Path, timeout: float) -> str:
 
 def _child_outcome(child: str, path: Path, timeout: float, *more: str) -> str:
     try:
-        done = subprocess.run([sys.executable, "-m", "benchmarks.story_headers", child, str(path), *more], cwd=ROOT,
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout)  # fmt: skip
+        done = subprocess.run(
+            [sys.executable, "-m", "benchmarks.story_headers", child, str(path), *more],
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     except subprocess.TimeoutExpired:
         return "hangs"
     if child == "--walkthrough" and done.returncode >= 0:
@@ -383,8 +436,13 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
     let_through = [row for row in rows if row.mismatch == "let through"]
     lines += ["", f"Accepted copies that failed ({len(let_through)}): what a header cannot tell from a legal one.", ""]
     lines += [f"- {row.story} {row.fault.field} = {row.fault.value}: {row.core}" for row in let_through]
-    lines += ["", "## Every copy", "", "| story | field | value | C core | main.py, unchecked | check | |",
-              "|---|---|---|---|---|---|---|"]  # fmt: skip
+    lines += [
+        "",
+        "## Every copy",
+        "",
+        "| story | field | value | C core | main.py, unchecked | check | |",
+        "|---|---|---|---|---|---|---|",
+    ]
     lines += [
         f"| {row.story} | {row.fault.field} | {row.fault.value} | {row.core} | {row.unchecked or '-'} | "
         f"{row.check} | {row.mismatch} |"
@@ -392,10 +450,17 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
     ]
     if legal:
         accepted = sum(row.check == "accepted" for row in legal)
-        lines += ["", "## Legal variants", "", f"{accepted} of {len(legal)} story files accepted as they are. A game "
-                  "without abbreviations copied with an abbreviations address of 0: the check's verdict, and its "
-                  "walkthrough on the copy against the original (`identical N`: all N responses the same).", "",
-                  "| story | check | abbreviations address 0 |", "|---|---|---|"]  # fmt: skip
+        lines += [
+            "",
+            "## Legal variants",
+            "",
+            f"{accepted} of {len(legal)} story files accepted as they are. A game "
+            "without abbreviations copied with an abbreviations address of 0: the check's verdict, and its "
+            "walkthrough on the copy against the original (`identical N`: all N responses the same).",
+            "",
+            "| story | check | abbreviations address 0 |",
+            "|---|---|---|",
+        ]
         lines += [f"| {row.story} | {row.check} | {row.without_abbreviations} |" for row in legal]
     return "\n".join(lines) + "\n"
 

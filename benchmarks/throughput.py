@@ -30,8 +30,8 @@ from pathlib import Path
 
 from loguru import logger
 
-from agents.offline_critic import OfflineCritic
 from agents.looper_agent import LooperAgent
+from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
 from managers.loop_break.loop_break import LoopBreak
@@ -101,9 +101,13 @@ def looping_ms(rom: Path, turns: int, repeats: int) -> dict:
     built = build_scenario("dam_ab", str(rom))
     full, loop_breaks, facts = [], [], []
     with tempfile.TemporaryDirectory() as folder:
-        config = GameConfiguration.from_toml("pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)})
+        config = GameConfiguration.from_toml(
+            "pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)}
+        )
         for _ in range(repeats):
-            whole, played, in_loop_break, in_facts = clocked_episode_ms(rom, config, LooperAgent(built.prefix, built.loop))
+            whole, played, in_loop_break, in_facts = clocked_episode_ms(
+                rom, config, LooperAgent(built.prefix, built.loop)
+            )
             full.append(whole / played)
             loop_breaks.append(in_loop_break / played)
             facts.append(in_facts / played)
@@ -126,7 +130,9 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
         for _ in range(repeats):
             raw.append(raw_ms_per_step(rom, commands))
             one, _ = episode_ms(rom, config, ReplayAgent(commands[:1], kind=agent_kind))
-            whole, turns, in_loop_break, in_facts = clocked_episode_ms(rom, config, ReplayAgent(commands, kind=agent_kind))
+            whole, turns, in_loop_break, in_facts = clocked_episode_ms(
+                rom, config, ReplayAgent(commands, kind=agent_kind)
+            )
             start.append(one)
             full.append((whole - one) / (turns - 1))
             loop_breaks.append(in_loop_break / turns)

@@ -38,9 +38,19 @@ from session.records import GameView
 
 HEALTHY_KINDS = ("optimal", "noisy")
 STUCK_KINDS = (
-    "ab", "line", "random_walk", "camping", "puzzle_retry", "inventory_juggling", "wandering", "semi_novel",
-    "semi_novel_walking", "waiting", "busy_camping", "busy_round",
-)  # fmt: skip
+    "ab",
+    "line",
+    "random_walk",
+    "camping",
+    "puzzle_retry",
+    "inventory_juggling",
+    "wandering",
+    "semi_novel",
+    "semi_novel_walking",
+    "waiting",
+    "busy_camping",
+    "busy_round",
+)
 SEMI_NOVEL = frozenset({"semi_novel", "semi_novel_walking"})
 """Stuck kinds that try something new every turn or so: the issue asks them to end within 60 turns."""
 PURE_REPETITION = frozenset({"ab", "camping", "waiting"})
@@ -54,14 +64,61 @@ CHECK_EVERY_STEPS = 40
 _WRONG_VERBS = ("dance", "sing", "yodel", "think", "xyzzq", "wave hands")
 _WRONG_OBJECT_VERBS = ("touch", "smell", "shake", "frobnicate", "kick")
 _SEMI_NOVEL_VERBS = (
-    "examine", "look at", "smell", "listen to", "touch", "search", "look under", "look behind", "knock on", "read",
-    "taste", "rub", "hug", "count", "describe", "admire", "ponder", "consider", "greet", "study",
-)  # fmt: skip
+    "examine",
+    "look at",
+    "smell",
+    "listen to",
+    "touch",
+    "search",
+    "look under",
+    "look behind",
+    "knock on",
+    "read",
+    "taste",
+    "rub",
+    "hug",
+    "count",
+    "describe",
+    "admire",
+    "ponder",
+    "consider",
+    "greet",
+    "study",
+)
 _SEMI_NOVEL_WORDS = (
-    "wall", "floor", "ceiling", "sky", "ground", "air", "dust", "shadow", "light", "door", "window", "corner", "noise",
-    "smell", "me", "myself", "hands", "feet", "clothes", "sound", "path", "grass", "stone", "rock", "tree", "water",
-    "zorgle", "blimfoo", "quaxxle", "snerd", "plonk", "wibbet",
-)  # fmt: skip
+    "wall",
+    "floor",
+    "ceiling",
+    "sky",
+    "ground",
+    "air",
+    "dust",
+    "shadow",
+    "light",
+    "door",
+    "window",
+    "corner",
+    "noise",
+    "smell",
+    "me",
+    "myself",
+    "hands",
+    "feet",
+    "clothes",
+    "sound",
+    "path",
+    "grass",
+    "stone",
+    "rock",
+    "tree",
+    "water",
+    "zorgle",
+    "blimfoo",
+    "quaxxle",
+    "snerd",
+    "plonk",
+    "wibbet",
+)
 TOGGLES = (("take", "drop"), ("open", "close"), ("wear", "remove"), ("turn on", "turn off"))
 """Busy camping: a command that changes a small thing about an object, and the one that undoes it."""
 FIDGETS = ("examine", "push", "pull", "touch", "look under")
@@ -107,7 +164,9 @@ class Outcome:
 
     @classmethod
     def of(cls, view: GameView) -> Outcome:
-        return cls(view.room_id, view.score, tuple(sorted(o.num for o in view.inventory)), view.game_over or view.victory)
+        return cls(
+            view.room_id, view.score, tuple(sorted(o.num for o in view.inventory)), view.game_over or view.victory
+        )
 
 
 class Explorer:
@@ -174,8 +233,9 @@ def optimal(story: Path) -> Trajectory | None:
     outcomes = clean_outcomes(story, commands)
     score = outcomes[-1].score if outcomes else 0
     game = JerichoSession(story).game_name
-    return Trajectory(game, "optimal", "walkthrough", commands, healthy_until=len(commands), clean_score=score,
-                      script_score=score)  # fmt: skip
+    return Trajectory(
+        game, "optimal", "walkthrough", commands, healthy_until=len(commands), clean_score=score, script_score=score
+    )
 
 
 def clean_outcomes(story: Path, commands: list[str]) -> list[Outcome]:
@@ -210,9 +270,14 @@ def noisy(story: Path, factor: int, seed: int) -> Trajectory | None:
             break
     healthy_until, final = _verify(story, script, commands, step_turns, clean)
     return Trajectory(
-        explorer.game, "noisy", f"factor {factor}, seed {seed}", script, healthy_until=healthy_until,
-        clean_score=clean[-1].score, script_score=final,
-    )  # fmt: skip
+        explorer.game,
+        "noisy",
+        f"factor {factor}, seed {seed}",
+        script,
+        healthy_until=healthy_until,
+        clean_score=clean[-1].score,
+        script_score=final,
+    )
 
 
 def _noisy_block(explorer, commands, clean, start, end, factor, rng) -> tuple[list[str], list[int], bool]:
@@ -332,8 +397,7 @@ def stuck(story: Path, kind: str, cut: float, seed: int = 0, length: int = LOOP_
     if not loop:
         return None
     rooms = _rooms_along(explorer, loop)
-    return Trajectory(explorer.game, kind, f"cut {cut:.2f}", prefix + loop, prefix_turns=len(prefix),
-                      loop_rooms=rooms)  # fmt: skip
+    return Trajectory(explorer.game, kind, f"cut {cut:.2f}", prefix + loop, prefix_turns=len(prefix), loop_rooms=rooms)
 
 
 def _rooms_along(explorer: Explorer, loop: list[str]) -> set[int]:
@@ -358,6 +422,7 @@ def _ab(explorer: Explorer, rng: random.Random, length: int, visited: set[int]) 
 
 def _paths(explorer: Explorer, depth: int, allowed: set[int] | None, rng: random.Random) -> Iterator[list[str]]:
     """Simple paths of `depth` moves from here (rooms all distinct, each step reversible), found depth-first."""
+
     def extend(path: list[str], rooms: list[int]) -> Iterator[list[str]]:
         if len(path) == depth:
             yield path
@@ -457,8 +522,16 @@ def _camping(explorer, rng, length, visited) -> list[str]:
 def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
     nouns = _nouns(explorer.view)
     for noun in sorted(nouns, key=lambda n: rng.random()):
-        tries = [f"open {noun}", f"push {noun}", f"pull {noun}", f"turn {noun}", f"open the {noun}", f"move {noun}",
-                 f"unlock {noun}", f"break {noun}"]  # fmt: skip
+        tries = [
+            f"open {noun}",
+            f"push {noun}",
+            f"pull {noun}",
+            f"turn {noun}",
+            f"open the {noun}",
+            f"move {noun}",
+            f"unlock {noun}",
+            f"break {noun}",
+        ]
         body = _unchanging(explorer, tries)
         if len(body) >= 3:
             return _repeat(body[:5], length)
@@ -559,8 +632,10 @@ def _busy_room(explorer: Explorer) -> tuple[list[tuple[str, str]], list[str]] | 
             for do, undo in (pair, pair[::-1]):  # what is carried is dropped first, what is open closed first
                 views = explorer.attempt([f"{do} {noun}", f"{undo} {noun}"])
                 changed = not _same_objects(views[0], idle[0])
-                kept = all(v.room_id == explorer.view.room_id and v.score == explorer.view.score and not v.game_over
-                           for v in views)  # fmt: skip
+                kept = all(
+                    v.room_id == explorer.view.room_id and v.score == explorer.view.score and not v.game_over
+                    for v in views
+                )
                 undone = Outcome.of(views[1]) == Outcome.of(idle[1]) and _same_objects(views[1], idle[1])
                 if changed and kept and undone:
                     toggles.append((f"{do} {noun}", f"{undo} {noun}"))
@@ -616,13 +691,22 @@ def _all_working(explorer: Explorer, toggles: list[tuple[str, str]], done: list[
     idle = explorer.attempt(["look"])[0]
     return all(
         not _same_objects(explorer.attempt([toggle[done[index]]])[0], idle)
-        for index, toggle in enumerate(toggles) if index not in dropped
-    )  # fmt: skip
+        for index, toggle in enumerate(toggles)
+        if index not in dropped
+    )
 
 
 _BUILDERS = {
-    "ab": _ab, "line": _line, "random_walk": _random_walk, "camping": _camping, "puzzle_retry": _puzzle_retry,
-    "inventory_juggling": _inventory_juggling, "wandering": _wandering, "semi_novel": _semi_novel,
-    "semi_novel_walking": _semi_novel_walking, "waiting": _waiting, "busy_camping": _busy_camping,
+    "ab": _ab,
+    "line": _line,
+    "random_walk": _random_walk,
+    "camping": _camping,
+    "puzzle_retry": _puzzle_retry,
+    "inventory_juggling": _inventory_juggling,
+    "wandering": _wandering,
+    "semi_novel": _semi_novel,
+    "semi_novel_walking": _semi_novel_walking,
+    "waiting": _waiting,
+    "busy_camping": _busy_camping,
     "busy_round": _busy_round,
-}  # fmt: skip
+}

@@ -35,13 +35,18 @@ CHROMIUM = "/usr/bin/chromium"
 def play(rom: str, folder: Path, turns: int | None) -> Path:
     """A dam_ab looper episode; `turns`: that many, never stopped; None: until the loop break ends it."""
     built = build_scenario("dam_ab", rom)
-    overrides: dict = {"files": {"episode_dir": str(folder)}, "knowledge": {"enabled": False},
-                       "gameplay": {"max_turns_per_episode": len(built.commands)}}  # fmt: skip
+    overrides: dict = {
+        "files": {"episode_dir": str(folder)},
+        "knowledge": {"enabled": False},
+        "gameplay": {"max_turns_per_episode": len(built.commands)},
+    }
     if turns:
         overrides.update(never_stopped(turns))
     config = GameConfiguration.from_toml("pyproject.toml", overrides)
     session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(config, session, LooperAgent(built.prefix, built.loop), OfflineCritic(), quiet=True)
+    orchestrator = ZorkOrchestratorV2(
+        config, session, LooperAgent(built.prefix, built.loop), OfflineCritic(), quiet=True
+    )
     return orchestrator.play_episode().parent
 
 
@@ -72,8 +77,11 @@ def main(argv: list[str] | None = None) -> int:
             page.close()
         median = statistics.median(times)
         verdict = "within" if median < TARGET_SECONDS else "ABOVE"
-        print(f"{last}-turn episode: report.html {report.stat().st_size / 1e6:.1f} MB, page ready in "
-              f"{median:.2f} s (median of 5; min {min(times):.2f}, max {max(times):.2f}; {verdict} the {TARGET_SECONDS} s target)")  # fmt: skip
+        print(
+            f"{last}-turn episode: report.html {report.stat().st_size / 1e6:.1f} MB, page ready in "
+            f"{median:.2f} s (median of 5; min {min(times):.2f}, max {max(times):.2f}; "
+            f"{verdict} the {TARGET_SECONDS} s target)"
+        )
         if args.shots:
             shots = Path(args.shots)
             shots.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ from session.commands import TAKE_VERBS, canonical_command
 from session.outcomes import is_failure, not_here
 from session.records import TurnRecord
 
-
 STUBBORN_REFUSALS = 2
 """States of the world in which a command changed nothing in a room before it is not tried there again."""
 
@@ -19,7 +18,8 @@ class ActionMemory:
     When a command other than a take or drop changes the world in a room (the rug moves), what was refused
     there may work now (the trap door opens): those commands count as untried again, except a command that changed
     nothing there in STUBBORN_REFUSALS different states of the world, and a take the game refused once (`take
-    trophy case`, `take small mailbox`: fastened in place whatever else happens). A command whose object was not in sight is never stubborn: a change may reveal it.
+    trophy case`, `take small mailbox`: fastened in place whatever else happens). A command whose object was not
+    in sight is never stubborn: a change may reveal it.
     After something is put down, a refused take may fit now. Bounded by the distinct (room, command) pairs.
     """
 

@@ -20,7 +20,6 @@ from session.commands import LOOK_COMMANDS, PRIMARY_DIRECTIONS, command_words, d
 from session.context import AgentContext
 from session.records import GameView, TurnRecord
 
-
 FULL_DESCRIPTION_SHARE = 0.7
 """An arrival text this much as long as the room's known description replaces it; shorter ones are brief revisits."""
 

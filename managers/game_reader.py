@@ -23,8 +23,16 @@ from dataclasses import dataclass
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    DIRECTION_WORDS, FUNCTION_WORDS, ROUTINE_COMMANDS, spellings_of, canonical_command, command_words, direction_of, directions_named, is_wait,
-)  # fmt: skip
+    DIRECTION_WORDS,
+    FUNCTION_WORDS,
+    ROUTINE_COMMANDS,
+    canonical_command,
+    command_words,
+    direction_of,
+    directions_named,
+    is_wait,
+    spellings_of,
+)
 from session.context import Readings
 from session.jericho_session import Trial
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, not_here, title_like
@@ -154,7 +162,9 @@ class GameReader:
             inventory=carried,
             seen=seen,
             exits=self._exits(here, game_map),
-            mentioned_exits=tuple(d for d in directions_named(description) if d not in tried_ways) if not look.dark else (),
+            mentioned_exits=tuple(d for d in directions_named(description) if d not in tried_ways)
+            if not look.dark
+            else (),
             tried=tuple(reversed(list(self.tried.get(here, {}).values())))[:TRIED_SHOWN],
             thoughts=tuple(self.thoughts),
             seen_elsewhere=self._seen_elsewhere(here, seen),
@@ -170,7 +180,9 @@ class GameReader:
         shared = _shared_words(self.vocabulary.get(obj.num, frozenset()) for obj in objects)
         names: list[str] = []
         for obj in objects:
-            name = _printed_name(obj.name, self.vocabulary.get(obj.num, frozenset()), printed, words, shared, self.word_length)
+            name = _printed_name(
+                obj.name, self.vocabulary.get(obj.num, frozenset()), printed, words, shared, self.word_length
+            )
             if name and name not in names:
                 names.append(name)
         return tuple(name for name in names[:SEEN_CHECKED] if self._in_sight(name))

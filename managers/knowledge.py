@@ -20,9 +20,17 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 
 from managers.map_graph import MapGraph
 from session.commands import (
-    ATTACK_VERBS, DICE_ROLL, HANDING_VERBS, PRIMARY_DIRECTIONS, TAKE_VERBS, canonical_command, command_words, direction_of,
-    is_observation, why_not_run,
-)  # fmt: skip
+    ATTACK_VERBS,
+    DICE_ROLL,
+    HANDING_VERBS,
+    PRIMARY_DIRECTIONS,
+    TAKE_VERBS,
+    canonical_command,
+    command_words,
+    direction_of,
+    is_observation,
+    why_not_run,
+)
 from session.context import Guidance
 from session.outcomes import DARK_PHRASES, DEATH, burdened, load_named, not_at_hand, title_like
 from session.records import DEATH_ENDING, LOOP_ENDINGS, GameView, TurnRecord, noun_of
@@ -194,12 +202,15 @@ def load_store(path: Path, game: str, story_md5: str) -> KnowledgeStore:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise KnowledgeError(f"knowledge store {path} is not readable JSON ({exc}); move it away or pass --no-knowledge") from None
+        raise KnowledgeError(
+            f"knowledge store {path} is not readable JSON ({exc}); move it away or pass --no-knowledge"
+        ) from None
     if not isinstance(data, dict):
         raise KnowledgeError(f"knowledge store {path} is not a JSON object")
     if data.get("version") != KNOWLEDGE_VERSION:
         raise KnowledgeError(
-            f"knowledge store {path} has version {data.get('version')!r}; this harness reads version {KNOWLEDGE_VERSION}"
+            f"knowledge store {path} has version {data.get('version')!r}; "
+            f"this harness reads version {KNOWLEDGE_VERSION}"
         )
     try:
         store = KnowledgeStore.model_validate(data)
@@ -307,18 +318,30 @@ class Knowledge:
             # Something here changed, not a mere take or drop (a trap door opened): a way shut before may be open.
             self.failed = {(at, way) for at, way in self.failed if at != room}
         if record.score_after > record.score_before:
-            self.scored.append(ScoreEvent(
-                room_id=room, room_name=record.room_name_before, command=command,
-                points=record.score_after - record.score_before, episode=episode, turn=record.turn,
-            ))  # fmt: skip
+            self.scored.append(
+                ScoreEvent(
+                    room_id=room,
+                    room_name=record.room_name_before,
+                    command=command,
+                    points=record.score_after - record.score_before,
+                    episode=episode,
+                    turn=record.turn,
+                )
+            )
             for noun in set(command_words(command)[1:]):
                 if noun in self.items and record.room_name_before not in self.items[noun].scored_in:
                     self.items[noun].scored_in.append(record.room_name_before)
         if record.result_category == DEATH:
-            self.deaths.append(Death(
-                room_id=room, room_name=record.room_name_before, command=command,
-                words=record.response.strip()[:DEATH_WORDS_CHARS], episode=episode, turn=record.turn,
-            ))  # fmt: skip
+            self.deaths.append(
+                Death(
+                    room_id=room,
+                    room_name=record.room_name_before,
+                    command=command,
+                    words=record.response.strip()[:DEATH_WORDS_CHARS],
+                    episode=episode,
+                    turn=record.turn,
+                )
+            )
         self._note_gone(record, command, episode)
         for name in set(record.inventory_after) - set(record.inventory_before):
             noun = noun_of(name).lower()
@@ -333,13 +356,22 @@ class Knowledge:
         room, verb = record.room_id_before, command.split(" ", 1)[0]
         gone = set(record.inventory_before) - set(record.inventory_after)
         if verb == "drop":
-            self.left.update((noun, room) for noun in (noun_of(name).lower() for name in gone) if noun not in self.unfit)
+            self.left.update(
+                (noun, room) for noun in (noun_of(name).lower() for name in gone) if noun not in self.unfit
+            )
         lost = sorted(name for name in gone if noun_of(name).lower() in self.valuables())
         if lost and verb not in HANDING_VERBS | {"drop"} and direction_of(command) is None and not record.game_over:
-            self.losses.append(Loss(
-                room_id=room, room_name=record.room_name_before, command=command, items=lost,
-                words=record.response.strip()[:DEATH_WORDS_CHARS], episode=episode, turn=record.turn,
-            ))  # fmt: skip
+            self.losses.append(
+                Loss(
+                    room_id=room,
+                    room_name=record.room_name_before,
+                    command=command,
+                    items=lost,
+                    words=record.response.strip()[:DEATH_WORDS_CHARS],
+                    episode=episode,
+                    turn=record.turn,
+                )
+            )
 
     def _follow_route(self, record: TurnRecord) -> None:
         route, position = self.store.route, self.route_position
@@ -380,17 +412,24 @@ class Knowledge:
                 if self.steps[index].room_id == record.room_id_after:  # back where that walk began
                     del self.steps[index:], self.walks[index:]
                     return
-        self.steps.append(RouteStep(
-            command=record.command.strip(), room_id=record.room_id_before,
-            room_id_after=record.room_id_after, score_after=record.score_after,
-            inventory_after=sorted(record.inventory_after),
-        ))  # fmt: skip
+        self.steps.append(
+            RouteStep(
+                command=record.command.strip(),
+                room_id=record.room_id_before,
+                room_id_after=record.room_id_after,
+                score_after=record.score_after,
+                inventory_after=sorted(record.inventory_after),
+            )
+        )
         self.walks.append(walk)
         if record.score_after > record.score_before and (self.best is None or record.score_after > self.best.score):
             self.best = Route(
-                episode=episode, score=record.score_after, turns=record.turn, steps=list(self.steps),
+                episode=episode,
+                score=record.score_after,
+                turns=record.turn,
+                steps=list(self.steps),
                 rerolls=self.opening_rolls,
-            )  # fmt: skip
+            )
 
     def rerolls_due(self) -> int:
         """Dice rolls still due now (see `Guidance.rerolls`): at the start, or right after the route's last step,
@@ -456,10 +495,15 @@ class Knowledge:
         store = self.store
         episode = summary["episode_id"]
         died_on_route = summary["termination_reason"] == DEATH_ENDING and not self._route_done()
-        store.episodes = [e for e in store.episodes if e.episode != episode] + [EpisodeLine(
-            episode=episode, turns=summary["turns"], best_score=summary["best_score"],
-            termination_reason=summary["termination_reason"], died_on_route=died_on_route,
-        )]  # fmt: skip
+        store.episodes = [e for e in store.episodes if e.episode != episode] + [
+            EpisodeLine(
+                episode=episode,
+                turns=summary["turns"],
+                best_score=summary["best_score"],
+                termination_reason=summary["termination_reason"],
+                died_on_route=died_on_route,
+            )
+        ]
         for room_id, room in self.graph.rooms.items():
             facts = store.rooms.setdefault(str(room_id), RoomFacts(name=room.name))
             facts.exits.update(room.exits)
@@ -495,7 +539,11 @@ class Knowledge:
         failed: dict[str, list[str]] = {}
         for r in turns:
             command = canonical_command(r.command)
-            if r.changed_nothing and r.room_id_before is not None and (r.room_id_before, command) not in self.productive:
+            if (
+                r.changed_nothing
+                and r.room_id_before is not None
+                and (r.room_id_before, command) not in self.productive
+            ):
                 commands = failed.setdefault(str(r.room_id_before), [])
                 if command not in commands:
                     commands.append(command)
@@ -535,10 +583,13 @@ class Knowledge:
         # Putting or giving something can only work while it is held.
         held_nouns = {obj.noun for obj in view.inventory}
         open_events = [
-            e for e in store.score_events
-            if (e.room_id, e.command) not in scored and not is_observation(e.command) and not self._reached(e)
+            e
+            for e in store.score_events
+            if (e.room_id, e.command) not in scored
+            and not is_observation(e.command)
+            and not self._reached(e)
             and _at_hand(e.command, held_nouns)
-        ]  # fmt: skip
+        ]
         # Here: every known source not realised yet (the agent skips what changed nothing until the room changes),
         # and the valuable items in sight wherever they scored (items move: the thief, the player's own drops).
         valuables = self.valuables()
@@ -554,11 +605,15 @@ class Knowledge:
         stored = {_put_away(e.command)[0] for e in self.scored}
         carried = [o.noun for o in view.inventory if o.noun in valuables and o.noun not in stored]
         puts = [f"put {noun} in {deposits[here]}" for noun in carried] if here in deposits else []
-        known_here = tuple(dict.fromkeys(
-            [e.command for e in open_events if e.room_id == here] + [t for t in takes if t not in done] + puts
-        ))  # fmt: skip
+        known_here = tuple(
+            dict.fromkeys(
+                [e.command for e in open_events if e.room_id == here] + [t for t in takes if t not in done] + puts
+            )
+        )
         # Elsewhere: only sources not attempted in this episode, so a source that cannot work yet draws no shuttle.
-        targets = {e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried}
+        targets = {
+            e.room_id for e in open_events if e.room_id not in (None, here) and (e.room_id, e.command) not in self.tried
+        }
         # With a valuable in hand, where putting one away scored; with none, where this episode put one down.
         targets |= {room for room in (deposits if carried else left.values()) if room not in (None, here)}
         path = tuple(self._path(here, targets)) if targets else ()
@@ -568,7 +623,9 @@ class Knowledge:
         explored = tuple(sorted(set(facts.exits) | set(facts.failed_exits))) if facts else ()
         dangers = self._dangers()
         return Guidance(
-            dangers_here=tuple(sorted({o.noun for o in view.room_objects if o.noun.lower() in dangers and o.num not in held})),
+            dangers_here=tuple(
+                sorted({o.noun for o in view.room_objects if o.noun.lower() in dangers and o.num not in held})
+            ),
             known_here=known_here,
             explored_here=explored,
             exits_here=tuple(sorted(facts.exits)) if facts else (),
@@ -616,7 +673,9 @@ class Knowledge:
         rooms = set()
         for room_id, room in self.graph.rooms.items():
             facts = self.store.rooms.get(str(room_id))
-            tried = set(room.exits) | room.failed_exits | (set(facts.exits) | set(facts.failed_exits) if facts else set())
+            tried = (
+                set(room.exits) | room.failed_exits | (set(facts.exits) | set(facts.failed_exits) if facts else set())
+            )
             if PRIMARY_DIRECTIONS - tried:
                 rooms.add(room_id)
         return rooms
@@ -643,7 +702,9 @@ class Knowledge:
         """Words the game used at two places or more where the player died or lost valuables: what did it roams
         (zork1's thief and his bag), and lingering beside it is how it happened."""
         places: dict[str, set[str]] = {}
-        harms = [(d.words, _death_place(d)) for d in self.store.deaths] + [(x.words, x.room_name) for x in self.store.losses]
+        harms = [(d.words, _death_place(d)) for d in self.store.deaths] + [
+            (x.words, x.room_name) for x in self.store.losses
+        ]
         for words, place in harms:
             for word in set(command_words(words)):
                 places.setdefault(word, set()).add(place)
@@ -682,7 +743,11 @@ class Knowledge:
             lines.append(f"{len(store.episodes)} earlier episode(s); best score {best}.")
         events = sorted(store.score_events, key=lambda e: -e.points)
         if events:
-            lines.append("Points came from: " + "; ".join(f"'{e.command}' at {e.room_name} (+{e.points})" for e in events[:5]) + ".")
+            lines.append(
+                "Points came from: "
+                + "; ".join(f"'{e.command}' at {e.room_name} (+{e.points})" for e in events[:5])
+                + "."
+            )
         if store.deaths:
             lines.append("Deaths: " + "; ".join(f"'{d.command}' at {d.room_name}" for d in store.deaths[-3:]) + ".")
         lines += [f"Note from episode {n.episode[-6:]}: {n.note}" for n in store.notes[-3:]]
@@ -739,18 +804,36 @@ def to_markdown(store: KnowledgeStore) -> str:
     lines += [f"| {e.room_name} | `{e.command}` | {e.points} | {e.episode}, {e.turn} |" for e in store.score_events]
     if store.route is not None:
         route = store.route
-        lines += ["", f"## The shortest known way to {route.score} points ({len(route.steps)} steps; {route.episode} took "
-                  f"{route.turns} turns)", "", ", ".join(f"`{step.command}`" for step in route.steps)]
+        lines += [
+            "",
+            f"## The shortest known way to {route.score} points ({len(route.steps)} steps; {route.episode} took "
+            f"{route.turns} turns)",
+            "",
+            ", ".join(f"`{step.command}`" for step in route.steps),
+        ]
     lines += ["", "## Deaths", ""] + [f"- {d.room_name}, `{d.command}`: {d.words[:120]!r}" for d in store.deaths]
-    lines += ["", "## Valuables lost", ""] + [f"- {x.room_name}, `{x.command}`: {', '.join(x.items)}" for x in store.losses]
+    lines += ["", "## Valuables lost", ""] + [
+        f"- {x.room_name}, `{x.command}`: {', '.join(x.items)}" for x in store.losses
+    ]
     lines += ["", "## Loops that ended episodes", ""]
     for loop in store.loops:
-        failed = "; ".join(f"{store.rooms[k].name if k in store.rooms else k}: {', '.join(v)}" for k, v in loop.failed_commands.items())
-        lines.append(f"- {loop.episode} ({loop.reason}): rooms {', '.join(loop.rooms.values())}; changed nothing: {failed or '-'}")
-    lines += ["", "## Items", ""] + [f"- {noun}: first taken in {i.first_taken_room}" + (f"; scored in {', '.join(i.scored_in)}" if i.scored_in else "") for noun, i in store.items.items()]
+        failed = "; ".join(
+            f"{store.rooms[k].name if k in store.rooms else k}: {', '.join(v)}" for k, v in loop.failed_commands.items()
+        )
+        rooms = ", ".join(loop.rooms.values())
+        lines.append(f"- {loop.episode} ({loop.reason}): rooms {rooms}; changed nothing: {failed or '-'}")
+    lines += ["", "## Items", ""] + [
+        f"- {noun}: first taken in {i.first_taken_room}"
+        + (f"; scored in {', '.join(i.scored_in)}" if i.scored_in else "")
+        for noun, i in store.items.items()
+    ]
     lines += ["", f"## Map ({len(store.rooms)} rooms)", ""]
     for key, room in sorted(store.rooms.items(), key=lambda item: item[1].name):
-        exits = ", ".join(f"{d} → {store.rooms[str(t)].name if str(t) in store.rooms else t}" for d, t in sorted(room.exits.items()))
-        extra = (f"; failed: {', '.join(room.failed_exits)}" if room.failed_exits else "") + ("; dark" if room.dark else "")
+        exits = ", ".join(
+            f"{d} → {store.rooms[str(t)].name if str(t) in store.rooms else t}" for d, t in sorted(room.exits.items())
+        )
+        extra = (f"; failed: {', '.join(room.failed_exits)}" if room.failed_exits else "") + (
+            "; dark" if room.dark else ""
+        )
         lines.append(f"- {room.name} ({key}): {exits or 'no exit known'}{extra}")
     return "\n".join(lines) + "\n"

@@ -90,8 +90,9 @@ class MapGraph:
         """
         return self.path_to(
             start,
-            lambda room_id: room_id not in avoid
-            and any(wanted is None or d in wanted for d in self.untried_directions(room_id)),
+            lambda room_id: (
+                room_id not in avoid and any(wanted is None or d in wanted for d in self.untried_directions(room_id))
+            ),
         )
 
     def path_to(

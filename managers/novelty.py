@@ -57,9 +57,16 @@ from session.records import GameView
 from session.zmachine import WorldSnapshot
 
 NOVELTY_KINDS = (
-    "new_score", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
-    "new_information", "new_arrangement", "new_world_state",
-)  # fmt: skip
+    "new_score",
+    "new_room",
+    "new_room_inventory",
+    "new_object_state",
+    "new_game_variable",
+    "new_position",
+    "new_information",
+    "new_arrangement",
+    "new_world_state",
+)
 INFORMATION_WORDS = 5
 """An answer this long at least tells something ("Cholok." is a name, not news; measured on deephome's encyclopedia)."""
 COUNTER_RUN = 3
@@ -176,7 +183,9 @@ class WorldNovelty:
         direction = direction_of(command)
         move = (self.situation, direction or "")
         repeated_move = direction is not None and move in self.moves
-        walk = (self._room_inventory(before), direction) if direction is not None and before.room_id is not None else None
+        walk = (
+            (self._room_inventory(before), direction) if direction is not None and before.room_id is not None else None
+        )
         repeated_walk = walk is not None and walk in self.walks
         if direction is not None:
             self.moves.add(move)
@@ -239,10 +248,12 @@ class WorldNovelty:
         if old is None or new is None:
             return False
         moved = [
-            index for index in np.nonzero(new.parents != old.parents)[0].tolist()
-            if index + 1 not in self.ignored_objects and index + 1 not in self.autonomous
+            index
+            for index in np.nonzero(new.parents != old.parents)[0].tolist()
+            if index + 1 not in self.ignored_objects
+            and index + 1 not in self.autonomous
             and self.player not in (int(old.parents[index]), int(new.parents[index]))
-        ]  # fmt: skip
+        ]
         if not moved:
             return False
 
@@ -262,8 +273,9 @@ class WorldNovelty:
     def _differs_from_idle(idle: WorldSnapshot | None, index: int, new: WorldSnapshot) -> bool:
         if idle is None:
             return True
-        return bool(idle.parents[index] != new.parents[index] or (idle.attributes[index] != new.attributes[index]).any())
-
+        return bool(
+            idle.parents[index] != new.parents[index] or (idle.attributes[index] != new.attributes[index]).any()
+        )
 
     def _globals(self, before: GameView, after: GameView, category: str, idle: IdleWorld) -> bool:
         """Whether the command gave a global variable a value it never had."""

@@ -80,9 +80,11 @@ class ObjectiveManager:
             return False
         due = turn == 1 or turn % self.config.objective_update_interval == 0
         changed = last is not None and bool(
-            last.new_world_state or last.score_changed or last.new_room
+            last.new_world_state
+            or last.score_changed
+            or last.new_room
             or set(last.inventory_after) != set(last.inventory_before)
-        )  # fmt: skip
+        )
         return due or (changed and bool(self._discovered))
 
     def _add(self, text: str, kind: str, target: Any, turn: int) -> bool:

@@ -8,7 +8,7 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TextIO
 
@@ -22,7 +22,6 @@ from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
 from managers.game_reader import GameReader
 from managers.knowledge import Knowledge
-from viewer.report import write_report
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.penalties import why_rejected
 from managers.map_graph import MapGraph
@@ -36,7 +35,16 @@ from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
-from session.records import BLOCKING_SOURCES, DEATH_ENDING, UNPARSEABLE_FALLBACK, Candidate, GameView, Judgement, TurnRecord
+from session.records import (
+    BLOCKING_SOURCES,
+    DEATH_ENDING,
+    UNPARSEABLE_FALLBACK,
+    Candidate,
+    GameView,
+    Judgement,
+    TurnRecord,
+)
+from viewer.report import write_report
 
 FALLBACK_COMMAND = "look"
 EPISODE_FILE = "episode.json"
@@ -58,7 +66,7 @@ class GameState:
 
 
 def new_episode_id() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
 
 
 class ZorkOrchestratorV2:
@@ -121,15 +129,22 @@ class ZorkOrchestratorV2:
         started = time.perf_counter()
         folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
         self.recorder = EpisodeRecorder(
-            folder, self.config.orchestrator.console_log_level, self.config.orchestrator.file_log_level, self.quiet,
-            (self.config.api_key(),), bool(resume),
-        )  # fmt: skip
+            folder,
+            self.config.orchestrator.console_log_level,
+            self.config.orchestrator.file_log_level,
+            self.quiet,
+            (self.config.api_key(),),
+            bool(resume),
+        )
         self.view = self.session.reset()
         self.precheck = ObjectPrecheck(self.session)
         self.novelty = WorldNovelty(
-            self.view, self.session.noisy_globals(), self.session.dictionary_range, self.session.jericho_noise(),
+            self.view,
+            self.session.noisy_globals(),
+            self.session.dictionary_range,
+            self.session.jericho_noise(),
             self.session.player,
-        )  # fmt: skip
+        )
         self.map.visit(self.view.room_id, self.view.room_name, 0)
         if self.agent.prompted or self.critic.prompted:  # a model reads the prompt: what the game itself says
             self.contexts.reader = GameReader(
@@ -290,9 +305,15 @@ class ZorkOrchestratorV2:
     def _record(self, turn, forced, command, view, after, candidates, chosen, fallback, events) -> TurnRecord:
         """The turn's record from the views before and after the command (LLM usage is filled in at the end)."""
         category = classify_outcome(
-            command, after.text, after.room_id != view.room_id, after.score != view.score,
-            after.inventory != view.inventory, after.world_hash != view.world_hash, after.game_over, after.victory,
-        )  # fmt: skip
+            command,
+            after.text,
+            after.room_id != view.room_id,
+            after.score != view.score,
+            after.inventory != view.inventory,
+            after.world_hash != view.world_hash,
+            after.game_over,
+            after.victory,
+        )
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
         if chosen is not None and fallback in (None, "not_run"):
             judgement = chosen.judgement
@@ -354,15 +375,19 @@ class ZorkOrchestratorV2:
         # Directions never tried here, in their own order: the text's mentions are unverified (a quarter of them
         # lead nowhere: benchmarks.context_truth), so they do not steer a stuck warning.
         untried = tuple(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)
-        things = read.seen if read is not None else tuple(
-            dict.fromkeys(o.noun for o in view.room_objects if o.name in context.visible_objects)
+        things = (
+            read.seen
+            if read is not None
+            else tuple(dict.fromkeys(o.noun for o in view.room_objects if o.name in context.visible_objects))
         )
         status = self.loop_break.status(turn, view, objectives, events, untried, things)
         return replace(
-            context, loop_status=status.text, banned=status.banned,
+            context,
+            loop_status=status.text,
+            banned=status.banned,
             review_objectives=self.objectives.wants_review(turn, self.last_record),
             knowledge=self.knowledge.guidance(view) if self.knowledge is not None else Guidance(),
-        )  # fmt: skip
+        )
 
     # -- agent -> critic -> loop-break adjustment -> accept or regenerate --------------------------------
     def _choose_command(self, context, events: list[dict], turn: int, forced: bool):
@@ -383,8 +408,15 @@ class ZorkOrchestratorV2:
             again = canonical_command(command) in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
                 judgement = Judgement(0.0, refusal, source="not_run")
-                emit(events, "command_refused", f"Refused {command[:40]!r}: {refusal}", level="WARNING",
-                     turn=turn, command=command[:200], reason=refusal)  # fmt: skip
+                emit(
+                    events,
+                    "command_refused",
+                    f"Refused {command[:40]!r}: {refusal}",
+                    level="WARNING",
+                    turn=turn,
+                    command=command[:200],
+                    reason=refusal,
+                )
             else:
                 judgement = self._judge(command, replace(context, proposal_thought=thought), events, turn, judged)
                 if context.review_objectives and self._take_review():
@@ -462,9 +494,10 @@ class ZorkOrchestratorV2:
         now = self._usage()
         calls, tokens, cost = ({k: v - old.get(k, 0) for k, v in new.items()} for new, old in zip(now, before))
         return (
-            {k: v for k, v in calls.items() if v}, {k: v for k, v in tokens.items() if v},
+            {k: v for k, v in calls.items() if v},
+            {k: v for k, v in tokens.items() if v},
             {k: round(v, 8) for k, v in cost.items() if v},
-        )  # fmt: skip
+        )
 
     def _cost(self) -> dict[str, float]:
         """USD by role and in total: the replayed turns' (on resume) and this run's, by the price table."""
@@ -571,7 +604,11 @@ def _usage_line(summary: dict) -> str:
 def _candidate_record(candidate: Candidate) -> dict:
     judgement = candidate.judgement
     return {
-        "command": candidate.command, "score": judgement.score, "base_score": judgement.base,
-        "reason": judgement.reason, "source": judgement.source, "accepted": candidate.accepted,
+        "command": candidate.command,
+        "score": judgement.score,
+        "base_score": judgement.base,
+        "reason": judgement.reason,
+        "source": judgement.source,
+        "accepted": candidate.accepted,
         "thought": candidate.thought,
-    }  # fmt: skip
+    }

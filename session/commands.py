@@ -25,10 +25,19 @@ DIRECTIONS: tuple[str, ...] = tuple(_DIRECTION_SPELLINGS)
 PRIMARY_DIRECTIONS = frozenset({"north", "south", "east", "west", "up", "down"})
 """Tried first when exploring; diagonals, in and out only once these run out (unless a description names them)."""
 OPPOSITE: dict[str, str] = {
-    "north": "south", "south": "north", "east": "west", "west": "east", "northeast": "southwest",
-    "southwest": "northeast", "northwest": "southeast", "southeast": "northwest", "up": "down", "down": "up",
-    "in": "out", "out": "in",
-}  # fmt: skip
+    "north": "south",
+    "south": "north",
+    "east": "west",
+    "west": "east",
+    "northeast": "southwest",
+    "southwest": "northeast",
+    "northwest": "southeast",
+    "southeast": "northwest",
+    "up": "down",
+    "down": "up",
+    "in": "out",
+    "out": "in",
+}
 _CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
 DIRECTION_WORDS = frozenset(_CANONICAL)
 """Every spelling of a direction (`n`, `north`, `inside`...)."""
@@ -92,9 +101,14 @@ def normalize_command(command: str) -> str:
 ARTICLES = frozenset({"a", "an", "the", "some"})
 """Words a parser skips: `take the lamp` is `take lamp`."""
 VERB_SYNONYMS: dict[tuple[str, ...], str] = {
-    ("x",): "examine", ("l",): "look", ("i",): "inventory", ("z",): "wait", ("look", "at"): "examine",
-    ("pick", "up"): "take", ("get",): "take",
-}  # fmt: skip
+    ("x",): "examine",
+    ("l",): "look",
+    ("i",): "inventory",
+    ("z",): "wait",
+    ("look", "at"): "examine",
+    ("pick", "up"): "take",
+    ("get",): "take",
+}
 """Openings that most parsers read as one verb (Inform's library takes them all; older Infocom games know no `x`):
 `x lamp`, `look at lamp` and `examine lamp` are one command, so are `get lamp`, `pick up lamp` and `take lamp`.
 `get` followed by a preposition (`get in boat`, `get up`) is another verb and stays."""
@@ -159,7 +173,9 @@ _NAMED_DIRECTIONS = frozenset(d for d in DIRECTIONS if d not in ("in", "out"))
 """Directions a description names by their word. `in` and `out` are left out: every text uses those words."""
 COMPASS_DIRECTIONS = frozenset(d for d in _NAMED_DIRECTIONS if d not in ("up", "down"))
 _COMPASS = "|".join(sorted(COMPASS_DIRECTIONS, key=len, reverse=True))
-_NOT_A_WAY = "end|ends|wall|walls|side|sides|bank|banks|edge|edges|corner|corners|half|face|shore|tip|part|window|windows|of"
+_NOT_A_WAY = (
+    "end|ends|wall|walls|side|sides|bank|banks|edge|edges|corner|corners|half|face|shore|tip|part|window|windows|of"
+)
 _COMPASS_MENTION = re.compile(rf"\b({_COMPASS})\b(?!\s+(?:{_NOT_A_WAY})\b)")
 """A compass word that names a way: not a part of the room (`the west wall is solid granite`, `the south end`) nor
 where something lies (`west of a white house`)."""
@@ -178,8 +194,9 @@ _VERTICAL_MENTION = re.compile(
     rf"|\b(?:{_COMPASS}|up|down)(?:\s*,)?\s+(?:and|or)\s+(up|down)\b"
 )
 """`up` and `down` name a way only after a word of motion or a route (`a staircase leading up`, `the chimney leads
-down`) or before a route (`down the ladder`), or as `upward`, `downstairs`, or beside another way (`north and up`): the words are everywhere else (`you wake
-up`, `pick up`, `sit down`), and `back up it` points at a thing, not a way from the room."""
+down`) or before a route (`down the ladder`), or as `upward`, `downstairs`, or beside another way (`north and
+up`): the words are everywhere else (`you wake up`, `pick up`, `sit down`), and `back up it` points at a thing, not a
+way from the room."""
 
 
 @lru_cache(maxsize=4096)  # the map's search asks again of every known room's text each turn

@@ -14,13 +14,27 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ProgressSignal = Literal[
-    "score", "objective", "new_room", "new_world_state", "new_room_inventory", "new_object_state",
-    "new_game_variable", "new_position", "new_information", "new_arrangement",
-]  # fmt: skip
+    "score",
+    "objective",
+    "new_room",
+    "new_world_state",
+    "new_room_inventory",
+    "new_object_state",
+    "new_game_variable",
+    "new_position",
+    "new_information",
+    "new_arrangement",
+]
 DEFAULT_PROGRESS_SIGNALS = [
-    "score", "new_room", "new_room_inventory", "new_object_state", "new_game_variable", "new_position",
-    "new_information", "new_arrangement",
-]  # fmt: skip
+    "score",
+    "new_room",
+    "new_room_inventory",
+    "new_object_state",
+    "new_game_variable",
+    "new_position",
+    "new_information",
+    "new_arrangement",
+]
 """Measured on the corpus (benchmarks/corpus.py). `objective` is left out: a verified completion is a walked exit or
 a taken item, which the state signals already see, while inside stuck loops the first walk of each return exit kept
 them going (4 more of 532 end within target without it, no healthy run is stopped). `new_arrangement` spares
@@ -276,10 +290,10 @@ class LoopBreakConfig(_Section):
     fruitless_turns: int = Field(30, ge=0, le=100_000)
     """Stop after this many turns without progress (on the stop rules' clock) when at least `fruitless_share` of
     them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
-    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck play),
-    also when it walks to and fro between tries. Measured after 30 turns without progress: healthy runs reach at
-    most 0.71 (1,064 optimal and noisy walkthroughs, seeds 1-29, and 40-41 with only examinations, wrong verbs and
-    steps out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
+    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck
+    play), also when it walks to and fro between tries. Measured after 30 turns without progress: healthy runs reach at
+    most 0.71 (1,064 optimal and noisy walkthroughs, seeds 1-29, and 40-41 with only examinations, wrong verbs and steps
+    out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
     The offline agent, an explorer whose moves are mostly new, loses no room and no point to it over the 29 games.
     0: no such rule."""
     fruitless_share: float = Field(0.8, gt=0.0, le=1.0)
@@ -350,7 +364,8 @@ class LoopBreakConfig(_Section):
             )
         if self.repetition_min_turns > self.max_turns_stuck:
             raise ValueError(
-                f"repetition_min_turns ({self.repetition_min_turns}) must be <= max_turns_stuck ({self.max_turns_stuck})"
+                f"repetition_min_turns ({self.repetition_min_turns}) must be <= "
+                f"max_turns_stuck ({self.max_turns_stuck})"
             )
         return self
 
@@ -528,7 +543,9 @@ def markdown_tables() -> str:
             default = info.default_factory() if info.default_factory is not None else info.default
             meaning = " ".join((info.description or "").split()).replace("|", "\\|")
             allowed = _allowed(info)
-            lines.append(f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |")
+            lines.append(
+                f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |"
+            )
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 

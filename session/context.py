@@ -145,7 +145,9 @@ class AgentContext:
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(
-            self, feedback=self.feedback + (f"{command}: {reason}",), rejected=self.rejected + (canonical_command(command),)
+            self,
+            feedback=self.feedback + (f"{command}: {reason}",),
+            rejected=self.rejected + (canonical_command(command),),
         )
 
 

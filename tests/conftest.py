@@ -19,11 +19,36 @@ from session.jericho_session import ZORK1_MD5, JerichoSession
 
 _DEFAULT_ROM = Path(__file__).resolve().parents[2] / "shared" / "games" / "zork1.z5"
 CORPUS = (
-    "advent.z5", "balances.z5", "ballyhoo.z3", "deephome.z5", "detective.z5", "enchanter.z3", "gold.z5", "hhgg.z3",
-    "infidel.z3", "karn.z5", "lgop.z3", "lostpig.z8", "murdac.z5", "night.z5", "partyfoul.z8", "planetfall.z3",
-    "seastalker.z3", "sherlock.z5", "sorcerer.z3", "spirit.z5", "temple.z5", "tryst205.z5", "weapon.z5",
-    "wishbringer.z3", "yomomma.z8", "zork1.z5", "zork2.z5", "zork3.z5", "ztuu.z5",
-)  # fmt: skip
+    "advent.z5",
+    "balances.z5",
+    "ballyhoo.z3",
+    "deephome.z5",
+    "detective.z5",
+    "enchanter.z3",
+    "gold.z5",
+    "hhgg.z3",
+    "infidel.z3",
+    "karn.z5",
+    "lgop.z3",
+    "lostpig.z8",
+    "murdac.z5",
+    "night.z5",
+    "partyfoul.z8",
+    "planetfall.z3",
+    "seastalker.z3",
+    "sherlock.z5",
+    "sorcerer.z3",
+    "spirit.z5",
+    "temple.z5",
+    "tryst205.z5",
+    "weapon.z5",
+    "wishbringer.z3",
+    "yomomma.z8",
+    "zork1.z5",
+    "zork2.z5",
+    "zork3.z5",
+    "ztuu.z5",
+)
 """The 29 story files of the shared corpus (`story_file`): versions 3, 5 and 8."""
 
 
@@ -87,9 +112,7 @@ class EpisodeResult:
         return [dict(e, turn=r["turn"]) for r in self.records for e in r["events"] if e["event_type"] == event_type]
 
 
-def run_episode(
-    rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs
-) -> EpisodeResult:
+def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs) -> EpisodeResult:
     """Play one episode through the real orchestrator and read back what it wrote."""
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
     orchestrator = ZorkOrchestratorV2(

@@ -34,11 +34,24 @@ def kinds(events: list[dict]) -> list[str]:
 # -- one normalisation for every detector ------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("n", "north"), ("go north", "N"), ("walk ne", "northeast"), ("take the lamp", "take lamp"),
-     ("open a door", "open door"), ("eat some lunch", "eat lunch"), ("  Take   LAMP. ", "take lamp"),
-     ("x the lamp", "examine lamp"), ("look at the lamp", "x lamp"), ("l", "look"), ("I", "inventory"),
-     ("z", "wait"), ("get lamp", "take lamp"), ("pick up the lamp", "take lamp"), ("get it", "take it")],
-)  # fmt: skip
+    [
+        ("n", "north"),
+        ("go north", "N"),
+        ("walk ne", "northeast"),
+        ("take the lamp", "take lamp"),
+        ("open a door", "open door"),
+        ("eat some lunch", "eat lunch"),
+        ("  Take   LAMP. ", "take lamp"),
+        ("x the lamp", "examine lamp"),
+        ("look at the lamp", "x lamp"),
+        ("l", "look"),
+        ("I", "inventory"),
+        ("z", "wait"),
+        ("get lamp", "take lamp"),
+        ("pick up the lamp", "take lamp"),
+        ("get it", "take it"),
+    ],
+)
 def test_canonical_command_merges_spellings_of_one_command(a, b):
     assert canonical_command(a) == canonical_command(b)
     assert command_similarity(a, b) == 1.0

@@ -10,10 +10,10 @@ import pytest
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.looper_agent import LooperAgent
-from agents.scripted_llm import ScriptedOpenAI
-from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import build_scenario
 from agents.prompts import role_of
+from agents.replay_agent import ReplayAgent
+from agents.scripted_llm import ScriptedOpenAI
+from benchmarks.scenarios import build_scenario
 from tests.conftest import RecordingReplay, make_config, run_episode
 
 
@@ -151,10 +151,15 @@ def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
 def _gate_config(tmp_path, action):
     # The gate's mechanics as seed 002 gives them (the third repeat), from the first repeat on; its wait for turns
     # without progress has its own test.
-    return make_config(tmp_path, action_loops={
-        "gate_action": action, "enable_identical_action_detection": False, "gate_min_turns_stuck": 0,
-        "gate_after_loops": 3,
-    })  # fmt: skip
+    return make_config(
+        tmp_path,
+        action_loops={
+            "gate_action": action,
+            "enable_identical_action_detection": False,
+            "gate_min_turns_stuck": 0,
+            "gate_after_loops": 3,
+        },
+    )
 
 
 def test_gate_terminate(rom_path, tmp_path):
@@ -168,7 +173,9 @@ def test_gate_terminate(rom_path, tmp_path):
 
 def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
     """By default the gate opens only once the episode has gone gate_min_turns_stuck turns without progress."""
-    config = make_config(tmp_path, action_loops={"gate_action": "terminate", "enable_identical_action_detection": False})
+    config = make_config(
+        tmp_path, action_loops={"gate_action": "terminate", "enable_identical_action_detection": False}
+    )
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
     assert result.summary["termination_reason"] == "loop_gate"
     [gate] = result.events("loop_gate")
@@ -202,9 +209,12 @@ def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):
     shown = agent.shown
     human_out = io.StringIO()
     result = run_episode(
-        rom_path, _gate_config(tmp_path, "human"), agent,
-        human_input=io.StringIO("try the window behind the house\n"), human_output=human_out,
-    )  # fmt: skip
+        rom_path,
+        _gate_config(tmp_path, "human"),
+        agent,
+        human_input=io.StringIO("try the window behind the house\n"),
+        human_output=human_out,
+    )
     assert "LOOP GATE" in human_out.getvalue() and "open door" in human_out.getvalue()
     # The human reset the gate at turn 4: turn 5 is the first sight again, turns 6-8 its three repeats.
     assert [e["turn"] for e in result.events("loop_gate")] == [4, 8]
@@ -215,9 +225,12 @@ def test_gate_human_reads_guidance_and_resets(rom_path, tmp_path):
 
 def test_human_gate_without_input_continues(rom_path, tmp_path):
     result = run_episode(
-        rom_path, _gate_config(tmp_path, "human"), ReplayAgent(["open door"] * 5),
-        human_input=io.StringIO(""), human_output=io.StringIO(),
-    )  # fmt: skip
+        rom_path,
+        _gate_config(tmp_path, "human"),
+        ReplayAgent(["open door"] * 5),
+        human_input=io.StringIO(""),
+        human_output=io.StringIO(),
+    )
     assert result.summary["termination_reason"] == "script_exhausted"
 
 
@@ -226,9 +239,17 @@ def test_walkthrough_triggers_no_action_loop_intervention(rom_path, tmp_path, wa
     result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
     counts = {
         kind: len(result.events(kind))
-        for kind in ("identical_action_warning", "identical_action_recovery", "parse_failure_recovery",
-                     "collaboration_loop", "rejection_final", "failure_loop", "loop_gate", "command_blocked")
-    }  # fmt: skip
+        for kind in (
+            "identical_action_warning",
+            "identical_action_recovery",
+            "parse_failure_recovery",
+            "collaboration_loop",
+            "rejection_final",
+            "failure_loop",
+            "loop_gate",
+            "command_blocked",
+        )
+    }
     counts["signature_loop"] = len(signature_loops(result))
     print("walkthrough action-loop interventions:", counts)
     assert set(counts.values()) == {0}
@@ -244,8 +265,10 @@ def test_walkthrough_triggers_no_action_loop_intervention(rom_path, tmp_path, wa
 )
 def test_each_detector_has_an_off_switch(rom_path, tmp_path, flag, event):
     on = run_episode(rom_path, make_config(tmp_path / "on"), ReplayAgent(["push mailbox"] * 6))
-    off = run_episode(rom_path, make_config(tmp_path / "off", action_loops={flag: False}),
-                      ReplayAgent(["push mailbox"] * 6))  # fmt: skip
+    off = run_episode(
+        rom_path, make_config(tmp_path / "off", action_loops={flag: False}), ReplayAgent(["push mailbox"] * 6)
+    )
+
     def fired(result):
         return [e for e in result.events(event) if e.get("kind", "signature_loop") == "signature_loop"]
 

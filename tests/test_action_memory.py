@@ -12,8 +12,15 @@ ROOM = 5
 
 
 def record(turn: int, command: str, world: tuple[str, str], response: str = "", after: int = ROOM):
-    return turn_record(turn, command=command, room_id_before=ROOM, room_id_after=after, world_hash_before=world[0],
-                       world_hash_after=world[1], response=response)  # fmt: skip
+    return turn_record(
+        turn,
+        command=command,
+        room_id_before=ROOM,
+        room_id_after=after,
+        world_hash_before=world[0],
+        world_hash_after=world[1],
+        response=response,
+    )
 
 
 def test_a_refusal_is_untried_again_once_the_room_changes():
@@ -56,7 +63,9 @@ def test_a_command_whose_object_was_not_in_sight_is_never_stubborn():
 def test_the_store_forgets_a_way_shut_earlier_once_something_in_the_room_changes():
     """`down` failed while the trap door was shut; once it is open, the way down leads to known points again."""
     store = KnowledgeStore(game="g", story_md5="m")
-    store.score_events.append(ScoreEvent(room_id=6, room_name="Cellar", command="take lamp", points=5, episode="e0", turn=1))
+    store.score_events.append(
+        ScoreEvent(room_id=6, room_name="Cellar", command="take lamp", points=5, episode="e0", turn=1)
+    )
     knowledge = Knowledge(store, None)
     knowledge.observe(record(1, "down", ("w", "w"), after=6), "e")  # the way down is known ...
     knowledge.observe(turn_record(2, command="up", room_id_before=6, room_id_after=ROOM), "e")

@@ -98,7 +98,7 @@ def test_story_files_that_crashed_now_play_offline(tmp_path, capsys, cli, game):
         (("x" * 197 + "\u00e9\n").encode(), ("line 1",)),  # crashed inside Jericho's truncation warning
         (b"north\n\x1b[2Jlook\n", ("line 2", "printable")),  # a terminal escape sequence
     ],
-)  # fmt: skip
+)
 def test_bad_replay_files_are_one_error(tmp_path, capsys, cli, content, words):
     actions = tmp_path / "actions.txt"
     actions.write_bytes(content)
@@ -133,12 +133,13 @@ def test_actions_without_the_replay_agent_is_an_error(tmp_path, capsys, cli):
         (b"[tool.zorkgpt.gameplay]\nnot_a_key = 1\n", ("unknown key",)),
         (b"[tool.zorkgpt\n", ("not valid TOML",)),
     ],
-)  # fmt: skip
+)
 def test_bad_configuration_is_one_error(tmp_path, rom_path, capsys, no_api_key, toml, words):
     config = tmp_path / "bad.toml"
     config.write_bytes(toml)
-    code, _, err = run_main(capsys, "--config", str(config), "--rom", str(rom_path), "--quiet",
-                            "--episode-dir", str(tmp_path))  # fmt: skip
+    code, _, err = run_main(
+        capsys, "--config", str(config), "--rom", str(rom_path), "--quiet", "--episode-dir", str(tmp_path)
+    )
     assert_one_error_line(code, err, "bad.toml", *words)
 
 

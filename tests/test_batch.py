@@ -17,9 +17,12 @@ import pytest
 
 from agents.prompts import role_of
 from agents.scripted_llm import send_json
-from batch.runner import MANIFEST, main as batch_main
+from batch.runner import MANIFEST
+from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
+
+pytestmark = pytest.mark.slow  # batches of real episodes in subprocesses, local and Ray
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,9 +37,29 @@ def manifest_ids(out: Path) -> list[str]:
 
 def test_a_killed_batch_resumes_without_losing_or_repeating_an_episode(tmp_path):
     out = tmp_path / "batch"
-    command = [sys.executable, "main.py", "batch", "--games", games(), "--seeds", "1,2,3", "--workers", "1",
-               "--max-turns", "150", "--agent", "offline", "--critic", "offline", "--out", str(out), "--quiet"]  # fmt: skip
-    process = subprocess.Popen(command, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    command = [
+        sys.executable,
+        "main.py",
+        "batch",
+        "--games",
+        games(),
+        "--seeds",
+        "1,2,3",
+        "--workers",
+        "1",
+        "--max-turns",
+        "150",
+        "--agent",
+        "offline",
+        "--critic",
+        "offline",
+        "--out",
+        str(out),
+        "--quiet",
+    ]
+    process = subprocess.Popen(
+        command, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and process.poll() is None:
         if (out / MANIFEST).is_file() and len((out / MANIFEST).read_text().splitlines()) >= 2:
@@ -66,8 +89,23 @@ def table(out: Path) -> list[dict]:
 
 def test_the_ray_backend_gives_the_same_table(tmp_path):
     pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
-    common = ["--games", games(), "--seeds", "1,2", "--workers", "2", "--max-turns", "40", "--agent", "offline",
-              "--critic", "offline", "--quiet", "--config", str(ROOT / "pyproject.toml")]  # fmt: skip
+    common = [
+        "--games",
+        games(),
+        "--seeds",
+        "1,2",
+        "--workers",
+        "2",
+        "--max-turns",
+        "40",
+        "--agent",
+        "offline",
+        "--critic",
+        "offline",
+        "--quiet",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+    ]
     assert batch_main([*common, "--out", str(tmp_path / "local")]) == 0
     assert batch_main([*common, "--out", str(tmp_path / "ray"), "--backend", "ray"]) == 0
     assert table(tmp_path / "ray") == table(tmp_path / "local")
@@ -102,11 +140,20 @@ class CrowdedServer:
             return
         role = role_of(body.get("messages", []))
         content = '{"thought": "go on", "command": "look"}' if role == "agent" else '{"score": 0.8, "reason": "ok"}'
-        send_json(handler, 200, {
-            "id": "x", "object": "chat.completion", "created": 0, "model": body.get("model", "m"),
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-        })  # fmt: skip
+        send_json(
+            handler,
+            200,
+            {
+                "id": "x",
+                "object": "chat.completion",
+                "created": 0,
+                "model": body.get("model", "m"),
+                "choices": [
+                    {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+                ],
+                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+            },
+        )
 
 
 @pytest.mark.parametrize("backend", ["local", "ray"])
@@ -132,10 +179,31 @@ def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, m
         f'base_url = "http://127.0.0.1:{httpd.server_address[1]}/v1"\nmax_concurrent_requests = 2\nmax_retries = 5\n'
     )
     try:
-        code = batch_main(["--games", str(story_file("zork1.z5")), "--seeds", "1,2,3,4", "--workers", "4",
-                           "--max-turns", "6", "--agent", "llm", "--critic", "llm", "--grid", str(grid),
-                           "--out", str(tmp_path / "out"), "--quiet", "--config", str(ROOT / "pyproject.toml"),
-                           "--backend", backend])  # fmt: skip
+        code = batch_main(
+            [
+                "--games",
+                str(story_file("zork1.z5")),
+                "--seeds",
+                "1,2,3,4",
+                "--workers",
+                "4",
+                "--max-turns",
+                "6",
+                "--agent",
+                "llm",
+                "--critic",
+                "llm",
+                "--grid",
+                str(grid),
+                "--out",
+                str(tmp_path / "out"),
+                "--quiet",
+                "--config",
+                str(ROOT / "pyproject.toml"),
+                "--backend",
+                backend,
+            ]
+        )
     finally:
         httpd.shutdown()
         httpd.server_close()

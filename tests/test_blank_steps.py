@@ -3,13 +3,13 @@ critic path accepts an empty command."""
 
 from __future__ import annotations
 
-from session.context import AgentContext
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
 from session.config import LLMConfig
+from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 

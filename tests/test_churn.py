@@ -28,13 +28,20 @@ def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None
     """Feed (command, situation after, room after[, novelty]) turns starting in ROOM; the turn and rule of the stop,
     or (None, None)."""
     rooms_before = [ROOM, *(after for _, _, after, *_ in turns)]
-    return first_stop(breaker, (
-        turn_record(
-            turn, command=command, room_id_before=before, room_id_after=after, situation=situation,
-            novelty=tuple(novelty[0]) if novelty else (),
-        )
-        for turn, ((command, situation, after, *novelty), before) in enumerate(zip(turns, rooms_before), start=1)
-    ))  # fmt: skip
+    return first_stop(
+        breaker,
+        (
+            turn_record(
+                turn,
+                command=command,
+                room_id_before=before,
+                room_id_after=after,
+                situation=situation,
+                novelty=tuple(novelty[0]) if novelty else (),
+            )
+            for turn, ((command, situation, after, *novelty), before) in enumerate(zip(turns, rooms_before), start=1)
+        ),
+    )
 
 
 def busy(turns: int) -> list[tuple]:
@@ -106,8 +113,15 @@ def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_sto
 def test_looks_wrong_verbs_and_walks_do_not_churn():
     """A clumsy player's detours change nothing in place (a character passing by changes the situation on a look),
     and a step out and back changes the room: none of it churns, and the churn rule never fires."""
-    detours = [("look", "a", ROOM), ("examine lamp", "a", ROOM), ("dance", "a", ROOM), ("inventory", "b", ROOM),
-               ("north", "c", ROOM + 1), ("south", "a", ROOM), ("kick lamp", "a", ROOM)]  # fmt: skip
+    detours = [
+        ("look", "a", ROOM),
+        ("examine lamp", "a", ROOM),
+        ("dance", "a", ROOM),
+        ("inventory", "b", ROOM),
+        ("north", "c", ROOM + 1),
+        ("south", "a", ROOM),
+        ("kick lamp", "a", ROOM),
+    ]
     turns = [detours[i % len(detours)] for i in range(CHURN_WINDOW * 3)]
     breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
     assert play(breaker, turns) == (None, None)
@@ -127,8 +141,10 @@ def test_a_thing_dropped_and_taken_back_once_in_a_while_never_stops():
     """CHURN_REPEATS - 1 changes made again in every window (a lamp dropped and taken back between looks) are
     under the rule."""
     gap = -(-CHURN_WINDOW // (CHURN_REPEATS - 1))
-    turns = [(("take lamp" if (i // gap) % 2 else "drop lamp") if i % gap == 0 else "look", f"s{(i // gap) % 2}", ROOM)
-             for i in range(CHURN_WINDOW * 4)]  # fmt: skip
+    turns = [
+        (("take lamp" if (i // gap) % 2 else "drop lamp") if i % gap == 0 else "look", f"s{(i // gap) % 2}", ROOM)
+        for i in range(CHURN_WINDOW * 4)
+    ]
     breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
     assert play(breaker, turns) == (None, None)
 

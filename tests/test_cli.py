@@ -108,8 +108,9 @@ def test_replay_without_actions(tmp_path, capsys, rom_path, no_api_key):
 def test_replay_actions_file(tmp_path, capsys, rom_path, no_api_key):
     actions = tmp_path / "actions.txt"
     actions.write_text("# a comment\nopen mailbox\n\ntake leaflet\nnorth\n")
-    code = run_cli("--agent", "replay", "--actions", str(actions), "--rom", str(rom_path),
-                   "--episode-dir", str(tmp_path / "eps"))  # fmt: skip
+    code = run_cli(
+        "--agent", "replay", "--actions", str(actions), "--rom", str(rom_path), "--episode-dir", str(tmp_path / "eps")
+    )
     assert code == 0
     summary = summary_from_stdout(capsys)
     assert summary["agent"] == "replay" and summary["turns"] == 3
@@ -138,8 +139,19 @@ def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
         f"base_url = 'http://127.0.0.1:{port}/v1'\napi_key_env = 'ZORKGPT_TEST_KEY'\n"
         "max_retries = 0\ntimeout_seconds = 5\n"
     )
-    code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path / "eps"),
-                      "--max-turns", "5", "--quiet"])  # fmt: skip
+    code = main.main(
+        [
+            "--config",
+            str(config),
+            "--rom",
+            str(rom_path),
+            "--episode-dir",
+            str(tmp_path / "eps"),
+            "--max-turns",
+            "5",
+            "--quiet",
+        ]
+    )
     assert code == 3  # an unattended run must not look like a finished episode
     captured = capsys.readouterr()
     assert "the LLM became unavailable" in captured.err
@@ -158,6 +170,7 @@ def test_walkthrough_cli_reaches_350(tmp_path, capsys, rom_path, no_api_key):
     assert summary["agent"] == "walkthrough"
 
 
+@pytest.mark.slow  # two main.py processes a game
 @pytest.mark.parametrize("game", ["lgop.z3", "sherlock.z5"])
 def test_the_offline_agent_knows_the_same_words_in_every_process(game):
     """Jericho's part-of-speech flags for these story files differ from one process to the next (a noun in one run
@@ -197,7 +210,9 @@ def test_the_closing_lines_say_what_the_episode_came_to(tmp_path, capsys, no_api
 def test_a_loop_break_stop_says_why(tmp_path, capsys, rom_path):
     actions = tmp_path / "actions.txt"
     actions.write_text("look\n" * 80)
-    code = run_cli("--rom", str(rom_path), "--agent", "replay", "--actions", str(actions), "--episode-dir", str(tmp_path))
+    code = run_cli(
+        "--rom", str(rom_path), "--agent", "replay", "--actions", str(actions), "--episode-dir", str(tmp_path)
+    )
     assert code == 0
     *closing, last = capsys.readouterr().out.strip().splitlines()
     summary = json.loads(Path(last).read_text())

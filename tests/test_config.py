@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from session.config import ConfigError, DEFAULT_PROGRESS_SIGNALS, GameConfiguration
+from session.config import DEFAULT_PROGRESS_SIGNALS, ConfigError, GameConfiguration
 
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
@@ -86,23 +86,37 @@ def test_unknown_override_key_is_rejected():
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
-        ("[tool.zorkgpt.loop_break]\noscillation_return_penalty = 0.3\n",
-         r"tool\.zorkgpt\.loop_break\.oscillation_return_penalty: .*less than or equal to 0.*0\.3"),
-        ("[tool.zorkgpt.loop_break]\ncamping_threshold = 50\n",
-         r"camping_threshold \(50\) must be <= camping_window \(10\)"),
-        ("[tool.zorkgpt.loop_break]\nstuck_warning_threshold = 64\n",
-         r"stuck_warning_threshold \(64\) must be < max_turns_stuck \(64\)"),
-        ("[tool.zorkgpt.loop_break]\nrepetition_min_turns = 70\n",
-         r"repetition_min_turns \(70\) must be <= max_turns_stuck \(64\)"),
-        ("[tool.zorkgpt.gameplay]\ncritic_rejection_threshold = 1.5\n",
-         r"tool\.zorkgpt\.gameplay\.critic_rejection_threshold: .*less than or equal to 1"),
+        (
+            "[tool.zorkgpt.loop_break]\noscillation_return_penalty = 0.3\n",
+            r"tool\.zorkgpt\.loop_break\.oscillation_return_penalty: .*less than or equal to 0.*0\.3",
+        ),
+        (
+            "[tool.zorkgpt.loop_break]\ncamping_threshold = 50\n",
+            r"camping_threshold \(50\) must be <= camping_window \(10\)",
+        ),
+        (
+            "[tool.zorkgpt.loop_break]\nstuck_warning_threshold = 64\n",
+            r"stuck_warning_threshold \(64\) must be < max_turns_stuck \(64\)",
+        ),
+        (
+            "[tool.zorkgpt.loop_break]\nrepetition_min_turns = 70\n",
+            r"repetition_min_turns \(70\) must be <= max_turns_stuck \(64\)",
+        ),
+        (
+            "[tool.zorkgpt.gameplay]\ncritic_rejection_threshold = 1.5\n",
+            r"tool\.zorkgpt\.gameplay\.critic_rejection_threshold: .*less than or equal to 1",
+        ),
         ("[tool.zorkgpt.gameplay]\nagent = 'gpt'\n", r"tool\.zorkgpt\.gameplay\.agent: .*'offline'"),
-        ("[tool.zorkgpt.loop_break]\nprogress_signals = ['score', 'luck']\n",
-         r"tool\.zorkgpt\.loop_break\.progress_signals\.1"),
-        ("[tool.zorkgpt.orchestrator]\nmax_consecutive_llm_failures = 0\n",
-         r"tool\.zorkgpt\.orchestrator\.max_consecutive_llm_failures: .*greater than or equal to 1"),
+        (
+            "[tool.zorkgpt.loop_break]\nprogress_signals = ['score', 'luck']\n",
+            r"tool\.zorkgpt\.loop_break\.progress_signals\.1",
+        ),
+        (
+            "[tool.zorkgpt.orchestrator]\nmax_consecutive_llm_failures = 0\n",
+            r"tool\.zorkgpt\.orchestrator\.max_consecutive_llm_failures: .*greater than or equal to 1",
+        ),
     ],
-)  # fmt: skip
+)
 def test_out_of_range_values_are_rejected(tmp_path, toml, expected):
     with pytest.raises(ConfigError, match=expected):
         GameConfiguration.from_toml(write_toml(tmp_path, toml))

@@ -43,12 +43,25 @@ def _answers(story: Path, commands: list[str], question: str) -> str:
 
 
 def _new_format(room: str, description: str, age: str, carried: str, seen: str, named: str) -> str:
-    return "\n".join([
-        "TURN 1. Score 0 of 350. Moves 0.", f"WHERE YOU ARE: {room}", f"DESCRIPTION (printed {age}):", description,
-        "", 'YOU CARRY (the game\'s answer to "inventory"):', carried, "", f"SEEN HERE: {seen}.",
-        "EXITS THAT WORKED FROM HERE: none yet.", f"EXITS THE TEXT MENTIONS, NOT VERIFIED: {named}.", "",
-        "LAST COMMAND AND RESPONSE:", "> look", "You carry: a lie in the history, which is no claim.",
-    ])  # fmt: skip
+    return "\n".join(
+        [
+            "TURN 1. Score 0 of 350. Moves 0.",
+            f"WHERE YOU ARE: {room}",
+            f"DESCRIPTION (printed {age}):",
+            description,
+            "",
+            'YOU CARRY (the game\'s answer to "inventory"):',
+            carried,
+            "",
+            f"SEEN HERE: {seen}.",
+            "EXITS THAT WORKED FROM HERE: none yet.",
+            f"EXITS THE TEXT MENTIONS, NOT VERIFIED: {named}.",
+            "",
+            "LAST COMMAND AND RESPONSE:",
+            "> look",
+            "You carry: a lie in the history, which is no claim.",
+        ]
+    )
 
 
 def test_both_prompt_formats_are_read():
@@ -63,8 +76,16 @@ def test_both_prompt_formats_are_read():
     assert old.carried == ("sword", "brass lantern") and old.seen == ("bloody axe",)
     assert old.worked == (("east", "East-West Passage"), ("south", "Dam Base, in the boat"))
     assert old.named == ("south", "west")
-    new = parse_prompt(_new_format("West of House", "West of House\nA field.", "3 turns ago", "You are empty-handed.",
-                                   "small mailbox, leaflet", "north"))  # fmt: skip
+    new = parse_prompt(
+        _new_format(
+            "West of House",
+            "West of House\nA field.",
+            "3 turns ago",
+            "You are empty-handed.",
+            "small mailbox, leaflet",
+            "north",
+        )
+    )
     assert (new.format, new.description, new.description_age) == ("new", "West of House\nA field.", 3)
     assert new.carried is None and new.carried_answer == "You are empty-handed."
     assert new.seen == ("small mailbox", "leaflet") and new.worked == () and new.named == ("north",)
@@ -98,8 +119,9 @@ def test_the_checks_read_the_games_own_answers(rom_path):
 def test_a_description_is_the_latest_printed_here_or_labelled_with_its_age():
     full = Description(2, ("Forest Path", "This is a path winding through a dimly lit forest."))
     brief = Description(5, ("Forest Path",))
-    troll = Description(9, ("The Troll Room", "A nasty troll blocks the way.", "Your sword glows."),
-                        frozenset({"Your sword glows."}))  # fmt: skip
+    troll = Description(
+        9, ("The Troll Room", "A nasty troll blocks the way.", "Your sword glows."), frozenset({"Your sword glows."})
+    )
     block = "Forest Path\nThis is a path winding through a dimly lit forest."
     assert check_description(block, [full], None, 4).true
     stale = check_description(block, [full, brief], None, 7)

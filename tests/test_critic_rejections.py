@@ -6,8 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from benchmarks.critic_rejections import TARGET_SHARE, measure
 from tests.conftest import story_file
+
+pytestmark = pytest.mark.slow  # every corpus game's optimal walkthrough
 
 
 def test_optimal_play_is_rarely_rejected():

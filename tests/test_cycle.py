@@ -39,8 +39,15 @@ def test_two_rooms_back_and_forth_is_a_cycle_at_cycle_turns():
 def test_a_long_round_needs_cycle_rounds_of_it():
     """Seven commands a round: three rounds (21 turns), not cycle_turns; healthy runs come round twice in long
     cycles (seastalker's sonar and course)."""
-    round_ = [("look", 1, 1), ("examine can", 1, 1), ("examine case", 1, 1), ("inventory", 1, 1),
-              ("east", 1, 2), ("smell", 2, 2), ("west", 2, 1)]  # fmt: skip
+    round_ = [
+        ("look", 1, 1),
+        ("examine can", 1, 1),
+        ("examine case", 1, 1),
+        ("inventory", 1, 1),
+        ("east", 1, 2),
+        ("smell", 2, 2),
+        ("west", 2, 1),
+    ]
     assert feed(detector(), round_ * 2) is None
     assert feed(detector(), round_ * 5) == 3 * len(round_)
 
@@ -136,6 +143,7 @@ def test_the_warning_before_a_cycle_stop_names_the_cycle():
 def test_rooms_without_an_id_are_told_apart_by_their_descriptions():
     """spirit and curses have rooms without a room id: a walk through them with a look in each is no cycle (every
     description differs), a loop between two of them is (their descriptions come back)."""
+
     def turns(descriptions):
         cycle = detector()
         for turn, text in enumerate(descriptions, start=1):

@@ -12,9 +12,19 @@ from session.records import TurnRecord
 
 HUB = 1
 EXITS = {
-    "north": 2, "south": 3, "east": 4, "west": 5, "northeast": 6, "northwest": 7, "southeast": 8,
-    "southwest": 9, "up": 10, "down": 11, "in": 12, "out": 13,
-}  # fmt: skip
+    "north": 2,
+    "south": 3,
+    "east": 4,
+    "west": 5,
+    "northeast": 6,
+    "northwest": 7,
+    "southeast": 8,
+    "southwest": 9,
+    "up": 10,
+    "down": 11,
+    "in": 12,
+    "out": 13,
+}
 SEED = 12
 
 
@@ -27,10 +37,23 @@ def hub_map() -> MapGraph:
 @pytest.mark.parametrize(
     "command, destination",
     [
-        ("n", 2), ("north", 2), ("go north", 2), ("walk n", 2), ("NE", 6), ("  Go   NorthEast ", 6), ("sw", 9),
-        ("u", 10), ("up", 10), ("d", 11), ("down", 11), ("in", 12), ("enter", 12), ("out", 13), ("exit", 13),
+        ("n", 2),
+        ("north", 2),
+        ("go north", 2),
+        ("walk n", 2),
+        ("NE", 6),
+        ("  Go   NorthEast ", 6),
+        ("sw", 9),
+        ("u", 10),
+        ("up", 10),
+        ("d", 11),
+        ("down", 11),
+        ("in", 12),
+        ("enter", 12),
+        ("out", 13),
+        ("exit", 13),
     ],
-)  # fmt: skip
+)
 def test_map_predicts_destination_for_direction_spellings(command, destination):
     assert hub_map().predict_destination(HUB, command) == destination
 
@@ -51,12 +74,32 @@ def test_map_unknown_exit_or_room_is_none():
 def test_map_learns_exits_from_moves():
     game_map = MapGraph()
     move = TurnRecord(
-        turn=1, command="go north", agent_kind="test", forced=False, room_id_before=HUB, room_name_before="Hub",
-        room_id_after=2, room_name_after="North", score_before=0, score_after=0, world_hash_before="a",
-        world_hash_after="b", inventory_before=(), inventory_after=(), response="North", critic_base_score=1.0,
-        critic_reason="", critic_adjusted_score=1.0, adjustments=(), would_reject=False, rejections=0, candidates=[],
-        llm_calls={}, llm_tokens={}, wall_seconds=0.0,
-    )  # fmt: skip
+        turn=1,
+        command="go north",
+        agent_kind="test",
+        forced=False,
+        room_id_before=HUB,
+        room_name_before="Hub",
+        room_id_after=2,
+        room_name_after="North",
+        score_before=0,
+        score_after=0,
+        world_hash_before="a",
+        world_hash_after="b",
+        inventory_before=(),
+        inventory_after=(),
+        response="North",
+        critic_base_score=1.0,
+        critic_reason="",
+        critic_adjusted_score=1.0,
+        adjustments=(),
+        would_reject=False,
+        rejections=0,
+        candidates=[],
+        llm_calls={},
+        llm_tokens={},
+        wall_seconds=0.0,
+    )
     game_map.observe(move)
     assert game_map.predict_destination(HUB, "n") == 2
     predictor = DestinationPredictor("map", game_map)

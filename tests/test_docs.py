@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 """The README and the docs pages: what a reader is told."""
 CONFIGURATION = ROOT / "docs" / "configuration.md"
-KEYS = [(section, key) for section, field in GameConfiguration.model_fields.items() for key in field.annotation.model_fields]
+KEYS = [
+    (section, key) for section, field in GameConfiguration.model_fields.items() for key in field.annotation.model_fields
+]
 
 
 @pytest.mark.parametrize("section, key", KEYS)

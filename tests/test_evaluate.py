@@ -35,14 +35,19 @@ def _episode_records(episodes, scenario, mode, state):
     return [json.loads(line) for line in events.read_text().splitlines()]
 
 
+@pytest.mark.slow  # two scenario episodes in subprocesses
 def test_runner_reports_what_the_events_say(rom_path, tmp_path):
     for name, text in (("small_stuck", STUCK), ("small_unparseable", UNPARSEABLE)):
         (tmp_path / f"{name}.toml").write_text(text)
     episodes = tmp_path / "episodes"
     result = evaluate(
-        rom_path, [str(tmp_path / "small_stuck.toml"), str(tmp_path / "small_unparseable.toml")],
-        "pyproject.toml", tmp_path / "out", with_overhead=False, episodes=episodes,
-    )  # fmt: skip
+        rom_path,
+        [str(tmp_path / "small_stuck.toml"), str(tmp_path / "small_unparseable.toml")],
+        "pyproject.toml",
+        tmp_path / "out",
+        with_overhead=False,
+        episodes=episodes,
+    )
     reports = {r["scenario"]: r for r in result["scenarios"]}
     assert (tmp_path / "out" / "results.json").is_file() and (tmp_path / "out" / "results.md").is_file()
 
@@ -124,11 +129,20 @@ def test_memory_probe_plays_every_turn_it_is_asked_for(rom_path):
 def test_overhead_lines_name_every_figure_they_print():
     from benchmarks.evaluate import _overhead_lines
 
-    walk = {"orchestrator_ms": 1.2, "raw_step_ms": 0.03, "overhead_ms": 1.17, "ratio": 40.0, "loop_break_ms": 0.2,
-            "progress_facts_ms": 0.3}  # fmt: skip
+    walk = {
+        "orchestrator_ms": 1.2,
+        "raw_step_ms": 0.03,
+        "overhead_ms": 1.17,
+        "ratio": 40.0,
+        "loop_break_ms": 0.2,
+        "progress_facts_ms": 0.3,
+    }
     loop = {"turns": 1000, "orchestrator_ms": 2.0, "loop_break_ms": 0.5, "progress_facts_ms": 0.2}
-    memory = {"1000": {"peak_rss_mb": 72.7, "turns": 1000}, "10000": {"peak_rss_mb": 72.5, "turns": 10000},
-              "growth_1k_to_10k": -0.0028}  # fmt: skip
+    memory = {
+        "1000": {"peak_rss_mb": 72.7, "turns": 1000},
+        "10000": {"peak_rss_mb": 72.5, "turns": 10000},
+        "growth_1k_to_10k": -0.0028,
+    }
     text = _overhead_lines({"overhead": walk, "overhead_looping": loop, "memory": memory})
     assert "the loop break 0.5 ms/turn" in text and "72.5 MB after 10,000 turns (-0.3%)" in text
     assert _overhead_lines({}) == ""

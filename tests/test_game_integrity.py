@@ -14,21 +14,35 @@ import pytest
 
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
+from agents.prompts import role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from agents.prompts import role_of
 from session.commands import INTERPRETER_VERBS, why_not_run
 from session.jericho_session import CommandRefused, JerichoSession
 from tests.conftest import make_config, run_episode
 
 INTERPRETER_COMMANDS = sorted(INTERPRETER_VERBS) + [
-    "SAVE", "save game", "restart", "look. save", "n and save", "open mailbox then restart", "recording on",
+    "SAVE",
+    "save game",
+    "restart",
+    "look. save",
+    "n and save",
+    "open mailbox then restart",
+    "recording on",
     "robot, quit",
-]  # fmt: skip
+]
 """Every interpreter verb, upper case, with words after it, and hidden behind another command on the same line (the
 Z-machine parsers run `look. save` as two commands: zork1 saves)."""
-LOOP_EVENTS = ("loop_detected", "identical_action_warning", "identical_action_recovery", "failure_loop", "loop_gate",
-               "collaboration_loop", "stuck_warning", "parse_failure_recovery")  # fmt: skip
+LOOP_EVENTS = (
+    "loop_detected",
+    "identical_action_warning",
+    "identical_action_recovery",
+    "failure_loop",
+    "loop_gate",
+    "collaboration_loop",
+    "stuck_warning",
+    "parse_failure_recovery",
+)
 
 
 @pytest.fixture
@@ -44,9 +58,10 @@ def working_dir(tmp_path, monkeypatch):
 def test_replayed_interpreter_commands_never_run(rom_path, tmp_path, working_dir, prediction):
     commands = ["open mailbox", *INTERPRETER_COMMANDS, "take leaflet", "west"]
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(commands)},
+        tmp_path,
+        gameplay={"max_turns_per_episode": len(commands)},
         loop_break={"destination_prediction": prediction},
-    )  # fmt: skip
+    )
     result = run_episode(rom_path, config, ReplayAgent(commands))
     refused = result.records[1:-2]
     assert [r["command"] for r in refused] == INTERPRETER_COMMANDS
@@ -77,8 +92,9 @@ def test_an_llm_proposing_interpreter_commands_is_told_why_and_plays_on(rom_path
     config = make_config(
         tmp_path, gameplay={"max_turns_per_episode": 3}, loop_break={"destination_prediction": prediction}
     )
-    client = LLMClient(config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures,
-                       client=ScriptedOpenAI(reply))  # fmt: skip
+    client = LLMClient(
+        config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures, client=ScriptedOpenAI(reply)
+    )
     result = run_episode(rom_path, config, LLMAgent(client, config.llm), llm_client=client)
     assert [r["command"] for r in result.records] == ["north", "east", "look"]
     for record, refused in zip(result.records, ["save", "n and save", "restore"]):
@@ -103,7 +119,16 @@ def test_the_session_refuses_them_too(rom_path, working_dir):
     assert os.listdir(working_dir) == []
 
 
-@pytest.mark.parametrize("command", ["take lamp and sword", "load gun", "press restart button", "give sword to troll",
-                                     "examine saved file", "north. east"])  # fmt: skip
+@pytest.mark.parametrize(
+    "command",
+    [
+        "take lamp and sword",
+        "load gun",
+        "press restart button",
+        "give sword to troll",
+        "examine saved file",
+        "north. east",
+    ],
+)
 def test_game_commands_that_mention_such_words_still_run(command):
     assert why_not_run(command) is None

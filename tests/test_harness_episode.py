@@ -7,8 +7,8 @@ import json
 import pytest
 
 import main
-from session.context import AgentContext
 from agents.offline_critic import OfflineCritic
+from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from session.records import GameView
 from tests.conftest import make_config, run_episode
@@ -97,7 +97,13 @@ def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, n
     session = JerichoSession(rom_path)
     agent = main.build_agent("offline", session, None, make_config(tmp_path), None)
     view = GameView(
-        room_id=1, room_name="Somewhere", score=0, moves=0, inventory=(), room_objects=(), world_hash="x",
+        room_id=1,
+        room_name="Somewhere",
+        score=0,
+        moves=0,
+        inventory=(),
+        room_objects=(),
+        world_hash="x",
         text=f"You are somewhere. There is a {noun} here.",
-    )  # fmt: skip
+    )
     assert agent.propose(AgentContext(turn=1, view=view)) == f"open {noun}"

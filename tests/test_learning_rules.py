@@ -15,16 +15,28 @@ from tests.factories import turn_record
 MD5 = "md5"
 CHIMNEY = "You can't get up there with what you're carrying."
 COFFIN_REFUSED = "You haven't a prayer of getting the coffin down there.\nThe lamp appears a bit dimmer."
-LAMP, PAINTING, COFFIN, SWORD = (GameObject(1, "brass lantern"), GameObject(2, "painting"), GameObject(3, "gold coffin"),
-                                 GameObject(4, "sword"))  # fmt: skip
+LAMP, PAINTING, COFFIN, SWORD = (
+    GameObject(1, "brass lantern"),
+    GameObject(2, "painting"),
+    GameObject(3, "gold coffin"),
+    GameObject(4, "sword"),
+)
 
 
 def ran(turn: int, command: str, before: int, after: int | None = None, held=((), ()), response: str = "", **fields):
     return turn_record(
-        turn, command=command, room_id_before=before, room_id_after=before if after is None else after,
-        room_name_before=f"room {before}", room_name_after=f"room {before if after is None else after}",
-        inventory_before=held[0], inventory_after=held[1], response=response, world_hash_after=f"h{turn}", **fields,
-    )  # fmt: skip
+        turn,
+        command=command,
+        room_id_before=before,
+        room_id_after=before if after is None else after,
+        room_name_before=f"room {before}",
+        room_name_after=f"room {before if after is None else after}",
+        inventory_before=held[0],
+        inventory_after=held[1],
+        response=response,
+        world_hash_after=f"h{turn}",
+        **fields,
+    )
 
 
 def view(room: int, held=(), here=()) -> GameView:
@@ -79,8 +91,9 @@ def test_a_valuable_put_down_to_get_through_is_fetched_again_and_brought_home():
 
 def test_a_valuable_the_way_refused_by_name_stays_where_it_was_put_down():
     store = painting_store()
-    store.score_events.append(ScoreEvent(room_id=5, room_name="Egyptian Room", command="take coffin", points=10,
-                                         episode="e1", turn=4))  # fmt: skip
+    store.score_events.append(
+        ScoreEvent(room_id=5, room_name="Egyptian Room", command="take coffin", points=10, episode="e1", turn=4)
+    )
     knowledge = Knowledge(store, None)
     knowledge.observe(ran(1, "south", 4, 1), "e2")
     knowledge.observe(ran(2, "north", 1, 4), "e2")
@@ -89,24 +102,37 @@ def test_a_valuable_the_way_refused_by_name_stays_where_it_was_put_down():
     assert knowledge.guidance(view(1)).path_to_known == ()
     agent = OfflineAgent()
     held = (COFFIN, LAMP, SWORD)
-    refused = AgentContext(turn=3, view=GameView(4, "Altar", 0, 3, held, (), "hash", COFFIN_REFUSED),
-                           recent=(("down", COFFIN_REFUSED),))  # fmt: skip
+    refused = AgentContext(
+        turn=3, view=GameView(4, "Altar", 0, 3, held, (), "hash", COFFIN_REFUSED), recent=(("down", COFFIN_REFUSED),)
+    )
     assert agent.propose(refused) == "drop coffin"  # what the game named first, not the sword
-    there = AgentContext(turn=9, view=GameView(4, "Altar", 0, 9, (LAMP, SWORD), (COFFIN,), "hash", "Altar"),
-                         recent=(("north", "Altar"),))  # fmt: skip
+    there = AgentContext(
+        turn=9, view=GameView(4, "Altar", 0, 9, (LAMP, SWORD), (COFFIN,), "hash", "Altar"), recent=(("north", "Altar"),)
+    )
     assert agent.propose(there) != "take coffin"
 
 
 def test_the_agent_takes_again_a_treasure_it_put_down_for_a_narrow_way():
     agent = OfflineAgent()
-    squeezed = AgentContext(turn=7, view=GameView(2, "Studio", 0, 7, (PAINTING, LAMP), (), "hash", CHIMNEY),
-                            recent=(("up", CHIMNEY),), knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    squeezed = AgentContext(
+        turn=7,
+        view=GameView(2, "Studio", 0, 7, (PAINTING, LAMP), (), "hash", CHIMNEY),
+        recent=(("up", CHIMNEY),),
+        knowledge=Guidance(valuables=("painting",)),
+    )
     assert agent.propose(squeezed) == "drop painting"
-    light = AgentContext(turn=8, view=GameView(2, "Studio", 0, 8, (LAMP,), (PAINTING,), "hash", "Dropped."),
-                         recent=(("up", CHIMNEY), ("drop painting", "Dropped.")))  # fmt: skip
+    light = AgentContext(
+        turn=8,
+        view=GameView(2, "Studio", 0, 8, (LAMP,), (PAINTING,), "hash", "Dropped."),
+        recent=(("up", CHIMNEY), ("drop painting", "Dropped.")),
+    )
     assert agent.propose(light) == "up"  # through with the lighter load
-    back = AgentContext(turn=20, view=GameView(2, "Studio", 0, 20, (LAMP,), (PAINTING,), "hash", "Studio"),
-                        recent=(("north", "Studio"),), knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    back = AgentContext(
+        turn=20,
+        view=GameView(2, "Studio", 0, 20, (LAMP,), (PAINTING,), "hash", "Studio"),
+        recent=(("north", "Studio"),),
+        knowledge=Guidance(valuables=("painting",)),
+    )
     assert agent.propose(back) == "take painting"
 
 
@@ -131,16 +157,43 @@ def test_what_killed_or_robbed_at_two_places_is_left_rather_than_handled():
     knocked = "Getting close enough would be a good trick.\nThe thief knocks you out."
     store.deaths = [
         Death(room_id=1, room_name="Chasm", command="open large bag", words=knocked, episode="e1", turn=9),
-        Death(room_id=2, room_name="Cellar", command="north", episode="e2", turn=9,
-              words="The Troll Room\nThe troll's axe hits you."),  # fmt: skip
+        Death(
+            room_id=2,
+            room_name="Cellar",
+            command="north",
+            episode="e2",
+            turn=9,
+            words="The Troll Room\nThe troll's axe hits you.",
+        ),
     ]
     thief, troll = GameObject(8, "thief"), GameObject(9, "troll")
     assert Knowledge(store, None).guidance(view(5, here=(thief, troll))).dangers_here == ()  # one place each
-    store.losses = [Loss(room_id=3, room_name="Dead End", command="take thief", items=["torch"], episode="e3", turn=7,
-                         words="Once you got him, what would you do with him?\nThe thief just left.")]  # fmt: skip
-    store.deaths.append(Death(room_id=4, room_name="The Troll Room", command="kill troll with sword", episode="e4",
-                              turn=9, words="The troll's axe hits you."))  # fmt: skip
+    store.losses = [
+        Loss(
+            room_id=3,
+            room_name="Dead End",
+            command="take thief",
+            items=["torch"],
+            episode="e3",
+            turn=7,
+            words="Once you got him, what would you do with him?\nThe thief just left.",
+        )
+    ]
+    store.deaths.append(
+        Death(
+            room_id=4,
+            room_name="The Troll Room",
+            command="kill troll with sword",
+            episode="e4",
+            turn=9,
+            words="The troll's axe hits you.",
+        )
+    )
     assert Knowledge(store, None).guidance(view(5, here=(thief, troll))).dangers_here == ("thief",)
-    context = AgentContext(turn=3, view=GameView(5, "Studio", 0, 3, (LAMP,), (thief,), "hash", "A seedy individual."),
-                           recent=(("north", "Studio"),), knowledge=Guidance(dangers_here=("thief",), exits_here=("up",)))
+    context = AgentContext(
+        turn=3,
+        view=GameView(5, "Studio", 0, 3, (LAMP,), (thief,), "hash", "A seedy individual."),
+        recent=(("north", "Studio"),),
+        knowledge=Guidance(dangers_here=("thief",), exits_here=("up",)),
+    )
     assert OfflineAgent().propose(context) == "south"  # back the way it came, before anything here

@@ -59,7 +59,9 @@ class FakeLLM:
         """The `Proposed command:` of every critic request."""
         found = []
         for prompt in self.user_prompts("critic"):
-            found += [line.split(":", 1)[1].strip() for line in prompt.splitlines() if line.startswith("Proposed command:")]
+            found += [
+                line.split(":", 1)[1].strip() for line in prompt.splitlines() if line.startswith("Proposed command:")
+            ]
         return found
 
     def answer(self, path: str, body: dict, headers) -> tuple[int, dict]:
@@ -67,9 +69,15 @@ class FakeLLM:
         role = key = role_of(messages)
         with self.lock:
             self.requests.append(
-                {"role": role, "key": key, "path": path, "body": body, "messages": messages,
-                 "authorization": headers.get("Authorization")}
-            )  # fmt: skip
+                {
+                    "role": role,
+                    "key": key,
+                    "path": path,
+                    "body": body,
+                    "messages": messages,
+                    "authorization": headers.get("Authorization"),
+                }
+            )
             if role == "unknown" or not path.endswith("/chat/completions"):
                 return 400, {"error": {"message": f"unexpected request to {path}", "type": "invalid_request_error"}}
             if self.always_status is not None:
@@ -85,7 +93,12 @@ class FakeLLM:
             "created": 1700000000,
             "model": body.get("model", "test-model"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": item}, "finish_reason": "stop", "logprobs": None}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": item},
+                    "finish_reason": "stop",
+                    "logprobs": None,
+                }
             ],
             "usage": {
                 "prompt_tokens": prompt,
@@ -169,9 +182,11 @@ def test_a_proposal_repeated_after_its_rejection_costs_no_critic_call_and_ends_t
 def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "open mailbox")
     play_llm(
-        rom_path, tmp_path, fake_llm.base_url,
+        rom_path,
+        tmp_path,
+        fake_llm.base_url,
         llm={"agent_model": "agent-m", "critic_model": "critic-m", "agent_max_tokens": 33, "critic_temperature": 0.1},
-    )  # fmt: skip
+    )
     (agent,) = fake_llm.of_role("agent")
     (critic,) = fake_llm.of_role("critic")
     assert agent["path"] == "/v1/chat/completions"
@@ -188,11 +203,12 @@ def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm
         ({}, {"max_tokens": 300, "temperature": 0.7}, ("max_completion_tokens", "response_format")),
         (  # a reasoning model: its own token cap, no temperature
             {"token_limit_parameter": "max_completion_tokens", "send_temperature": False},
-            {"max_completion_tokens": 300}, ("max_tokens", "temperature"),
+            {"max_completion_tokens": 300},
+            ("max_tokens", "temperature"),
         ),
         ({"token_limit_parameter": "none"}, {}, ("max_tokens", "max_completion_tokens")),
     ],
-)  # fmt: skip
+)
 def test_token_cap_and_temperature_are_sent_as_configured(rom_path, tmp_path, fake_llm, llm, sent, absent):
     fake_llm.script("agent", json.dumps({"thought": "the mailbox", "command": "open mailbox"}))
     play_llm(rom_path, tmp_path, fake_llm.base_url, llm={"agent_temperature": 0.7, **llm})
@@ -227,15 +243,20 @@ def test_a_retry_never_sends_an_assistant_message_without_content(rom_path, tmp_
 
 
 # -- cost and budget --------------------------------------------------------------------------------------------
-PRICED = {"agent_model": "m", "critic_model": "m", "prices": {"m": {"input": 1000.0, "cached_input": 100.0, "output": 2000.0}}}
+PRICED = {
+    "agent_model": "m",
+    "critic_model": "m",
+    "prices": {"m": {"input": 1000.0, "cached_input": 100.0, "output": 2000.0}},
+}
 
 
 def test_cost_by_role_follows_the_price_table_and_cached_tokens(rom_path, tmp_path, fake_llm):
     fake_llm.cached_tokens = 40
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, llm=PRICED)
     per_call = {  # (prompt - cached) at the input price, cached at the cached price, completion at the output price
-        role: ((prompt - 40) * 1000.0 + 40 * 100.0 + completion * 2000.0) / 1e6 for role, (prompt, completion) in TOKENS.items()
-    }  # fmt: skip
+        role: ((prompt - 40) * 1000.0 + 40 * 100.0 + completion * 2000.0) / 1e6
+        for role, (prompt, completion) in TOKENS.items()
+    }
     cost = result.summary["cost_usd"]
     assert cost["agent"] == pytest.approx(2 * per_call["agent"])
     assert cost["critic"] == pytest.approx(2 * per_call["critic"])
@@ -345,12 +366,17 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     fake_llm.script(
         "agent",
         # turn 1: three unparseable replies -> `look` (an empty content is a call failure, see test_llm_faults)
-        "**", "north\nsouth", "Sorry, I can't help with that.",
+        "**",
+        "north\nsouth",
+        "Sorry, I can't help with that.",
         # turn 2: two unparseable, then a wrapped command
-        "north. take lamp", "I think we should go north to explore.", "**open mailbox**",
+        "north. take lamp",
+        "I think we should go north to explore.",
+        "**open mailbox**",
         # turns 3 and 4: wrapped commands accepted clean
-        "`north`", "Command: north",
-    )  # fmt: skip
+        "`north`",
+        "Command: north",
+    )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=4, orchestrator={"max_invalid_replies": 3})
     records = result.records
     assert [r["command"] for r in records] == ["look", "open mailbox", "north", "north"]
@@ -398,10 +424,14 @@ def test_unreadable_critic_reply_falls_back_to_offline_score(rom_path, tmp_path,
 
 # -- e. objectives ride on the critic's verdict ---------------------------------------------------------------
 def review_verdict(completed=(), new=()) -> str:
-    return json.dumps({
-        "score": 0.9, "reason": "fine",
-        "completed": [{"objective": o, "evidence": e} for o, e in completed], "new_objectives": list(new),
-    })  # fmt: skip
+    return json.dumps(
+        {
+            "score": 0.9,
+            "reason": "fine",
+            "completed": [{"objective": o, "evidence": e} for o, e in completed],
+            "new_objectives": list(new),
+        }
+    )
 
 
 def test_objectives_ride_on_the_critic_verdict(rom_path, tmp_path, fake_llm):
@@ -409,9 +439,11 @@ def test_objectives_ride_on_the_critic_verdict(rom_path, tmp_path, fake_llm):
     evidence from turn 1's response), and every turn costs one agent and one critic call."""
     fake_llm.script("agent", "open mailbox", "take leaflet", "north")
     fake_llm.script(
-        "critic", review_verdict(new=["Open the mailbox", "Read the leaflet"]),
-        review_verdict(completed=[("Open the mailbox", "reveals a leaflet")]), verdict(0.9, "fine"),
-    )  # fmt: skip
+        "critic",
+        review_verdict(new=["Open the mailbox", "Read the leaflet"]),
+        review_verdict(completed=[("Open the mailbox", "reveals a leaflet")]),
+        verdict(0.9, "fine"),
+    )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=3, llm_objectives=True)
     assert Counter(r["role"] for r in fake_llm.requests) == {"agent": 3, "critic": 3}
     assert result.records[0]["objectives_added"] == ["Open the mailbox", "Read the leaflet"]
@@ -428,8 +460,12 @@ def test_server_errors_end_the_episode_as_llm_unavailable(rom_path, tmp_path, fa
     fake_llm.script("agent", "open mailbox", "take leaflet")
     fake_llm.script("critic", verdict(0.9, "fine"), 500)
     result = play_llm(
-        rom_path, tmp_path, fake_llm.base_url, max_turns=3, orchestrator={"max_consecutive_llm_failures": 1},
-    )  # fmt: skip
+        rom_path,
+        tmp_path,
+        fake_llm.base_url,
+        max_turns=3,
+        orchestrator={"max_consecutive_llm_failures": 1},
+    )
     assert result.summary["termination_reason"] == "llm_unavailable"
     assert [r["key"] for r in fake_llm.requests] == ["agent", "critic", "agent", "critic"]
     assert result.orchestrator.session.env.get_moves() == 1  # only `open mailbox` ran in the game
@@ -487,16 +523,29 @@ def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path
     from managers.knowledge import Knowledge, load_store
 
     fake_llm.script("agent", "north", "north", "up", "get egg")
-    notes = {"notes": [{"note": "The egg up the tree scores at once.", "turn": 4},
-                       {"note": "Climbing the tree scores.", "turn": 3}]}  # fmt: skip
+    notes = {
+        "notes": [
+            {"note": "The egg up the tree scores at once.", "turn": 4},
+            {"note": "Climbing the tree scores.", "turn": 3},
+        ]
+    }
     fake_llm.script("critic", *[verdict(0.9, "fine")] * 4, json.dumps(notes))
-    config = make_config(tmp_path, llm={"base_url": fake_llm.base_url, "max_retries": 0, "timeout_seconds": 5},
-                         gameplay={"max_turns_per_episode": 4})  # fmt: skip
+    config = make_config(
+        tmp_path,
+        llm={"base_url": fake_llm.base_url, "max_retries": 0, "timeout_seconds": 5},
+        gameplay={"max_turns_per_episode": 4},
+    )
     client = LLMClient(config.llm, "test-key", config.orchestrator.max_consecutive_llm_failures)
     path = tmp_path / "zork1.json"
     knowledge = Knowledge(load_store(path, "zork1", "b732a93a6244ddd92a9b9a3e3a46c687"), path)
-    result = run_episode(rom_path, config, LLMAgent(client, config.llm), LLMCritic(client, config.llm),
-                         llm_client=client, knowledge=knowledge)  # fmt: skip
+    result = run_episode(
+        rom_path,
+        config,
+        LLMAgent(client, config.llm),
+        LLMCritic(client, config.llm),
+        llm_client=client,
+        knowledge=knowledge,
+    )
     assert [r["score_after"] for r in result.records][-1] == 5
     synthesis = fake_llm.user_prompts("critic")[-1]
     assert "turn 4: +5 points for 'take egg' in Up a Tree" in synthesis  # facts name commands canonically

@@ -16,6 +16,8 @@ from benchmarks.scenarios import build_scenario
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
 
+pytestmark = pytest.mark.slow  # walkthroughs through the LLM path over HTTP
+
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 
@@ -44,7 +46,6 @@ def test_stuck_play_with_a_stubborn_model_stays_within_target(rom_path, tmp_path
     assert figures["total_calls_per_turn"] <= TARGET_CALLS_PER_TURN["stuck"]
 
 
-
 def test_the_prompts_of_any_games_walkthrough_are_shown(capsys):
     assert main(["--show-prompts", "3", "--rom", str(story_file("zork2.z5"))]) == 0
     shown = capsys.readouterr().out
@@ -62,7 +63,7 @@ def test_the_prompts_of_any_games_walkthrough_are_shown(capsys):
         (["--show-prompts", "0", "--rom", "zork2"], "walkthrough has turns 1 to 296"),
         (["--show-prompts", "2", "--rom", "no-such-game"], "no story file, nor a game of that name"),
     ],
-)  # fmt: skip
+)
 def test_prompts_that_cannot_be_shown_are_one_error_line(args, message, capsys):
     assert main(args) == 2
     captured = capsys.readouterr()

@@ -38,8 +38,8 @@ class Script:
         return [messages for r, messages in self.requests if r == role]
 
 
-def scripted_client(script: Script, config: LLMConfig = LLMConfig()) -> LLMClient:
-    return LLMClient(config, "scripted", 3, client=ScriptedOpenAI(script))
+def scripted_client(script: Script, config: LLMConfig | None = None) -> LLMClient:
+    return LLMClient(config or LLMConfig(), "scripted", 3, client=ScriptedOpenAI(script))
 
 
 # -- the rubric ---------------------------------------------------------------------------------------------------
@@ -54,8 +54,13 @@ def test_anchors_span_the_range_and_information_is_clearly_accepted(threshold):
 
 
 def test_the_default_anchors_are_the_familiar_ones():
-    assert critic_anchors(0.5) == {"progress": "0.9", "information": "0.7", "plausible": "0.5", "repetition": "0.3",
-                                   "futile": "0.1"}  # fmt: skip
+    assert critic_anchors(0.5) == {
+        "progress": "0.9",
+        "information": "0.7",
+        "plausible": "0.5",
+        "repetition": "0.3",
+        "futile": "0.1",
+    }
 
 
 def test_fights_and_puzzles_that_answer_are_not_repetition():
@@ -151,8 +156,9 @@ def test_retries_and_fallbacks_are_counted_in_the_summary(rom_path, tmp_path):
     script = Script(["look"], ["85", '{"score": 0.9, "reason": "ok"}', "nothing", "still nothing"])
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 2}, knowledge={"enabled": False})
     client = scripted_client(script, config.llm)
-    result = run_episode(rom_path, config, ReplayAgent(["open mailbox", "north"]), LLMCritic(client, config.llm),
-                         llm_client=client)  # fmt: skip
+    result = run_episode(
+        rom_path, config, ReplayAgent(["open mailbox", "north"]), LLMCritic(client, config.llm), llm_client=client
+    )
     assert result.summary["critic_retries"] == 2 and result.summary["critic_fallbacks"] == 1
     assert [r["candidates"][0]["source"] for r in result.records] == ["llm", "offline"]
 

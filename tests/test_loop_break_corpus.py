@@ -14,6 +14,8 @@ from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 
+pytestmark = pytest.mark.slow  # stuck and healthy play over the shared corpus
+
 LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
 FORMER_LIMIT = {"max_turns_stuck": 48, "stuck_warning_threshold": 40}
 """The no-progress limit before 2026-11-26. The waiting, arrangement and trek mechanisms were measured under it; the
@@ -94,7 +96,6 @@ def test_noisy_walkthrough_is_never_cut_short(tmp_path):
     assert not result.events("stuck_termination") and not result.events("loop_gate")
 
 
-
 def with_detours(steps: list[str], detours: tuple[str, ...]) -> list[str]:
     """Each step followed by the same harmless detours, as a clumsy player takes a stretch of a walkthrough."""
     return [command for step in steps for command in (step, *detours)]
@@ -152,9 +153,10 @@ def test_waiting_for_the_feather_with_detours_balances(tmp_path, wait_detours, s
     built = trajectories.noisy(story, 3, 22)
     assert built is not None and built.healthy_until == len(built.commands)
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)},
+        tmp_path,
+        gameplay={"max_turns_per_episode": len(built.commands)},
         loop_break={**FORMER_LIMIT, "wait_detours": wait_detours},
-    )  # fmt: skip
+    )
     result = run_episode(story, config, ReplayAgent(built.commands))
     if stopped:
         assert result.summary["termination_reason"] == "stuck_no_progress" and result.summary["turns"] == 343
@@ -176,9 +178,10 @@ def test_pushing_crates_with_detours_spirit(tmp_path, arranging, stopped):
     commands = walkthrough[:start] + pushing + walkthrough[icebox : icebox + 2]
     signals = [s for s in DEFAULT_PROGRESS_SIGNALS if arranging or s != "new_arrangement"]
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(commands)},
+        tmp_path,
+        gameplay={"max_turns_per_episode": len(commands)},
         loop_break={**FORMER_LIMIT, "progress_signals": signals},
-    )  # fmt: skip
+    )
     result = run_episode(story, config, ReplayAgent(commands))
     unlock = start + len(pushing) + 1
     assert bool(result.events("stuck_termination")) is stopped
@@ -276,9 +279,10 @@ def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns
     built = trajectories.stuck(story, "semi_novel", 0.5)
     assert built is not None
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)},
+        tmp_path,
+        gameplay={"max_turns_per_episode": len(built.commands)},
         loop_break={"fruitless_turns": fruitless_turns},
-    )  # fmt: skip
+    )
     result = run_episode(story, config, ReplayAgent(built.commands))
     stops = [stop["rule"] for stop in result.events("stuck_termination")]
     assert stops == ([ending] if ending == "fruitless" else [])
@@ -324,8 +328,13 @@ def test_steerable_looper_leaves_a_wandering_loop(tmp_path, wandering):
     result = run_episode(story, config, LooperAgent(prefix, loop))
     penalties = [e for e in result.events("loop_penalty_applied") if "Repeat penalty" in e["reason"]]
     assert penalties
-    outside = [r["turn"] for r in result.records if r["turn"] >= wandering.loop_start
-               and r["room_id_after"] not in wandering.loop_rooms and r["room_id_after"] is not None]  # fmt: skip
+    outside = [
+        r["turn"]
+        for r in result.records
+        if r["turn"] >= wandering.loop_start
+        and r["room_id_after"] not in wandering.loop_rooms
+        and r["room_id_after"] is not None
+    ]
     assert outside and outside[0] <= penalties[0]["turn"] + 4
 
 

@@ -57,7 +57,8 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
     assert baseline.summary["termination_reason"] == "script_exhausted"
     print(
         f"{name}: prefix {len(built.prefix)} turns, last progress {loop_break['last_progress_turn']}, "
-        f"terminated at {result.summary['turns']} ({detector} first at {loop_break['first_detection_turn'][detector]}); "
+        f"terminated at {result.summary['turns']} "
+        f"({detector} first at {loop_break['first_detection_turn'][detector]}); "
         f"saves {ORIGINAL_EPISODE_TURNS - result.summary['turns']} turns vs {ORIGINAL_EPISODE_TURNS}, "
         f"{baseline.summary['turns'] - result.summary['turns']} vs this scenario without loop break"
     )
@@ -136,21 +137,30 @@ def test_camping_breaks_via_penalties(rom_path, tmp_path, scenarios):
 def test_objective_gaming_cannot_reset_timer(rom_path, tmp_path, scenarios):
     """A critic that proposes objectives and claims to complete them in every verdict while the agent walks in
     circles does not reset the stuck timer: claims on turns that change nothing new are rejected."""
-    verdict = json.dumps({
-        "score": 0.9, "reason": "fine",
-        "completed": [{"objective": "Reach the Dam Lobby", "evidence": "Dam Lobby"},
-                      {"objective": "Return to the Dam", "evidence": "Dam"},
-                      {"objective": "Look around", "evidence": "You are"}],
-        "new_objectives": ["Reach the Dam Lobby", "Return to the Dam", "Look around"],
-    })  # fmt: skip
+    verdict = json.dumps(
+        {
+            "score": 0.9,
+            "reason": "fine",
+            "completed": [
+                {"objective": "Reach the Dam Lobby", "evidence": "Dam Lobby"},
+                {"objective": "Return to the Dam", "evidence": "Dam"},
+                {"objective": "Look around", "evidence": "You are"},
+            ],
+            "new_objectives": ["Reach the Dam Lobby", "Return to the Dam", "Look around"],
+        }
+    )
     built = scenarios["dam_ab"]
     config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     client = LLMClient(config.llm, "k", 3, client=ScriptedOpenAI(lambda messages: verdict))
     objectives = ObjectiveManager(config.loop_break, "llm")
     result = run_episode(
-        rom_path, config, ReplayAgent(built.commands), LLMCritic(client, config.llm), llm_client=client,
+        rom_path,
+        config,
+        ReplayAgent(built.commands),
+        LLMCritic(client, config.llm),
+        llm_client=client,
         objectives=objectives,
-    )  # fmt: skip
+    )
     assert result.summary["termination_reason"] == "stuck_no_progress"
     last_progress = result.summary["loop_break"]["last_progress_turn"]
     assert result.summary["turns"] == last_progress + config.loop_break.max_turns_stuck

@@ -128,7 +128,7 @@ def test_global_novelty_needs_a_new_answer():
 
 
 def test_a_nothing_happens_answer_sets_no_variable():
-    """"You feel nothing unexpected" is the parser's bookkeeping even when a global moves and the answer is new
+    """ "You feel nothing unexpected" is the parser's bookkeeping even when a global moves and the answer is new
     (semi-novel stuck loops kept going on such answers); the same change on a command that worked counts."""
     start = view(world([0, 0, 1]), text="start")
     novelty = WorldNovelty(start)
@@ -166,7 +166,9 @@ def test_a_new_answer_to_a_question_a_look_up_or_a_reply_is_information():
     assert "new_information" in answer(entry, "look up kebarn in leshosh")
     assert "new_information" not in answer(entry, "look up kebarn in leshosh")  # heard already
     assert "new_information" not in answer("Cholok.", "ask spirit for name")  # too short to tell anything
-    assert "new_information" not in answer("The man does not know about that subject at all.", "ask man about x", "refused")
+    assert "new_information" not in answer(
+        "The man does not know about that subject at all.", "ask man about x", "refused"
+    )
     assert "new_information" not in answer("A long thin balsa wood beam, light and strong as ever.", "examine beam")
     line = 'You say, "Yi-Lono-Mordel is powered up and ready to go." Cheryl says, "Ready? What is Yi-Lono-Mordel?"'
     assert "new_information" in answer(line, "reply")
@@ -197,7 +199,9 @@ def test_a_variable_a_walk_made_again_sets_is_not_the_players():
     assert "new_game_variable" in novelty.observe(here, there, "north", "success").kinds
     back = view(there.world, room=50, text="Room 50 again")
     novelty.observe(there, back, "south", "success")
-    again = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 4]), room=51, text="Room 51. There is a guidebook here.")
+    again = view(
+        world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 0, 4]), room=51, text="Room 51. There is a guidebook here."
+    )
     assert "new_game_variable" not in novelty.observe(back, again, "north", "success").kinds
 
 
@@ -343,7 +347,12 @@ def test_a_return_after_progress_is_no_repeat_but_its_walks_are():
     stock where it stood long before the last progress is new since then, while the ladder it climbs again is a walk
     the episode already made (what a wandering loop repeats from its first round)."""
     detector = RepetitionDetector(window=4)
-    before = [("look", 20, 20, "bottom"), ("up", 20, 21, "top"), ("inventory", 21, 21, "top"), ("down", 21, 20, "bottom")]
+    before = [
+        ("look", 20, 20, "bottom"),
+        ("up", 20, 21, "top"),
+        ("inventory", 21, 21, "top"),
+        ("down", 21, 20, "bottom"),
+    ]
     for turn, (command, room_before, room_after, situation) in enumerate(before, start=1):
         detector.observe(walk(turn, command, room_before, room_after, situation), progress=turn == 1)
     detector.observe(walk(5, "take garlic", 20, 20, "bottom"), progress=True)
@@ -371,7 +380,9 @@ def test_score_progress_needs_a_score_never_reached():
     """Taking and dropping a treasure moves the score back and forth: only the first rise is progress."""
     tracker = ProgressTracker({"score"})
     scores = [(0, 10), (10, 0), (0, 10), (10, 0)]
-    fired = [tracker.observe(turn_record(t, score_before=b, score_after=a)).progress for t, (b, a) in enumerate(scores, 1)]
+    fired = [
+        tracker.observe(turn_record(t, score_before=b, score_after=a)).progress for t, (b, a) in enumerate(scores, 1)
+    ]
     assert fired == [True, False, False, False]
 
 
@@ -397,9 +408,13 @@ def test_bumping_into_a_known_wall_again_repeats_across_progress():
     (zork1's Deep Canyon): those are walks the episode made. A refused move in a room id shared by an area, or in
     no room, stays a transition of its situation."""
     detector = RepetitionDetector(window=4)
-    bump = turn_record(1, command="north", situation="canyon", room_id_before=5, room_id_after=5, result_category="blocked_exit")
+    bump = turn_record(
+        1, command="north", situation="canyon", room_id_before=5, room_id_after=5, result_category="blocked_exit"
+    )
     detector.observe(bump, progress=False)
-    detector.observe(turn_record(2, command="take coin", situation="canyon", room_id_before=5, room_id_after=5), progress=True)
+    detector.observe(
+        turn_record(2, command="take coin", situation="canyon", room_id_before=5, room_id_after=5), progress=True
+    )
     detector.observe(replace(bump, turn=3, situation="canyon-2"), progress=False)
     assert detector.recent[-1][0] is True
     moved_within = replace(bump, turn=4, result_category="success")  # a submarine's move: same room id, somewhere else

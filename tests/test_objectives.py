@@ -16,9 +16,13 @@ LEAFLET = GameObject(10, "leaflet")
 MAILBOX = GameObject(11, "small mailbox")
 LANTERN = GameObject(12, "brass lantern")
 COMPLETION_KEYS = {
-    "objective", "completed_turn", "completion_action", "completion_response", "completion_location",
+    "objective",
+    "completed_turn",
+    "completion_action",
+    "completion_response",
+    "completion_location",
     "completion_score",
-}  # fmt: skip
+}
 
 
 def make_record(
@@ -261,8 +265,11 @@ def test_llm_claim_with_evidence_in_response_on_a_novel_turn_completes():
 
 def test_llm_claim_without_evidence_in_response_is_rejected():
     manager = llm_manager("Open the mailbox", "Read the leaflet")
-    claims = [("Open the mailbox", "the mailbox is now open"), ("Read the leaflet", "leaflet"),
-              ("Kill the troll", "reveals a leaflet")]  # fmt: skip
+    claims = [
+        ("Open the mailbox", "the mailbox is now open"),
+        ("Read the leaflet", "leaflet"),
+        ("Kill the troll", "reveals a leaflet"),
+    ]
     done, _ = manager.review(3, review(completed=claims), opened(2))
     # Evidence not quoted from the response; evidence too short (< 8 chars); an objective that was never listed.
     assert done == [] and manager.completed_objectives == []

@@ -78,11 +78,17 @@ def test_one_light_and_one_weapon_are_enough():
 def test_making_room_never_drops_a_treasure():
     """The load is too heavy: a second weapon goes first, then plain things; never the item whose taking scored in an
     earlier episode, nor the one light and the best weapon."""
-    held = tuple(GameObject(n, name) for n, name in ((4, "manual"), (3, "painting"), (5, "axe"), (1, "sword"),
-                                                     (6, "brass lantern")))  # fmt: skip
+    held = tuple(
+        GameObject(n, name)
+        for n, name in ((4, "manual"), (3, "painting"), (5, "axe"), (1, "sword"), (6, "brass lantern"))
+    )
     view = GameView(7, "Studio", 4, 9, held, (), "hash", "Your load is too heavy.")
-    context = AgentContext(turn=9, view=view, recent=(("take wrench", "Your load is too heavy."),),
-                           knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    context = AgentContext(
+        turn=9,
+        view=view,
+        recent=(("take wrench", "Your load is too heavy."),),
+        knowledge=Guidance(valuables=("painting",)),
+    )
     made = proposals(OfflineAgent(), context, 3)
     assert made[:2] == ["drop axe", "drop manual"], made
     assert not {"drop painting", "drop sword", "drop lantern", "drop brass lantern"} & set(made)
@@ -90,10 +96,16 @@ def test_making_room_never_drops_a_treasure():
 
 def test_a_way_refused_for_the_load_is_taken_again_with_only_the_light_and_the_treasures():
     """A chimney lets only a light load through: everything but the lamp and the treasure goes, then the move again."""
-    held = tuple(GameObject(n, name) for n, name in ((4, "manual"), (3, "painting"), (1, "sword"), (6, "brass lantern")))
+    held = tuple(
+        GameObject(n, name) for n, name in ((4, "manual"), (3, "painting"), (1, "sword"), (6, "brass lantern"))
+    )
     view = GameView(7, "Studio", 4, 9, held, (), "hash", "You can't get up there with what you're carrying.")
-    context = AgentContext(turn=9, view=view, recent=(("up", "You can't get up there with what you're carrying."),),
-                           knowledge=Guidance(valuables=("painting",)))  # fmt: skip
+    context = AgentContext(
+        turn=9,
+        view=view,
+        recent=(("up", "You can't get up there with what you're carrying."),),
+        knowledge=Guidance(valuables=("painting",)),
+    )
     agent = OfflineAgent()
     assert proposals(agent, context, 2) == ["drop manual", "drop sword"]
     dropped = GameView(7, "Studio", 4, 10, held[1:2] + held[3:], (), "hash", "Dropped.")
@@ -102,8 +114,17 @@ def test_a_way_refused_for_the_load_is_taken_again_with_only_the_light_and_the_t
 
 def test_a_treasure_inside_a_carried_container_is_taken_out_once():
     """The nest was taken with the egg in it: taking the egg on its own is what scores; it is tried once."""
-    view = GameView(7, "Up a Tree", 0, 3, (GameObject(8, "bird's nest"),), (), "hash", "Taken.",
-                    held_inside=(GameObject(9, "jewel-encrusted egg"),))  # fmt: skip
+    view = GameView(
+        7,
+        "Up a Tree",
+        0,
+        3,
+        (GameObject(8, "bird's nest"),),
+        (),
+        "hash",
+        "Taken.",
+        held_inside=(GameObject(9, "jewel-encrusted egg"),),
+    )
     agent = OfflineAgent()
     assert agent.propose(AgentContext(turn=3, view=view)) == "take egg"
     assert agent.propose(AgentContext(turn=4, view=view)) != "take egg"
@@ -142,11 +163,18 @@ def test_spent_in_a_room_the_agent_leaves_rather_than_looking_again(tmp_path):
     records = run_episode(story, config, offline_agent(story)).records
     [spent] = [r for r in records if r["room_name_before"] == "Storage Room" and r["command"] == "out"]
     after = records[spent["turn"]]  # the turn after every untried way out of the Storage Room failed
-    assert (after["room_name_before"], after["command"], after["room_name_after"]) == ("Storage Room", "south", "Corridor")
+    assert (after["room_name_before"], after["command"], after["room_name_after"]) == (
+        "Storage Room",
+        "south",
+        "Corridor",
+    )
     for record in records:
         if record["command"] in ("look", "wait"):
-            left = [r for r in records[: record["turn"] - 1]
-                    if r["room_id_before"] == record["room_id_before"] != r["room_id_after"]]  # fmt: skip
+            left = [
+                r
+                for r in records[: record["turn"] - 1]
+                if r["room_id_before"] == record["room_id_before"] != r["room_id_after"]
+            ]
             assert not left, (record["turn"], record["room_name_before"], [r["command"] for r in left])
 
 

@@ -44,13 +44,35 @@ def test_categories_on_real_responses(played, index):
 
 
 def test_death_is_read_from_the_machine_first():
-    assert classify_outcome("attack troll", "The troll neatly removes your head.", False, False, False, True,
-                            game_over=True, victory=False) == "death"  # fmt: skip
+    assert (
+        classify_outcome(
+            "attack troll",
+            "The troll neatly removes your head.",
+            False,
+            False,
+            False,
+            True,
+            game_over=True,
+            victory=False,
+        )
+        == "death"
+    )
 
 
 def test_a_move_that_moved_is_success_even_with_refusal_words():
-    assert classify_outcome("north", "You can't see the path... North of House", True, False, False, True,
-                            game_over=False, victory=False) == "success"  # fmt: skip
+    assert (
+        classify_outcome(
+            "north",
+            "You can't see the path... North of House",
+            True,
+            False,
+            False,
+            True,
+            game_over=False,
+            victory=False,
+        )
+        == "success"
+    )
 
 
 def test_success_is_never_problematic():
@@ -60,11 +82,17 @@ def test_success_is_never_problematic():
 @pytest.mark.parametrize(
     "answer",
     [
-        "You can't see any lamp here!", "You can't see any such thing.", "I can't see any such thing.",
-        "[You can't see Billy here.]", "You can't see the viewport here.", "You can't see that here!",
-        "> You cannot see any blue paper here.", "I don't see that around here", "Grunk not see that there.",
+        "You can't see any lamp here!",
+        "You can't see any such thing.",
+        "I can't see any such thing.",
+        "[You can't see Billy here.]",
+        "You can't see the viewport here.",
+        "You can't see that here!",
+        "> You cannot see any blue paper here.",
+        "I don't see that around here",
+        "Grunk not see that there.",
     ],
-)  # fmt: skip
+)
 def test_answers_that_say_the_object_is_not_in_sight(answer):
     """The corpus games' ways of saying it (Infocom, Inform, and games with a voice of their own)."""
     assert not_here(answer)
@@ -75,9 +103,10 @@ def test_answers_that_say_the_object_is_not_in_sight(answer):
     [
         "He's had you cornered here, but you can't seem to get away, no matter how hard you try.",
         "It is a big and heavy wooden chest. You can't see inside, since it is closed.",
-        "It is pitch dark, and you can't see a thing.", "You see nothing special about the ceiling.",
+        "It is pitch dark, and you can't see a thing.",
+        "You see nothing special about the ceiling.",
     ],
-)  # fmt: skip
+)
 def test_a_bare_cant_see_is_no_answer_about_the_object(answer):
     assert not not_here(answer)
 
@@ -85,12 +114,16 @@ def test_a_bare_cant_see_is_no_answer_about_the_object(answer):
 @pytest.mark.parametrize(
     "answer",
     [
-        'I don\'t know the word "qzxjw".', "I don't know the word 'qzxjw'.", "That's not a verb I recognise.",
-        "That's not a verb I recognize.", '(This story doesn\'t know the word "qzxjw.")',
-        '(Sorry, but this story doesn\'t recognize the word "qzxjw.")', 'I can\'t use the word "qzxjw" here.',
+        'I don\'t know the word "qzxjw".',
+        "I don't know the word 'qzxjw'.",
+        "That's not a verb I recognise.",
+        "That's not a verb I recognize.",
+        '(This story doesn\'t know the word "qzxjw.")',
+        '(Sorry, but this story doesn\'t recognize the word "qzxjw.")',
+        'I can\'t use the word "qzxjw" here.',
         '(Sorry, but the word "qzxjw" is not in the vocabulary that you can use while playing this story.)',
         '(You don\'t need to use the word "qzxjw" to finish this story.)',
     ],
-)  # fmt: skip
+)
 def test_answers_that_say_a_word_is_unknown(answer):
     assert unknown_word(answer) and not unknown_word("You can't see any lamp here!")

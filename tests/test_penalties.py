@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties, why_rejected
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph, Room
@@ -96,8 +96,11 @@ def test_all_adjustments_stack_and_are_listed():
     adjusted = apply_loop_penalties(Judgement(1.0, "ok"), 1, everything, config, name_of)
     assert adjusted.score == 0.0  # 1.0 - 0.8 - 0.6 - 0.6 - 0.2, clamped
     assert [a.split(" (")[0] for a in adjusted.adjustments] == [
-        "Oscillation penalty", "Camping penalty", "Region-loop penalty", "Revisit penalty",
-    ]  # fmt: skip
+        "Oscillation penalty",
+        "Camping penalty",
+        "Region-loop penalty",
+        "Revisit penalty",
+    ]
     # Leaving every loop for a new room: only the exploration bonus.
     leaving = apply_loop_penalties(Judgement(0.3, "ok"), 5, everything, config, name_of)
     assert leaving.score == pytest.approx(0.8) and len(leaving.adjustments) == 1
@@ -122,7 +125,9 @@ def test_base_score_survives_a_second_adjustment():
 def test_camping_penalty_through_loop_break():
     game_map = house_map()
     loop_break = LoopBreak(
-        LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False}), game_map, DestinationPredictor("map", game_map)
+        LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False}),
+        game_map,
+        DestinationPredictor("map", game_map),
     )
     # Kitchen six times in ten turns, with excursions to different rooms (no A-B-A-B, window too short for a region).
     rooms = [1, 2, 1, 3, 1, 4, 1, 5, 1, 1]
@@ -164,9 +169,15 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
     for turn in range(1, config.repetition_window + 1):  # Living Room <-> Kitchen, a whole window of turns
         here, there, command = (2, 1, "east") if turn % 2 else (1, 2, "west")
         loop_break.observe(
-            turn_record(turn, command=command, room_id_before=here, room_name_before=name_of(here),
-                        room_id_after=there, room_name_after=name_of(there))
-        )  # fmt: skip
+            turn_record(
+                turn,
+                command=command,
+                room_id_before=here,
+                room_name_before=name_of(here),
+                room_id_after=there,
+                room_name_after=name_of(there),
+            )
+        )
     assert loop_break.active.oscillation.detected
     # From the Living Room the only way anywhere is east, through the Kitchen, to Behind House and beyond.
     turn = config.repetition_window + 1
@@ -188,9 +199,15 @@ def test_no_way_out_known_gives_no_bonus_to_anything():
     for turn in range(1, 13):
         here, there, command = (2, 1, "east") if turn % 2 else (1, 2, "west")
         loop_break.observe(
-            turn_record(turn, command=command, room_id_before=here, room_name_before=name_of(here),
-                        room_id_after=there, room_name_after=name_of(there))
-        )  # fmt: skip
+            turn_record(
+                turn,
+                command=command,
+                room_id_before=here,
+                room_name_before=name_of(here),
+                room_id_after=there,
+                room_name_after=name_of(there),
+            )
+        )
     judged = loop_break.adjust("examine door", Judgement(0.6, "ok"), view_at(2), [], turn=13)
     assert not any("Way-out" in a for a in judged.adjustments)
 
@@ -198,10 +215,13 @@ def test_no_way_out_known_gives_no_bonus_to_anything():
 def test_the_agent_is_told_why_in_plain_words():
     """Issue 30: "s: a plausible next step [Loop Detection Override: Revisit penalty ... -0.20; Repeat penalty ...
     -0.50]" was what the agent read. The records keep the penalties; the agent reads what they mean."""
-    judged = adjust_score(Judgement(0.8, "a plausible next step"), [
-        (-0.2, "Revisit penalty (Kitchen visited recently)"),
-        (-0.5, "Repeat penalty (this move was already made from here since the last progress)"),
-    ])  # fmt: skip
+    judged = adjust_score(
+        Judgement(0.8, "a plausible next step"),
+        [
+            (-0.2, "Revisit penalty (Kitchen visited recently)"),
+            (-0.5, "Repeat penalty (this move was already made from here since the last progress)"),
+        ],
+    )
     assert "Loop Detection Override" in judged.reason and judged.score == pytest.approx(0.1)
     told = why_rejected(judged, 0.5)
     assert told == (

@@ -38,7 +38,7 @@ def before_step(name: str, step: str) -> JerichoSession:
         ("weapon.z5", "x information stud"),
         ("zork3.z5", "dungeon master, turn dial to 8 and press button"),  # an order to a character
     ],
-)  # fmt: skip
+)
 def test_walkthrough_steps_the_object_table_could_not_place_pass(name, step):
     """Steps the former pre-check refused because it guessed presence from the words of the object table."""
     session = before_step(name, step)

@@ -3,16 +3,28 @@ through the real orchestrator, turned into prompts by agents.prompts."""
 
 from __future__ import annotations
 
-import re
 import json
+import re
 from dataclasses import replace
 
 import pytest
 
 from agents.prompts import (
-    CARRY, CRITIC_ROLE, DARK, DESCRIPTION, EXITS_MENTIONED, HARNESS_NOTE, LAST, SEEN, WHERE, agent_system_prompt,
-    critic_system_prompt, render_agent_prompt, render_critic_prompt, role_of,
-)  # fmt: skip
+    CARRY,
+    CRITIC_ROLE,
+    DARK,
+    DESCRIPTION,
+    EXITS_MENTIONED,
+    HARNESS_NOTE,
+    LAST,
+    SEEN,
+    WHERE,
+    agent_system_prompt,
+    critic_system_prompt,
+    render_agent_prompt,
+    render_critic_prompt,
+    role_of,
+)
 from agents.replay_agent import ReplayAgent
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
@@ -77,6 +89,7 @@ def test_the_leaflet_is_hidden_until_the_mailbox_is_opened(rom_path, tmp_path):
     assert "leaflet" in seen(second)
 
 
+@pytest.mark.slow  # lostpig's whole walkthrough, prompt by prompt
 def test_room_titles_are_the_printed_ones(tmp_path):
     """lostpig names rooms `(maze)`, `(gnomeRoom)` internally; the prompt says what the game prints."""
     rom = story_file("lostpig.z8")
@@ -97,9 +110,12 @@ def test_zork1_rooms_are_named_as_printed_and_dark_is_dark(rom_path, tmp_path, w
     assert not titles & {"West House", "LDead", "Atlant", ""}
     dark = [t for t, c in contexts.items() if c.recent and "pitch black" in c.recent[-1][1]]
     assert dark and all(labelled(prompts[t], WHERE) == DARK for t in dark)
-    assert all("pitch black" not in block(prompts[t], DESCRIPTION) for t in prompts if labelled(prompts[t], WHERE) == "Cellar")
+    assert all(
+        "pitch black" not in block(prompts[t], DESCRIPTION) for t in prompts if labelled(prompts[t], WHERE) == "Cellar"
+    )
 
 
+@pytest.mark.slow  # 60 turns of lostpig, prompt by prompt
 def test_what_is_carried_is_the_games_own_inventory_text(tmp_path):
     """lostpig's object table says `(whistle)` for what the game calls a tube, `Brick_1` for two bricks."""
     rom = story_file("lostpig.z8")
@@ -114,7 +130,9 @@ def test_what_is_carried_is_the_games_own_inventory_text(tmp_path):
 def test_exits_are_the_ones_that_work_now_and_the_ones_the_text_mentions(walkthrough_contexts):
     kitchen = next(c for c in walkthrough_contexts.values() if c.readings.title == "Kitchen")
     prompt = render_agent_prompt(kitchen)
-    assert labelled(prompt, EXITS_MENTIONED) == "east, west, up, down."  # it came in by the window: west of Behind House
+    assert (
+        labelled(prompt, EXITS_MENTIONED) == "east, west, up, down."
+    )  # it came in by the window: west of Behind House
     for context in walkthrough_contexts.values():
         assert set(context.readings.mentioned_exits) <= set(context.untried_exits)
         worked = {d for d, _ in context.readings.exits}
@@ -238,7 +256,13 @@ def test_what_was_done_here_is_listed_with_the_games_answers(rom_path, tmp_path)
     tries = ["take mailbox", "open mailbox", "take door", "read leaflet", "take leaflet", "look"]
     context = contexts_of(rom_path, tmp_path, tries)[len(tries)]
     listed = [(command, answer) for command, _, answer in context.readings.tried]
-    assert [command for command, _ in listed] == ["take leaflet", "read leaflet", "take door", "open mailbox", "take mailbox"]
+    assert [command for command, _ in listed] == [
+        "take leaflet",
+        "read leaflet",
+        "take door",
+        "open mailbox",
+        "take mailbox",
+    ]
     assert dict(listed)["take mailbox"] == "It is securely anchored."
     prompt = render_agent_prompt(context)
     assert "- take mailbox (turn 1): It is securely anchored." in prompt

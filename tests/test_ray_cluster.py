@@ -27,6 +27,8 @@ from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import PROXY_VARIABLES
 
+pytestmark = pytest.mark.slow  # a real Ray head node
+
 ROOT = Path(__file__).resolve().parents[1]
 RAY_CLI = Path(sys.executable).parent / "ray"
 HANG_GUARD_SECONDS = 120
@@ -34,8 +36,10 @@ HANG_GUARD_SECONDS = 120
 LISTEN = "0A"
 """The TCP state of a listening socket in /proc/net/tcp."""
 
-needs_ray = pytest.mark.skipif(importlib.util.find_spec("ray") is None,
-                               reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
+needs_ray = pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)",
+)
 needs_proc = pytest.mark.skipif(not Path("/proc/net/tcp").is_file(), reason="reads sockets from Linux's /proc")
 
 
@@ -47,8 +51,15 @@ def free_port() -> int:
 
 def clean_environment(**extra: str) -> dict[str, str]:
     """This process's environment without what would steer Ray or its traffic elsewhere, plus `extra`."""
-    steering = {"RAY_ADDRESS", "RAY_AUTH_MODE", "RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH", SINGLE_MACHINE, GCS_WAIT,
-                *PROXY_VARIABLES}  # fmt: skip
+    steering = {
+        "RAY_ADDRESS",
+        "RAY_AUTH_MODE",
+        "RAY_AUTH_TOKEN",
+        "RAY_AUTH_TOKEN_PATH",
+        SINGLE_MACHINE,
+        GCS_WAIT,
+        *PROXY_VARIABLES,
+    }
     env = {k: v for k, v in os.environ.items() if k not in steering}
     return {**env, "NO_PROXY": "127.0.0.1,localhost", "RAY_USAGE_STATS_ENABLED": "0", **extra}
 
@@ -181,15 +192,43 @@ def head():
     token = folder / "token"
     token.write_text(secrets.token_hex(32))
     port = free_port()
-    ports = {flag: str(free_port()) for flag in ("--node-manager-port", "--object-manager-port", "--dashboard-port",
-             "--dashboard-agent-listen-port", "--dashboard-agent-grpc-port", "--runtime-env-agent-port",
-             "--metrics-export-port")}  # fmt: skip
-    command = [str(RAY_CLI), "start", "--head", "--block", "--node-ip-address", "127.0.0.1", "--port", str(port),
-               *[part for item in ports.items() for part in item], "--temp-dir", str(folder / "ray"),
-               "--num-cpus", "2", "--include-dashboard", "false", "--disable-usage-stats"]  # fmt: skip
+    ports = {
+        flag: str(free_port())
+        for flag in (
+            "--node-manager-port",
+            "--object-manager-port",
+            "--dashboard-port",
+            "--dashboard-agent-listen-port",
+            "--dashboard-agent-grpc-port",
+            "--runtime-env-agent-port",
+            "--metrics-export-port",
+        )
+    }
+    command = [
+        str(RAY_CLI),
+        "start",
+        "--head",
+        "--block",
+        "--node-ip-address",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *[part for item in ports.items() for part in item],
+        "--temp-dir",
+        str(folder / "ray"),
+        "--num-cpus",
+        "2",
+        "--include-dashboard",
+        "false",
+        "--disable-usage-stats",
+    ]
     # SINGLE_MACHINE, or Ray puts the node on the interface address whatever --node-ip-address says
-    env = clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(token), **{SINGLE_MACHINE: "0"},
-                            RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0")  # fmt: skip
+    env = clean_environment(
+        RAY_AUTH_MODE="token",
+        RAY_AUTH_TOKEN_PATH=str(token),
+        **{SINGLE_MACHINE: "0"},
+        RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
+    )
     log = folder / "head.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(command, env=env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True)
@@ -203,9 +242,25 @@ def head():
 
 def batch_args(out: Path) -> list[str]:
     """A small batch: two games, two seeds, 30 turns."""
-    return ["--games", ",".join(str(story_file(name)) for name in ("zork1.z5", "detective.z5")), "--seeds", "1,2",
-            "--workers", "2", "--max-turns", "30", "--agent", "offline", "--critic", "offline", "--quiet",
-            "--config", str(ROOT / "pyproject.toml"), "--out", str(out)]  # fmt: skip
+    return [
+        "--games",
+        ",".join(str(story_file(name)) for name in ("zork1.z5", "detective.z5")),
+        "--seeds",
+        "1,2",
+        "--workers",
+        "2",
+        "--max-turns",
+        "30",
+        "--agent",
+        "offline",
+        "--critic",
+        "offline",
+        "--quiet",
+        "--config",
+        str(ROOT / "pyproject.toml"),
+        "--out",
+        str(out),
+    ]
 
 
 def on_cluster(address: str, out: Path) -> list[str]:
@@ -223,8 +278,15 @@ def test_a_batch_on_a_real_head_node_gives_the_local_table_and_stays_on_loopback
     assert batch_main(batch_args(tmp_path / "local")) == 0
     head.ready()
     env = clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(head.token))
-    batch = subprocess.Popen(on_cluster(head.address, tmp_path / "ray"), cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, start_new_session=True, text=True)  # fmt: skip
+    batch = subprocess.Popen(
+        on_cluster(head.address, tmp_path / "ray"),
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        text=True,
+    )
     with SocketWatch(head.session, batch.pid) as watch:
         stdout, stderr = batch.communicate(timeout=HANG_GUARD_SECONDS)
     assert batch.returncode == 0, stderr
@@ -239,8 +301,10 @@ def test_a_batch_on_a_real_head_node_gives_the_local_table_and_stays_on_loopback
 
 def error_lines(runs: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, str]:
     """The one stderr line of each (command, environment), all run at once, each of which exits 2."""
-    started = {case: subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                      text=True) for case, (command, env) in runs.items()}  # fmt: skip
+    started = {
+        case: subprocess.Popen(command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for case, (command, env) in runs.items()
+    }
     lines = {}
     for case, run in started.items():
         _, stderr = run.communicate(timeout=HANG_GUARD_SECONDS)
@@ -254,11 +318,15 @@ def test_a_refused_token_is_one_error_line(head, tmp_path):
     wrong = tmp_path / "token"
     wrong.write_text(secrets.token_hex(32))
     address = head.ready().address
-    lines = error_lines({
-        "no mode": (on_cluster(address, tmp_path / "a"), clean_environment()),
-        "another token": (on_cluster(address, tmp_path / "b"),
-                          clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(wrong))),
-    })  # fmt: skip
+    lines = error_lines(
+        {
+            "no mode": (on_cluster(address, tmp_path / "a"), clean_environment()),
+            "another token": (
+                on_cluster(address, tmp_path / "b"),
+                clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(wrong)),
+            ),
+        }
+    )
     assert lines["no mode"].startswith(f"error: the Ray cluster at {address} wants a token: set RAY_AUTH_MODE=token")
     assert lines["another token"].startswith(f"error: the Ray cluster at {address} refused the token from {wrong}")
 
@@ -270,10 +338,18 @@ def test_an_address_where_no_cluster_listens_is_one_error_line(tmp_path):
     assert lines["nothing there"].startswith(f"error: no Ray cluster answers at {address}")
 
 
-@pytest.mark.parametrize("address, where", [
-    ("127.0.0.1:6379", ("127.0.0.1", 6379)), ("[::1]:6379", ("::1", 6379)), ("ray://head:10002", ("head", 10002)),
-    ("ray://head", ("head", 10001)), ("ray://[::1]", ("::1", 10001)), ("auto", None), ("local", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "address, where",
+    [
+        ("127.0.0.1:6379", ("127.0.0.1", 6379)),
+        ("[::1]:6379", ("::1", 6379)),
+        ("ray://head:10002", ("head", 10002)),
+        ("ray://head", ("head", 10001)),
+        ("ray://[::1]", ("::1", 10001)),
+        ("auto", None),
+        ("local", None),
+    ],
+)
 def test_the_address_probed_is_the_one_given(address, where):
     assert endpoint(address) == where
 

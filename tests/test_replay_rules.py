@@ -15,7 +15,14 @@ def run(tmp_path, name: str, kind: str, variant: str, commands: list[str]) -> di
     records += [turn_record(t, command=c, room_id_before=1, room_id_after=1) for t, c in enumerate(commands, 2)]
     path = tmp_path / f"{name}.jsonl"
     path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records))
-    return {"game": name, "kind": kind, "variant": variant, "mode": "forced", "records": str(path), "healthy_until": 999}
+    return {
+        "game": name,
+        "kind": kind,
+        "variant": variant,
+        "mode": "forced",
+        "records": str(path),
+        "healthy_until": 999,
+    }
 
 
 def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path):
@@ -33,9 +40,12 @@ def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path)
     # Turn 1 (the progress) and 2 (the first look) are new; the clock counts from turn 1.
     stop = max(rules.repetition_min_turns + 1, 2 + rules.repetition_window - rules.repetition_misses)
     assert result["healthy_margins"]["optimal"] == {
-        "runs": 1, "longest_without_progress": [24, "reader/walkthrough"], "most_repeats": [0, ""],
-        "most_churn_changes": [0, ""], "most_churn_repeats": [0, ""],
-    }  # fmt: skip
+        "runs": 1,
+        "longest_without_progress": [24, "reader/walkthrough"],
+        "most_repeats": [0, ""],
+        "most_churn_changes": [0, ""],
+        "most_churn_repeats": [0, ""],
+    }
     noisy = result["healthy_margins"]["noisy factor 3"]
     assert noisy["longest_without_progress"] == [stop - 1, "looker/factor 3, seed 1"]
     assert noisy["most_repeats"] == [rules.repetition_window - rules.repetition_misses, "looker/factor 3, seed 1"]

@@ -81,12 +81,21 @@ def test_quotes_inside_a_command_reach_the_game(reply, command):
 @pytest.mark.parametrize(
     "command",
     [
-        "take lamp and sword", "get tobacco,knife,pipe", "give opal, ruby, sapphire and emerald to guard",
-        "remove opener and drop it", "open box then get cube", "show egg to adventurer then east",
-        "turtle, se and get scroll then nw", "dungeon master, turn dial to 8 and press button", "robot, east and south",
-        "eddie,hello", "take all except key, whip, stool", "drop key and brush", "erase line between b and r",
+        "take lamp and sword",
+        "get tobacco,knife,pipe",
+        "give opal, ruby, sapphire and emerald to guard",
+        "remove opener and drop it",
+        "open box then get cube",
+        "show egg to adventurer then east",
+        "turtle, se and get scroll then nw",
+        "dungeon master, turn dial to 8 and press button",
+        "robot, east and south",
+        "eddie,hello",
+        "take all except key, whip, stool",
+        "drop key and brush",
+        "erase line between b and r",
     ],
-)  # fmt: skip
+)
 def test_one_infocom_command_with_several_objects_or_an_order_passes(command):
     assert parse_command(command) == command
 
@@ -94,11 +103,19 @@ def test_one_infocom_command_with_several_objects_or_an_order_passes(command):
 @pytest.mark.parametrize(
     "reply",
     [
-        "open mailbox and take leaflet", "n then e", "look. take lamp", "north; south", "north && south",
-        "north | south", "north\nsouth", "go north and east", "unlock door, open door", "go north then east",
+        "open mailbox and take leaflet",
+        "n then e",
+        "look. take lamp",
+        "north; south",
+        "north && south",
+        "north | south",
+        "north\nsouth",
+        "go north and east",
+        "unlock door, open door",
+        "go north then east",
         "open door and go north",
     ],
-)  # fmt: skip
+)
 def test_two_different_commands_are_an_honest_failure(reply):
     with pytest.raises(InvalidReply) as caught:
         parse_command(reply)
@@ -164,19 +181,22 @@ def test_a_backslash_never_reaches_the_emulator(reply):
     [
         ('<think>draft {"command": "north"}</think>\n{"command": "east"}', "east"),
         ('<Thinking>draft {"command": "north"}</Thinking>{"command": "east"}', "east"),
-        ('<reasoning>Command: north</reasoning>\neast', "east"),
+        ("<reasoning>Command: north</reasoning>\neast", "east"),
         ("<thought>north?</thought> east", "east"),
         ("<reflection>north was a loop</reflection>\nCommand: east", "east"),
         ("[THINK]north[/THINK]east", "east"),
         ("◁think▷north◁/think▷east", "east"),
         ('The opener was in the prompt. {"command": "north"}\n</think>\n{"command": "east"}', "east"),
-        ("<|channel|>analysis<|message|>Command: north would loop us back.<|end|>"
-         "<|start|>assistant<|channel|>final<|message|>east<|return|>", "east"),
+        (
+            "<|channel|>analysis<|message|>Command: north would loop us back.<|end|>"
+            "<|start|>assistant<|channel|>final<|message|>east<|return|>",
+            "east",
+        ),
         ("analysisCommand: north would loop us back.assistantfinaleast", "east"),
         ("Thought: Command: north\nCommand: east", "east"),
         ("Reasoning: north is a loop\n\neast", "east"),
     ],
-)  # fmt: skip
+)
 def test_reasoning_never_supplies_the_command(reply, command):
     assert parse_command(reply) == command
 

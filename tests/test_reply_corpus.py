@@ -42,6 +42,7 @@ def corpus_walkthroughs() -> dict[str, list[str]]:
     return {story.stem: steps for story in stories if (steps := JerichoSession(story).walkthrough())}
 
 
+@pytest.mark.slow  # every corpus game's walkthrough
 def test_every_walkthrough_step_reads_as_itself_wrapped_and_bare():
     """28 games (lgop has no walkthrough). A blank "press a key" step passes as the empty command in JSON."""
     walkthroughs = corpus_walkthroughs()

@@ -3,8 +3,8 @@ edge cases of oscillation and camping (unknown locations, windows)."""
 
 from __future__ import annotations
 
-from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.loop_break import room_loop_lines
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.room_loops import CampingDetector, OscillationDetector, RegionLoopDetector
 from managers.map_graph import MapGraph
@@ -131,7 +131,9 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
     assert [e["kind"] for e in events] == ["region_loop"] and events[0]["turn"] == 20
     assert loop_break.active.region.room_ids == (1, 2, 3, 4)
     cellar = GameView(3, "Cellar", 0, 0, (), (), "h", "")
-    assert "You keep to Kitchen, Living Room, Cellar, Troll Room without progress" in room_loop_lines(loop_break.active)[0]
+    assert (
+        "You keep to Kitchen, Living Room, Cellar, Troll Room without progress" in room_loop_lines(loop_break.active)[0]
+    )
     # Staying inside the region is penalised; leaving it (Round Room) is not.
     penalised = loop_break.adjust("up", Judgement(0.9, "ok"), cellar, [], 21)
     assert penalised.score == 0.3 and "Region-loop penalty" in penalised.adjustments[0]

@@ -29,8 +29,13 @@ def fresh() -> Knowledge:
 
 
 def step(command: str, room: int, after: int | None = None, score: int = 0, held: tuple[str, ...] = ()) -> RouteStep:
-    return RouteStep(command=command, room_id=room, room_id_after=room if after is None else after, score_after=score,
-                     inventory_after=sorted(held))  # fmt: skip
+    return RouteStep(
+        command=command,
+        room_id=room,
+        room_id_after=room if after is None else after,
+        score_after=score,
+        inventory_after=sorted(held),
+    )
 
 
 def with_route(*steps: RouteStep, rerolls: int = 0, episodes: tuple[EpisodeLine, ...] = ()) -> Knowledge:
@@ -43,14 +48,30 @@ def view(room: int, score: int = 0, held: tuple[GameObject, ...] = (), here: tup
     return GameView(room, f"room {room}", score, 0, held, here, "hash", "")
 
 
-def ran(turn: int, command: str, before: int, after: int | None = None, score: tuple[int, int] = (0, 0),
-        held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()), changed: bool = True, **fields):  # fmt: skip
+def ran(
+    turn: int,
+    command: str,
+    before: int,
+    after: int | None = None,
+    score: tuple[int, int] = (0, 0),
+    held: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
+    changed: bool = True,
+    **fields,
+):
     """A record of `command` run in room `before` (to `after`), the score and the held names before and after."""
     return turn_record(
-        turn, command=command, room_id_before=before, room_id_after=before if after is None else after,
-        score_before=score[0], score_after=score[1], inventory_before=held[0], inventory_after=held[1],
-        world_hash_before="h", world_hash_after=f"h{turn}" if changed else "h", **fields,
-    )  # fmt: skip
+        turn,
+        command=command,
+        room_id_before=before,
+        room_id_after=before if after is None else after,
+        score_before=score[0],
+        score_after=score[1],
+        inventory_before=held[0],
+        inventory_after=held[1],
+        world_hash_before="h",
+        world_hash_after=f"h{turn}" if changed else "h",
+        **fields,
+    )
 
 
 def end(knowledge: Knowledge, reason: str = "max_turns", episode: str = "e1") -> KnowledgeStore:
@@ -97,8 +118,11 @@ def test_a_route_is_replaced_only_by_a_higher_score_or_a_shorter_way_to_the_same
 
 # -- following it --------------------------------------------------------------------------------------------------
 def test_each_step_is_offered_where_the_step_before_left_the_player():
-    knowledge = with_route(step("take lamp", 1, held=("brass lantern",)), step("north", 1, 2, held=("brass lantern",)),
-                           step("put lamp in case", 2, score=5))  # fmt: skip
+    knowledge = with_route(
+        step("take lamp", 1, held=("brass lantern",)),
+        step("north", 1, 2, held=("brass lantern",)),
+        step("put lamp in case", 2, score=5),
+    )
     assert knowledge.route_next(view(1)) == "take lamp"
     knowledge.observe(ran(1, "take lamp", 1, held=((), ("brass lantern",))), "e2")
     assert knowledge.route_next(view(1, held=(LAMP,))) == "north"
@@ -139,8 +163,11 @@ def test_several_steps_the_harness_turns_down_are_passed_over():
     thief = (step("take stiletto", 1), step("take thief", 1), step("take large bag", 1))
     knowledge = with_route(*thief, step("tie rope to railing", 1), step("down", 1, 2, score=3))
     assert knowledge.route_then("take stiletto") == ("take thief", "take large bag", "tie rope to railing", "down")
-    context = AgentContext(turn=1, view=view(1), knowledge=Guidance(
-        route_next="take stiletto", route_then=knowledge.route_then("take stiletto")))  # fmt: skip
+    context = AgentContext(
+        turn=1,
+        view=view(1),
+        knowledge=Guidance(route_next="take stiletto", route_then=knowledge.route_then("take stiletto")),
+    )
     for turned_down in ("take stiletto", "take thief", "take large bag"):
         context = context.with_feedback(turned_down, "You can't see any such thing here!")
     assert OfflineAgent().propose(context) == "tie rope to railing"
@@ -151,8 +178,12 @@ def test_several_steps_the_harness_turns_down_are_passed_over():
 def test_holding_more_than_the_route_did_keeps_to_it():
     """The dice let `take sword` work at once where the route's episode was told it held too many things first: the
     route goes on while the player holds at least what it held."""
-    knowledge = with_route(step("take sword", 1, held=("leaflet",)), step("drop leaflet", 1),
-                           step("take sword", 1, held=("sword",)), step("north", 1, 2, held=("sword",)))  # fmt: skip
+    knowledge = with_route(
+        step("take sword", 1, held=("leaflet",)),
+        step("drop leaflet", 1),
+        step("take sword", 1, held=("sword",)),
+        step("north", 1, 2, held=("sword",)),
+    )
     knowledge.observe(ran(1, "take sword", 1, held=(("leaflet",), ("leaflet", "sword"))), "e2")
     assert knowledge.route_next(view(1, held=(GameObject(4, "leaflet"), GameObject(5, "sword")))) == "drop leaflet"
 
@@ -164,7 +195,9 @@ def line(episode: str, reason: str = "game_over", died_on_route: bool = False) -
 
 def test_dice_are_rolled_at_the_start_for_deaths_on_the_route_and_after_it_for_deaths_beyond():
     episodes = (line("e1", "max_turns"), line("e2", died_on_route=True), line("e3"), line("e4", "max_turns"))
-    knowledge = with_route(step("north", 1, 2), step("take egg", 2, score=5, held=("egg",)), rerolls=1, episodes=episodes)
+    knowledge = with_route(
+        step("north", 1, 2), step("take egg", 2, score=5, held=("egg",)), rerolls=1, episodes=episodes
+    )
     assert knowledge.rerolls_due() == 2  # the route's own roll (its luck) and one for e2's death on it
     knowledge.observe(ran(1, DICE_ROLL, 1, changed=False), "e5")
     knowledge.observe(ran(2, DICE_ROLL, 1, changed=False), "e5")
@@ -214,8 +247,9 @@ def test_a_valuable_in_hand_goes_where_putting_one_away_scored():
 def test_where_putting_valuables_away_scored_no_other_container_gets_them():
     coffin = GameObject(8, "gold coffin")
     held = (GameObject(7, "torch"), LAMP)
-    context = AgentContext(turn=5, view=view(4, held=held, here=(coffin,)),
-                           knowledge=Guidance(valuables=("torch",), deposits=("case",)))  # fmt: skip
+    context = AgentContext(
+        turn=5, view=view(4, held=held, here=(coffin,)), knowledge=Guidance(valuables=("torch",), deposits=("case",))
+    )
     made = []
     for _ in range(6):
         made.append(OfflineAgent().propose(context))
@@ -226,9 +260,12 @@ def test_where_putting_valuables_away_scored_no_other_container_gets_them():
 def test_a_narrow_way_gets_one_thing_less_each_time_treasures_last_the_light_never():
     held = tuple(GameObject(n, name) for n, name in ((3, "sceptre"), (4, "torch"), (5, "sword"), (6, "brass lantern")))
     refused = "You can't get up there with what you're carrying."
-    context = AgentContext(turn=9, view=GameView(7, "Studio", 4, 9, held, (), "hash", refused),
-                           recent=(("up", refused), ("drop sword", "Dropped."), ("up", refused)),
-                           knowledge=Guidance(valuables=("sceptre", "torch")))  # fmt: skip
+    context = AgentContext(
+        turn=9,
+        view=GameView(7, "Studio", 4, 9, held, (), "hash", refused),
+        recent=(("up", refused), ("drop sword", "Dropped."), ("up", refused)),
+        knowledge=Guidance(valuables=("sceptre", "torch")),
+    )
     made = []
     for _ in range(3):
         made.append(OfflineAgent().propose(context))
@@ -254,15 +291,19 @@ def test_passages_in_all_directions_are_each_worth_a_try_trees_in_all_directions
     Room's diagonals (its southeast leads to the Engravings Cave, the Dome Room and the torch): 84 -> 60 points."""
     assert every_way_named("This is a circular stone room with passages in all directions.")
     assert every_way_named("Tunnels lead off in every direction.")
-    for text in ("This is a forest, with trees in all directions.", "Shallow hills stretch out in all directions.",
-                 "Guy wires converge on it from all directions."):  # fmt: skip
+    for text in (
+        "This is a forest, with trees in all directions.",
+        "Shallow hills stretch out in all directions.",
+        "Guy wires converge on it from all directions.",
+    ):
         assert not every_way_named(text), text
     diagonals = ("northeast", "northwest", "southeast", "southwest")
 
     def first_move(text: str) -> str:
         here = GameView(107, "Round Room", 0, 9, (LAMP,), (), "hash", text)
-        return OfflineAgent().propose(AgentContext(turn=9, view=here, room_text=text, untried_exits=diagonals,
-                                                   path_to_primary_frontier=("west",)))  # fmt: skip
+        return OfflineAgent().propose(
+            AgentContext(turn=9, view=here, room_text=text, untried_exits=diagonals, path_to_primary_frontier=("west",))
+        )
 
     assert first_move("Round Room\nThis is a circular stone room with passages in all directions.") in diagonals
     assert first_move("Forest\nThis is a forest, with trees in all directions.") == "west"  # a primary way elsewhere
@@ -283,8 +324,12 @@ def test_a_second_episode_reaches_the_first_ones_best_score_in_fewer_turns(rom_p
         script += [command, "look", "inventory"] + (["south", "north"] if command == "north" else [])
     config = make_config(tmp_path / "1", gameplay={"max_turns_per_episode": len(script)})
     path = tmp_path / "zork1.json"
-    first = run_episode(rom_path, config, ReplayAgent(script, kind="replay"),
-                        knowledge=Knowledge(load_store(path, "zork1", JerichoSession(rom_path).story_md5), path))  # fmt: skip
+    first = run_episode(
+        rom_path,
+        config,
+        ReplayAgent(script, kind="replay"),
+        knowledge=Knowledge(load_store(path, "zork1", JerichoSession(rom_path).story_md5), path),
+    )
     best = first.summary["best_score"]
     assert best > 0
     first_turn = next(r["turn"] for r in first.records if r["score_after"] >= best)
@@ -305,11 +350,21 @@ def test_a_second_episode_on_one_session_starts_as_a_fresh_one(tmp_path):
     walk = [c for c in session.walkthrough() if c][:60]
     config = make_config(tmp_path / "1", gameplay={"max_turns_per_episode": 60})
     ZorkOrchestratorV2(config, session, ReplayAgent(walk, kind="replay"), OfflineCritic(), quiet=True).play_episode()
-    again = ZorkOrchestratorV2(make_config(tmp_path / "2", gameplay={"max_turns_per_episode": 1}), session,
-                               ReplayAgent(["look"], kind="replay"), OfflineCritic(), quiet=True)  # fmt: skip
+    again = ZorkOrchestratorV2(
+        make_config(tmp_path / "2", gameplay={"max_turns_per_episode": 1}),
+        session,
+        ReplayAgent(["look"], kind="replay"),
+        OfflineCritic(),
+        quiet=True,
+    )
     again.play_episode()
-    first = ZorkOrchestratorV2(make_config(tmp_path / "3", gameplay={"max_turns_per_episode": 1}), JerichoSession(story),
-                               ReplayAgent(["look"], kind="replay"), OfflineCritic(), quiet=True)  # fmt: skip
+    first = ZorkOrchestratorV2(
+        make_config(tmp_path / "3", gameplay={"max_turns_per_episode": 1}),
+        JerichoSession(story),
+        ReplayAgent(["look"], kind="replay"),
+        OfflineCritic(),
+        quiet=True,
+    )
     first.play_episode()
     for command in ("take cheese", "examine sign", "take lamp", "north"):
         assert again.precheck.check(command) == first.precheck.check(command)
@@ -319,8 +374,10 @@ def test_a_second_episode_on_one_session_starts_as_a_fresh_one(tmp_path):
 @pytest.mark.parametrize("reason", ["game_over", "max_turns"])
 def test_an_old_store_without_a_route_still_loads(tmp_path, reason):
     path = tmp_path / "g.json"
-    path.write_text('{"version": 1, "game": "g", "story_md5": "md5", "episodes": [{"episode": "e", "turns": 3, '
-                    f'"best_score": 0, "termination_reason": "{reason}"}}]}}')  # fmt: skip
+    path.write_text(
+        '{"version": 1, "game": "g", "story_md5": "md5", "episodes": [{"episode": "e", "turns": 3, '
+        f'"best_score": 0, "termination_reason": "{reason}"}}]}}'
+    )
     store = load_store(path, "g", MD5)
     assert store.route is None and not store.episodes[0].died_on_route
 
@@ -333,9 +390,11 @@ def test_a_stored_command_that_could_never_have_run_makes_the_store_corrupt(tmp_
     from managers.knowledge import KnowledgeError
 
     store = KnowledgeStore(
-        game="g", story_md5=MD5, route=Route(episode="e", score=5, turns=3, steps=[step("north", 1)]),
+        game="g",
+        story_md5=MD5,
+        route=Route(episode="e", score=5, turns=3, steps=[step("north", 1)]),
         score_events=[ScoreEvent(room_id=1, room_name="Hall", command="take egg", points=5, episode="e", turn=2)],
-    )  # fmt: skip
+    )
     data = store.model_dump(mode="json")
     if where.startswith("route"):
         data["route"]["steps"][0]["command"] = command

@@ -21,6 +21,8 @@ import pytest
 
 from session.jericho_session import JerichoSession
 
+pytestmark = pytest.mark.slow  # main.py in subprocesses, signalled, killed and resumed
+
 PROJECT = Path(__file__).resolve().parents[1]
 GATE_TURN = 34
 """30 walkthrough steps, then the 4th `frobnicate` (its 3rd repeat) opens the gate."""
@@ -47,14 +49,33 @@ def config(tmp_path) -> Path:
 def start(args: list[str], stdin=subprocess.PIPE, **kwargs) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
     return subprocess.Popen(
-        [sys.executable, str(PROJECT / "main.py"), *args], cwd=PROJECT, stdin=stdin, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, env=env, **kwargs,
-    )  # fmt: skip
+        [sys.executable, str(PROJECT / "main.py"), *args],
+        cwd=PROJECT,
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        **kwargs,
+    )
 
 
 def episode_args(rom_path, script, config, episodes: Path, turns: int = 60) -> list[str]:
-    return ["--agent", "replay", "--actions", str(script), "--rom", str(rom_path), "--config", str(config),
-            "--episode-dir", str(episodes), "--max-turns", str(turns), "--quiet"]  # fmt: skip
+    return [
+        "--agent",
+        "replay",
+        "--actions",
+        str(script),
+        "--rom",
+        str(rom_path),
+        "--config",
+        str(config),
+        "--episode-dir",
+        str(episodes),
+        "--max-turns",
+        str(turns),
+        "--quiet",
+    ]
 
 
 def wait_at_gate(process: subprocess.Popen, episodes: Path, timeout: float = 60) -> Path:

@@ -26,13 +26,20 @@ def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None
     """Feed (command, room[, outcome category]) turns without progress, each command from its own situation unless it
     repeats; the turn and rule of the stop, or (None, None)."""
     rooms_before = [turns[0][1], *(room for _, room, *_ in turns)]
-    return first_stop(breaker, (
-        turn_record(
-            turn, command=command, room_id_before=before, room_id_after=room, situation="here",
-            result_category=category[0] if category else "success",
-        )
-        for turn, ((command, room, *category), before) in enumerate(zip(turns, rooms_before), start=1)
-    ))  # fmt: skip
+    return first_stop(
+        breaker,
+        (
+            turn_record(
+                turn,
+                command=command,
+                room_id_before=before,
+                room_id_after=room,
+                situation="here",
+                result_category=category[0] if category else "success",
+            )
+            for turn, ((command, room, *category), before) in enumerate(zip(turns, rooms_before), start=1)
+        ),
+    )
 
 
 def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
@@ -52,7 +59,8 @@ def test_waiting_stops_no_clock_up_to_the_allowance():
     assert play(loop_break(), [("wait", 1)] * 100) == (first_loop, "repetition")
     assert play(loop_break(wait_allowance=30), [("wait", 1)] * 100) == (31, "repetition")
     assert play(loop_break(enable_repetition_detection=False), [("wait", 1)] * 100) == (
-        config.max_turns_stuck + config.wait_allowance, "no_progress"
+        config.max_turns_stuck + config.wait_allowance,
+        "no_progress",
     )
     assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (repetition_stop(2, config), "repetition")
 
@@ -81,15 +89,18 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
     credit = config.wait_allowance + (config.wait_allowance - 1) * min(between, config.wait_detours)
     assert play(clock_only, waiting) == (config.max_turns_stuck + credit, "no_progress")
     assert play(loop_break(enable_repetition_detection=False, wait_detours=0), waiting) == (
-        config.max_turns_stuck + config.wait_allowance, "no_progress"
+        config.max_turns_stuck + config.wait_allowance,
+        "no_progress",
     )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
     no_progress_only = loop_break(enable_repetition_detection=False, fruitless_turns=0)
     assert play(no_progress_only, varied[:40] + [("wait", 1)] * 100) == (
-        config.max_turns_stuck + config.wait_allowance, "no_progress"
+        config.max_turns_stuck + config.wait_allowance,
+        "no_progress",
     )
     assert play(loop_break(fruitless_turns=0), [("wait", 1)] * 10 + varied) == (
-        config.max_turns_stuck + 10, "no_progress"
+        config.max_turns_stuck + 10,
+        "no_progress",
     )
 
 
@@ -106,7 +117,8 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     config = LoopBreakConfig()
     clock = {"fruitless_turns": 0}
     assert play(loop_break(**clock), trek(200, every=6)) == (
-        config.max_turns_stuck + config.trek_extra_turns, "no_progress"
+        config.max_turns_stuck + config.trek_extra_turns,
+        "no_progress",
     )
     last_room = 49  # the turn of index 48
     assert last_room + config.trek_grace > config.max_turns_stuck
@@ -115,7 +127,8 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
     assert play(loop_break(**clock), cycle) == (config.max_turns_stuck, "no_progress")
     assert play(loop_break(trek_grace=0, **clock), cycle) == (
-        config.max_turns_stuck + config.trek_extra_turns, "no_progress"
+        config.max_turns_stuck + config.trek_extra_turns,
+        "no_progress",
     )
     camp = [(f"examine thing {turn}", 1 + turn % 2) for turn in range(200)]
     assert play(loop_break(**clock), camp) == (config.max_turns_stuck, "no_progress")
@@ -202,7 +215,7 @@ def test_new_tries_that_get_nowhere_are_fruitless():
         return [
             (f"frob thing {turn}", 1, answers[turn % 4]) if turn % every == 0 else (between(turn), 1, "no_effect")
             for turn in range(1, 101)
-        ]  # fmt: skip
+        ]
 
     assert play(loop_break(), tries(1)) == (config.fruitless_turns, "fruitless")
     assert play(loop_break(fruitless_turns=0), tries(1)) == (config.max_turns_stuck, "no_progress")
@@ -228,10 +241,14 @@ def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_s
         for turn in range(1, 101):
             walks = turn % 8 == 0
             record = turn_record(
-                turn, command="east" if walks else f"frob thing {turn}", room_id_before=turn // 8,
-                room_id_after=turn // 8 + walks, situation=f"here {turn // 8 + walks}",
-                novelty=("new_room_inventory",) if walks else (), result_category="success" if walks else "refused",
-            )  # fmt: skip
+                turn,
+                command="east" if walks else f"frob thing {turn}",
+                room_id_before=turn // 8,
+                room_id_after=turn // 8 + walks,
+                situation=f"here {turn // 8 + walks}",
+                novelty=("new_room_inventory",) if walks else (),
+                result_category="success" if walks else "refused",
+            )
             verdict = breaker.observe(record)
             if verdict.terminate:
                 [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
@@ -248,8 +265,16 @@ def test_fruitless_tries_count_each_try_once_and_leave_out_waits_and_moves_made_
     """`x lamp` and `examine lamp` are one try; a move, look or wait is none; waits and moves made again leave the
     share's turns, which are never fewer than half of the turns that could have tried something."""
     tries = FruitlessTries()
-    turns = [("frob door", False), ("frob door", False), ("wait", False), ("north", True), ("north", False),
-             ("look", False), ("x lamp", False), ("examine lamp", False)]  # fmt: skip
+    turns = [
+        ("frob door", False),
+        ("frob door", False),
+        ("wait", False),
+        ("north", True),
+        ("north", False),
+        ("look", False),
+        ("x lamp", False),
+        ("examine lamp", False),
+    ]
     for command, again in turns:
         tries.observe(command, again)
     assert (tries.turns, tries.waits, tries.walked_again, tries.tried) == (8, 1, 1, {"frob door", "examine lamp"})
@@ -270,7 +295,7 @@ def test_waits_before_the_tries_do_not_dilute_the_fruitless_share():
     loop = [
         (f"frob thing {turn}", 1, "refused") if turn % 2 else (("north", "south")[turn // 2 % 2], 1, "success")
         for turn in range(1, 81)
-    ]  # fmt: skip
+    ]
     alone_turn, alone_rule = play(loop_break(), loop)
     waited_turn, waited_rule = play(loop_break(), [("wait", 1, "no_effect")] * 9 + loop)
     assert alone_rule == waited_rule == "fruitless"

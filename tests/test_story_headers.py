@@ -166,14 +166,27 @@ def test_the_globals_are_in_dynamic_memory(name, tmp_path):
         assert f"has its global variables at {address:#x}, past its dynamic memory (ends {static:#x})" in message
 
 
+@pytest.mark.slow  # main.py in a subprocess
 def test_an_object_table_past_dynamic_memory_passes_and_plays(tmp_path):
     """No rule: the session counts objects within dynamic memory only (it raised before); played in a child."""
     data = game("zork1.z5")
     copy = tmp_path / "objects.z5"
     copy.write_bytes(with_word(data, 0x0A, word(data, 0x0E)))
     assert verdict(copy.read_bytes(), tmp_path) == "accepted"
-    done = main_py("--rom", str(copy), "--agent", "offline", "--critic", "offline", "--max-turns", "3",
-                   "--episode-dir", str(tmp_path / "episodes"), "--no-knowledge", "--quiet")  # fmt: skip
+    done = main_py(
+        "--rom",
+        str(copy),
+        "--agent",
+        "offline",
+        "--critic",
+        "offline",
+        "--max-turns",
+        "3",
+        "--episode-dir",
+        str(tmp_path / "episodes"),
+        "--no-knowledge",
+        "--quiet",
+    )
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-800:]
 
 
@@ -183,6 +196,7 @@ def main_py(*args: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow  # main.py in a subprocess
 def test_a_crashing_header_is_one_error_line_from_main(tmp_path):
     """zork1 whose header gives a length of 64 bytes: the C core dies of SIGSEGV on it (measured); main.py says so
     in one line and exits 2 before loading it."""

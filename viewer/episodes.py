@@ -93,7 +93,9 @@ def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]
             if record["turn"] > since:
                 yield compact(record, record["turn"] - last_progress)
     if unreadable is not None:
-        notes.append(f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped")
+        notes.append(
+            f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped"
+        )
 
 
 def compact(record: dict, turns_stuck: int) -> dict:
@@ -115,8 +117,9 @@ def compact(record: dict, turns_stuck: int) -> dict:
         "adjustments": record.get("adjustments") or [],
         "candidates": [
             {k: c.get(k) for k in ("command", "score", "reason", "accepted", "thought")}
-            for c in record.get("candidates") or [] if isinstance(c, dict)
-        ],  # fmt: skip
+            for c in record.get("candidates") or []
+            if isinstance(c, dict)
+        ],
         "thought": record.get("thought", ""),
         "llm_calls": sum(v for v in calls.values() if isinstance(v, int)),
         "tokens": sum(v for v in tokens.values() if isinstance(v, int)),
@@ -125,8 +128,9 @@ def compact(record: dict, turns_stuck: int) -> dict:
         "category": record.get("result_category", ""),
         "marks": [
             {"kind": MARKED_EVENTS[e["event_type"]], "type": e["event_type"], "text": describe(e)}
-            for e in record.get("events") or [] if isinstance(e, dict) and e.get("event_type") in MARKED_EVENTS
-        ],  # fmt: skip
+            for e in record.get("events") or []
+            if isinstance(e, dict) and e.get("event_type") in MARKED_EVENTS
+        ],
         "objectives": [o.get("objective", "") for o in record.get("objectives_completed") or [] if isinstance(o, dict)],
     }
 
@@ -134,9 +138,10 @@ def compact(record: dict, turns_stuck: int) -> dict:
 def describe(event: dict) -> str:
     """The event's type and its scalar fields, in one line."""
     parts = [
-        f"{key} {value}" for key, value in event.items()
+        f"{key} {value}"
+        for key, value in event.items()
         if key not in ("event_type", "turn") and isinstance(value, (str, int, float)) and value != ""
-    ]  # fmt: skip
+    ]
     return f"{event['event_type']}: {'; '.join(parts)}"[:300]
 
 

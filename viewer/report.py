@@ -45,7 +45,8 @@ def _page(payload: dict) -> Iterator[str]:
 
 def _json_pieces(value: Any, depth: int) -> Iterator[str]:
     """`json.dumps(value, ensure_ascii=False)` in pieces (an iterator is written as a list): dicts and lists are
-    opened `depth` levels deep, and what lies below is encoded whole (at C speed, where the encoder's own `iterencode` yields every token apart)."""
+    opened `depth` levels deep, and what lies below is encoded whole (at C speed, where the encoder's own `iterencode`
+    yields every token apart)."""
     if depth and isinstance(value, dict):
         yield "{"
         for index, (key, item) in enumerate(value.items()):

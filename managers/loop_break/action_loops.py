@@ -24,6 +24,7 @@ from session.events import emit
 from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
 
+
 # -- signatures ---------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Signature:
@@ -115,16 +116,26 @@ class IdenticalActionDetector:
                 del self.bans[banned]
         if self.count == self.warning:
             emit(
-                events, "identical_action_warning", f"'{command}' repeated {self.count} times in a row",
-                level="WARNING", turn=record.turn, command=command, count=self.count,
-            )  # fmt: skip
+                events,
+                "identical_action_warning",
+                f"'{command}' repeated {self.count} times in a row",
+                level="WARNING",
+                turn=record.turn,
+                command=command,
+                count=self.count,
+            )
         if self.count >= self.recovery:
             self.bans[command] = record.turn + self.ban_turns
             emit(
-                events, "identical_action_recovery",
+                events,
+                "identical_action_recovery",
                 f"'{command}' repeated {self.count} times: forbidden for {self.ban_turns} turns",
-                level="WARNING", turn=record.turn, command=command, count=self.count, until_turn=self.bans[command],
-            )  # fmt: skip
+                level="WARNING",
+                turn=record.turn,
+                command=command,
+                count=self.count,
+                until_turn=self.bans[command],
+            )
             self.count = 0
 
     @property
@@ -136,7 +147,6 @@ class IdenticalActionDetector:
 class ParseFailureDetector:
     """Seed 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
     `streak_limit` unparseable replies in a row. A valid reply ends the streak, and the guidance once it worked."""
-
 
     def __init__(self, threshold: int, streak_limit: int, memory: int):
         self.threshold = threshold
@@ -164,10 +174,15 @@ class ParseFailureDetector:
     def _recover(self, turn: int, repeated: int, events: list[dict]) -> None:
         self.guidance_active = True
         emit(
-            events, "parse_failure_recovery",
+            events,
+            "parse_failure_recovery",
             f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
-            level="WARNING", turn=turn, same_reply_count=repeated, streak=self.streak, kind=self.last_kind,
-        )  # fmt: skip
+            level="WARNING",
+            turn=turn,
+            same_reply_count=repeated,
+            streak=self.streak,
+            kind=self.last_kind,
+        )
         self.recent.clear()
         self.streak = 0
 
@@ -202,15 +217,25 @@ class CollaborationLoopDetector:
         self.loops[key] += 1
         emit(
             # DEBUG: several a turn while looping; the record keeps every one, rejection_final is the outcome
-            events, "collaboration_loop", f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
-            level="DEBUG", turn=turn, command=command, count=self.loops[key],
-        )  # fmt: skip
+            events,
+            "collaboration_loop",
+            f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
+            level="DEBUG",
+            turn=turn,
+            command=command,
+            count=self.loops[key],
+        )
         if self.loops[key] >= self.threshold and first not in self.final.get(room, set()):
             self.final.setdefault(room, set()).add(first)
             emit(
-                events, "rejection_final", f"'{first}' is now rejected for good in this room",
-                level="WARNING", turn=turn, command=first, room_id=room,
-            )  # fmt: skip
+                events,
+                "rejection_final",
+                f"'{first}' is now rejected for good in this room",
+                level="WARNING",
+                turn=turn,
+                command=first,
+                room_id=room,
+            )
 
     def is_final(self, room: int | None, command: str) -> str | None:
         command = canonical_command(command)
@@ -247,9 +272,13 @@ class FailureGate:
         if progress.progress:
             if self.loop_count:
                 emit(
-                    events, "loop_counter_reset", "Loop counter reset: progress",
-                    turn=record.turn, reason="progress", previous_count=self.loop_count,
-                )  # fmt: skip
+                    events,
+                    "loop_counter_reset",
+                    "Loop counter reset: progress",
+                    turn=record.turn,
+                    reason="progress",
+                    previous_count=self.loop_count,
+                )
             self._reset()
             self.guidance = ""
             return None
@@ -272,9 +301,14 @@ class FailureGate:
         self.loop_count = self.repeats[signature]
         self.last_loop = (signature[1], record.response.strip()[:200])
         emit(
-            events, "failure_loop", f"Identical failure again ({self.loop_count}): '{signature[1]}'",
-            level="INFO", turn=record.turn, command=signature[1], loop_count=self.loop_count,
-        )  # fmt: skip
+            events,
+            "failure_loop",
+            f"Identical failure again ({self.loop_count}): '{signature[1]}'",
+            level="INFO",
+            turn=record.turn,
+            command=signature[1],
+            loop_count=self.loop_count,
+        )
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
             return None
         if progress.turns_stuck < self.min_turns_stuck or not self._dense(signature):
@@ -284,9 +318,15 @@ class FailureGate:
             f"Last: '{self.last_loop[0]}' in {record.room_name_before} -> {self.last_loop[1]!r}"
         )
         emit(
-            events, "loop_gate", f"Loop gate ({self.action}): {description}", level="WARNING",
-            turn=record.turn, action=self.action, loop_count=self.loop_count, command=signature[1],
-        )  # fmt: skip
+            events,
+            "loop_gate",
+            f"Loop gate ({self.action}): {description}",
+            level="WARNING",
+            turn=record.turn,
+            action=self.action,
+            loop_count=self.loop_count,
+            command=signature[1],
+        )
         return GateRequest(self.action, self.loop_count, description)
 
     def _dense(self, signature: tuple[int | None, str, str]) -> bool:
@@ -299,9 +339,14 @@ class FailureGate:
     def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
         """A human answered the gate: the guidance goes to the agent and the counter resets."""
         emit(
-            events, "loop_counter_reset", "Loop counter reset: human intervention",
-            turn=turn, reason="human", previous_count=self.loop_count, guidance=guidance[:300],
-        )  # fmt: skip
+            events,
+            "loop_counter_reset",
+            "Loop counter reset: human intervention",
+            turn=turn,
+            reason="human",
+            previous_count=self.loop_count,
+            guidance=guidance[:300],
+        )
         self._reset()
         self.guidance = guidance.strip()
 
@@ -340,7 +385,10 @@ class ActionLoops:
             config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
         )
         self.gate = FailureGate(
-            config.gate_after_loops, config.gate_action, config.failure_memory, config.gate_min_turns_stuck,
+            config.gate_after_loops,
+            config.gate_action,
+            config.failure_memory,
+            config.gate_min_turns_stuck,
             config.gate_max_gap,
         )
         self.signature_result = SignatureLoopResult(False)
@@ -353,17 +401,27 @@ class ActionLoops:
             result = self.signature_result
             if result.detected and (not previous.detected or previous.signature != result.signature):
                 emit(
-                    events, "loop_detected", f"Loop detected: signature_loop '{result.command}' "
+                    events,
+                    "loop_detected",
+                    f"Loop detected: signature_loop '{result.command}' "
                     f"({result.signature.category}) {result.count}x in {result.window} turns",
-                    level="WARNING", turn=record.turn, kind="signature_loop", command=result.command,
-                    category=result.signature.category, count=result.count,
-                )  # fmt: skip
+                    level="WARNING",
+                    turn=record.turn,
+                    kind="signature_loop",
+                    command=result.command,
+                    category=result.signature.category,
+                    count=result.count,
+                )
             elif result.suppressed and not previous.suppressed:
                 emit(
-                    events, "signature_loop_suppressed",
+                    events,
+                    "signature_loop_suppressed",
                     f"Pattern '{result.command}' {result.count}x, but progress in the window: not a loop",
-                    level="INFO", turn=record.turn, command=result.command, count=result.count,
-                )  # fmt: skip
+                    level="INFO",
+                    turn=record.turn,
+                    command=result.command,
+                    count=result.count,
+                )
         if config.enable_identical_action_detection:
             self.identical.observe(record, progress, events)
         if config.enable_parse_failure_detection:
@@ -408,7 +466,8 @@ class ActionLoops:
 
     def _why_off(self, command: str, room_id: int | None) -> str:
         if command in self.identical.bans:
-            return f"run {self.config.identical_action_recovery} times in a row without progress; until turn {self.identical.bans[command]}"
+            runs = self.config.identical_action_recovery
+            return f"run {runs} times in a row without progress; until turn {self.identical.bans[command]}"
         return "proposed again after it was rejected here"
 
     def blocked(
@@ -422,12 +481,19 @@ class ActionLoops:
         night's Hall, whose two exits were rejected while ten walls were tried, was never left again)."""
         key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
-            return self._block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
+            return self._block(
+                command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn
+            )
         if self._collaboration_on and not (walled_in and direction_of(command) is not None):
             final = self.collaboration.is_final(view.room_id, command)
             if final:
-                return self._block(command, "final_rejection",
-                                   f"'{final}' was re-proposed after rejections: rejected for good here", events, turn)  # fmt: skip
+                return self._block(
+                    command,
+                    "final_rejection",
+                    f"'{final}' was re-proposed after rejections: rejected for good here",
+                    events,
+                    turn,
+                )
         return None
 
     def adjust(self, command: str, judgement: Judgement) -> Judgement:
@@ -452,7 +518,13 @@ class ActionLoops:
     @staticmethod
     def _block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
         emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
-            events, "command_blocked", f"Blocked '{command}': {reason}", level="DEBUG",
-            turn=turn, action=command, source=source, reason=reason,
-        )  # fmt: skip
+            events,
+            "command_blocked",
+            f"Blocked '{command}': {reason}",
+            level="DEBUG",
+            turn=turn,
+            action=command,
+            source=source,
+            reason=reason,
+        )
         return Judgement(0.0, reason, source=source, adjustments=(reason,))

@@ -126,22 +126,33 @@ class LoopBreak:
             return verdict
         events = verdict.events
         emit(
-            events, "progress_check",
+            events,
+            "progress_check",
             f"Progress check: signals={list(progress.signals)}, turns_stuck={progress.turns_stuck}",
-            level="DEBUG", turn=record.turn, signals=list(progress.signals), turns_stuck=progress.turns_stuck,
+            level="DEBUG",
+            turn=record.turn,
+            signals=list(progress.signals),
+            turns_stuck=progress.turns_stuck,
             last_progress_turn=progress.last_progress_turn,
-        )  # fmt: skip
+        )
         if record.score_changed:
             emit(
-                events, "score_change", f"Score changed: {record.score_before} → {record.score_after}",
-                turn=record.turn, old_score=record.score_before, new_score=record.score_after,
-            )  # fmt: skip
+                events,
+                "score_change",
+                f"Score changed: {record.score_before} → {record.score_after}",
+                turn=record.turn,
+                old_score=record.score_before,
+                new_score=record.score_after,
+            )
         if progress.progress and record.turn - 1 - before > 0:
             emit(
-                events, "progress_detected",
+                events,
+                "progress_detected",
                 f"Progress detected ({', '.join(progress.signals)}) - resetting stuck timer",
-                turn=record.turn, signals=list(progress.signals), turns_stuck_before_reset=record.turn - 1 - before,
-            )  # fmt: skip
+                turn=record.turn,
+                signals=list(progress.signals),
+                turns_stuck_before_reset=record.turn - 1 - before,
+            )
         for detector in (self.oscillation, self.camping, self.region):
             detector.observe(record, progress)
         self.recent_rooms.append(record.room_id_after)
@@ -161,10 +172,17 @@ class LoopBreak:
             verdict.terminate, verdict.reason = True, "stuck_no_progress"
             why = self._why(rule, progress.turns_stuck)
             emit(
-                events, "stuck_termination", f"Terminating episode: {why} (score {record.score_after})",
-                level="WARNING", turn=record.turn, turns_stuck=progress.turns_stuck, score=record.score_after,
-                last_progress_turn=progress.last_progress_turn, rule=rule, why=why,
-            )  # fmt: skip
+                events,
+                "stuck_termination",
+                f"Terminating episode: {why} (score {record.score_after})",
+                level="WARNING",
+                turn=record.turn,
+                turns_stuck=progress.turns_stuck,
+                score=record.score_after,
+                last_progress_turn=progress.last_progress_turn,
+                rule=rule,
+                why=why,
+            )
         return verdict
 
     def _why(self, rule: str, turns_stuck: int) -> str:
@@ -320,10 +338,16 @@ class LoopBreak:
         if self._wandering(self.repeating) and not self._wandering(previous):
             names = ", ".join(self.game_map.name_of(room) for room in self.repeating.rooms)
             emit(
-                events, "loop_detected", f"Loop detected: wandering over {len(self.repeating.rooms)} rooms ({names})",
-                level="WARNING", turn=record.turn, kind="wandering", detail=names, rooms=list(self.repeating.rooms),
+                events,
+                "loop_detected",
+                f"Loop detected: wandering over {len(self.repeating.rooms)} rooms ({names})",
+                level="WARNING",
+                turn=record.turn,
+                kind="wandering",
+                detail=names,
+                rooms=list(self.repeating.rooms),
                 turns_stuck=progress.turns_stuck,
-            )  # fmt: skip
+            )
 
     def _wandering(self, result: RepetitionResult) -> bool:
         """Going round more rooms than a region loop holds, the repetition window repeating."""
@@ -348,9 +372,15 @@ class LoopBreak:
         ):
             if now.detected and not before.detected:
                 emit(
-                    events, "loop_detected", f"Loop detected: {kind} {_describe(now)}",
-                    level="WARNING", turn=turn, kind=kind, detail=_describe(now), turns_stuck=turns_stuck,
-                )  # fmt: skip
+                    events,
+                    "loop_detected",
+                    f"Loop detected: {kind} {_describe(now)}",
+                    level="WARNING",
+                    turn=turn,
+                    kind=kind,
+                    detail=_describe(now),
+                    turns_stuck=turns_stuck,
+                )
 
     # -- before the agent runs ---------------------------------------------------------------------------
     def status(
@@ -368,7 +398,11 @@ class LoopBreak:
         if not self.enabled:
             return LoopStatus(0)
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
-        untried = list(untried_directions) if untried_directions is not None else self.game_map.untried_directions(view.room_id)
+        untried = (
+            list(untried_directions)
+            if untried_directions is not None
+            else self.game_map.untried_directions(view.room_id)
+        )
         names = list(things) if things is not None else [o.noun for o in view.room_objects]
         banned = self.action_loops.banned(view.room_id, self._walled_in(view.room_id))
         hints = self._novelty_hints(view, untried, names, banned) if self.config.enable_exploration_hints else ()
@@ -380,20 +414,34 @@ class LoopBreak:
             period = cycle[1] if cycle is not None and cycle[0] <= remaining else 0
             unexplored = tuple(untried) if self.config.enable_exploration_hints else ()
             warning = build_stuck_warning(
-                turns_stuck, remaining, self.signals, objectives, hints, unexplored, tuple(self.cycle.last_round(period))
+                turns_stuck,
+                remaining,
+                self.signals,
+                objectives,
+                hints,
+                unexplored,
+                tuple(self.cycle.last_round(period)),
             )
             emit(
-                events, "loop_break_warning", f"No progress for {turns_stuck} turns - approaching termination",
-                level="WARNING", turn=turn, turns_stuck=turns_stuck, turns_remaining=remaining,
-                last_progress_turn=self.progress.last_progress_turn, cycle=period,
-            )  # fmt: skip
+                events,
+                "loop_break_warning",
+                f"No progress for {turns_stuck} turns - approaching termination",
+                level="WARNING",
+                turn=turn,
+                turns_stuck=turns_stuck,
+                turns_remaining=remaining,
+                last_progress_turn=self.progress.last_progress_turn,
+                cycle=period,
+            )
         action_status = self.action_loops.status(view.room_id, banned)
         lines = [*(room_loop_lines(self.active) if self._looping(turn) else []), *action_status.lines]
         if lines and hints and not warning:
             lines.append(f"{NOT_TRIED_RECENTLY}: {', '.join(hints)}.")
         return LoopStatus(turns_stuck, self.active, warning, "\n".join(lines), action_status.banned)
 
-    def _novelty_hints(self, view: GameView, untried: list[str], names: list[str], banned: list[str]) -> tuple[str, ...]:
+    def _novelty_hints(
+        self, view: GameView, untried: list[str], names: list[str], banned: list[str]
+    ) -> tuple[str, ...]:
         """Commands not run recently (in canonical form, so `n` counts for `north`) and not banned: moves, and
         looking at or taking what is in sight (never dropping: what is carried may be the only light or weapon)."""
         room = self.game_map.rooms.get(view.room_id) if view.room_id is not None else None
@@ -445,11 +493,17 @@ class LoopBreak:
         if adjusted is not judgement:
             turned = judgement.score >= self.rejection_threshold > adjusted.score
             emit(
-                events, "loop_penalty_applied",
+                events,
+                "loop_penalty_applied",
                 f"Applied loop penalty to '{command}': {judgement.score:.2f} → {adjusted.score:.2f}",
-                turn=turn, action=command, base_score=judgement.score, adjusted_score=adjusted.score,
-                reason="; ".join(adjusted.adjustments), destination=destination, turned_to_reject=turned,
-            )  # fmt: skip
+                turn=turn,
+                action=command,
+                base_score=judgement.score,
+                adjusted_score=adjusted.score,
+                reason="; ".join(adjusted.adjustments),
+                destination=destination,
+                turned_to_reject=turned,
+            )
         return adjusted
 
     def _looping(self, turn: int) -> bool:

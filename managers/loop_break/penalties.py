@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from session.config import LoopBreakConfig
 from session.records import Judgement
-
-from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 
 
 @dataclass(frozen=True)

@@ -54,9 +54,7 @@ class ProgressTracker:
         happened = {"score": new_score, "objective": bool(record.objectives_completed)}
         happened["new_room"] = record.new_room or "new_room" in record.novelty
         happened["new_world_state"] = record.new_world_state or "new_world_state" in record.novelty
-        fired = tuple(
-            name for name in SIGNALS if name in signals and happened.get(name, name in record.novelty)
-        )
+        fired = tuple(name for name in SIGNALS if name in signals and happened.get(name, name in record.novelty))
         if fired:
             self.last_progress_turn = record.turn
         return ProgressResult(record.turn, fired, record.turn - self.last_progress_turn, self.last_progress_turn)

@@ -91,7 +91,6 @@ class RegionLoopDetector:
     """Shuttling among a few known rooms: over a full window, 2..max_rooms distinct rooms, none of them new,
     and no progress at all. Catches back-and-forth walks that are neither A-B-A-B nor camping."""
 
-
     def __init__(self, window: int, max_rooms: int):
         self.window = window
         self.max_rooms = max_rooms

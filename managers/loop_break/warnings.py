@@ -19,9 +19,11 @@ _SIGNAL_PHRASES = {
 
 def progress_phrase(signals: list[str] | tuple[str, ...], objectives_exist: bool) -> str:
     """'increase your score or complete an objective ...' for the enabled signals."""
-    phrases = list(dict.fromkeys(
-        _SIGNAL_PHRASES[s] for s in _SIGNAL_PHRASES if s in signals and (s != "objective" or objectives_exist)
-    ))
+    phrases = list(
+        dict.fromkeys(
+            _SIGNAL_PHRASES[s] for s in _SIGNAL_PHRASES if s in signals and (s != "objective" or objectives_exist)
+        )
+    )
     if len(phrases) <= 1:
         return phrases[0] if phrases else "make progress"
     return ", ".join(phrases[:-1]) + " or " + phrases[-1]
