@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import traceback
-from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +58,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     batch's shared request limits, when the process has not had them installed (Ray tasks)."""
     if limits:
         install_request_limits(limits)
-    from main import build_orchestrator, build_session
+    from orchestration.wiring import RunOptions, build_orchestrator, build_session
     from session.config import GameConfiguration
 
     logger.remove()
@@ -71,7 +70,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         overrides.setdefault("files", {})["episode_dir"] = str(folder)
         overrides.setdefault("gameplay", {})["seed"] = job["seed"]
         config = GameConfiguration.from_toml(job["config"], overrides)
-        args = Namespace(rom=job["story"], actions=None, quiet=True)
+        args = RunOptions(rom=job["story"], quiet=True)
         orchestrator = build_orchestrator(config, args, session=build_session(config, args))
         summary = json.loads(orchestrator.play_episode().read_text())
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on

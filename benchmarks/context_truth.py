@@ -40,7 +40,6 @@ import sys
 import tempfile
 import time
 import warnings
-from argparse import Namespace
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -711,7 +710,7 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
 # -- what is played ------------------------------------------------------------------------------------------------
 def offline_commands(story: Path, config_path: str, turns: int) -> Trajectory:
     """The commands an offline episode (the offline agent and critic) plays: a game's stand-in walkthrough."""
-    from main import build_orchestrator
+    from orchestration.wiring import RunOptions, build_orchestrator
 
     with tempfile.TemporaryDirectory() as folder:
         overrides = {
@@ -721,7 +720,7 @@ def offline_commands(story: Path, config_path: str, turns: int) -> Trajectory:
         }
         config = GameConfiguration.from_toml(config_path, overrides)
         config.gameplay.seed = episode_seed(story, config.gameplay.seed)  # the same commands every time
-        summary = build_orchestrator(config, Namespace(rom=str(story), actions=None, quiet=True)).play_episode()
+        summary = build_orchestrator(config, RunOptions(rom=str(story), quiet=True)).play_episode()
         records = [json.loads(line) for line in (summary.parent / "events.jsonl").read_text().splitlines()]
     game = JerichoSession(story).game_name
     return Trajectory(game, "offline", f"offline episode, {turns} turns", [r["command"] for r in records])

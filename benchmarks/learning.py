@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import tempfile
-from argparse import Namespace
 from pathlib import Path
 
 from loguru import logger
@@ -27,7 +26,7 @@ from session.jericho_session import STORY_SUFFIXES
 def learn_game(job: dict) -> dict:
     """`episodes` episodes of one story file; per episode its best score, turns, ending and turns to reach the
     first episode's best score."""
-    from main import build_orchestrator, build_session  # main wires the parts exactly as a user's run does
+    from orchestration.wiring import RunOptions, build_orchestrator, build_session
 
     logger.remove()
     story = Path(job["story"])
@@ -41,7 +40,7 @@ def learn_game(job: dict) -> dict:
                 "knowledge": {"enabled": True, "path": str(Path(folder) / "knowledge.json")},
             },
         )
-        args = Namespace(rom=str(story), actions=None, quiet=True)
+        args = RunOptions(rom=str(story), quiet=True)
         session = build_session(config, args)
         rows = []
         for _ in range(job["episodes"]):

@@ -26,7 +26,6 @@ import json
 import os
 import sys
 import tempfile
-from argparse import Namespace
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -81,7 +80,7 @@ def play(
     its records and the configuration it ran with. `shown` (a dict) receives the messages of the last agent and
     critic requests; `more_overrides` ({section: {key: value}}) are applied to the configuration first; `listen`
     sees every request's messages (benchmarks.context_truth keeps the prompts)."""
-    from main import build_orchestrator  # main wires agents and managers exactly as a user's run does
+    from orchestration.wiring import RunOptions, build_orchestrator
 
     model = WalkthroughModel(commands)
 
@@ -102,7 +101,7 @@ def play(
             overrides.setdefault(section, {}).update(values)
         config = GameConfiguration.from_toml(config_path, overrides)
         with _scripted_environment(config.llm.api_key_env):
-            orchestrator = build_orchestrator(config, Namespace(rom=str(rom), actions=None, quiet=True))
+            orchestrator = build_orchestrator(config, RunOptions(rom=str(rom), quiet=True))
             model.turn = lambda: orchestrator.game_state.turn_count
             summary_path = orchestrator.play_episode()
             orchestrator.session.close()

@@ -28,6 +28,7 @@ With --out, the tables go to a markdown file with the command and commit.
 from __future__ import annotations
 
 import argparse
+import runpy
 import signal
 import struct
 import subprocess
@@ -234,29 +235,19 @@ def play_walkthrough(path: str, original: str) -> int:
 
 
 def play_unchecked(path: str) -> int:
-    """`main.py` with the offline agent for a few turns on `path`, its header check turned off: what the check
-    spares the user. An exception is left to print its traceback."""
-    import main
+    """`main.py` run as a program with the offline agent for a few turns on `path`, its header check turned off:
+    what the check spares the user. An exception is left to print its traceback."""
     from session import jericho_session
 
     jericho_session.check_header = lambda data: None
     with tempfile.TemporaryDirectory() as episodes:
-        return main.main(
-            [
-                "--rom",
-                path,
-                "--agent",
-                "offline",
-                "--critic",
-                "offline",
-                "--max-turns",
-                str(len(PLAYED)),
-                "--episode-dir",
-                episodes,
-                "--no-knowledge",
-                "--quiet",
-            ]
-        )
+        argv = ["--rom", path, "--agent", "offline", "--critic", "offline", "--max-turns", str(len(PLAYED))]
+        sys.argv = ["main.py", *argv, "--episode-dir", episodes, "--no-knowledge", "--quiet"]
+        try:
+            runpy.run_path(str(ROOT / "main.py"), run_name="__main__")
+        except SystemExit as exit_:
+            return exit_.code if isinstance(exit_.code, int) else 1
+        return 0
 
 
 def core_outcome(path: Path, timeout: float) -> str:

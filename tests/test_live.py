@@ -9,7 +9,6 @@ its replies parse in the configured reply mode, and the critic's scores vary wit
 from __future__ import annotations
 
 import os
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
@@ -25,12 +24,12 @@ pytestmark = pytest.mark.skipif(
 def test_a_real_model_plays_twenty_turns(rom_path, tmp_path):
     import json
 
-    from main import build_orchestrator
+    from orchestration.wiring import RunOptions, build_orchestrator
 
     config = make_config(tmp_path, gameplay={"agent": "llm", "critic": "llm", "max_turns_per_episode": LIVE_TURNS})
     if not config.api_key():
         pytest.fail(f"ZORKGPT_LIVE=1 needs an API key in ${config.llm.api_key_env}", pytrace=False)
-    orchestrator = build_orchestrator(config, Namespace(rom=str(rom_path), actions=None, quiet=True))
+    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True))
     summary_path: Path = orchestrator.play_episode()
     summary = json.loads(summary_path.read_text())
     records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]

@@ -274,7 +274,7 @@ def test_the_budget_ends_the_episode(rom_path, tmp_path, fake_llm):
 
 
 def test_a_budget_without_a_price_is_a_config_error(tmp_path):
-    from main import check_budget
+    from orchestration.wiring import check_budget
     from session.config import ConfigError
 
     config = make_config(tmp_path, llm={"agent_model": "unpriced-model"}, gameplay={"max_cost_usd": 1.0})

@@ -5,7 +5,6 @@ unreadable, then scored offline (counted in summary.json). Real client path: LLM
 from __future__ import annotations
 
 import json
-from argparse import Namespace
 
 import pytest
 
@@ -70,11 +69,11 @@ def test_fights_and_puzzles_that_answer_are_not_repetition():
 
 
 def test_the_configured_threshold_reaches_the_critic_built_by_main(rom_path, tmp_path, monkeypatch):
-    from main import build_orchestrator
+    from orchestration.wiring import RunOptions, build_orchestrator
 
     monkeypatch.setenv("OPENAI_API_KEY", "test-key")
     config = make_config(tmp_path, gameplay={"critic": "llm", "agent": "offline", "critic_rejection_threshold": 0.35})
-    args = Namespace(rom=str(rom_path), actions=None, quiet=True)
+    args = RunOptions(rom=str(rom_path), quiet=True)
     orchestrator = build_orchestrator(config, args, session=JerichoSession(rom_path))
     assert "Below 0.35 it is rejected" in orchestrator.critic.system_prompt
 
