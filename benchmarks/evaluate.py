@@ -41,6 +41,7 @@ from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import LOOP_ENDINGS, TurnRecord
+from viewer.report import write_report
 
 DETECTOR_EVENTS = {
     "identical_action": "identical_action_warning",
@@ -172,7 +173,9 @@ def _memory_child(rom: str, turns: int) -> dict:
         session = JerichoSession(rom, seed=config.gameplay.seed)
         loop = built.loop * (turns // max(1, len(built.loop)) + 1)
         agent = ReplayAgent((built.prefix + loop)[:turns], kind="replay")
-        orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+        orchestrator = ZorkOrchestratorV2(
+            config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,)
+        )
         summary = json.loads(orchestrator.play_episode().read_text())
     if summary["turns"] != turns:
         ended = f"{summary['turns']} turns, not {turns} ({summary['termination_reason']})"

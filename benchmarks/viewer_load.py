@@ -26,7 +26,7 @@ from benchmarks.scenarios import build_scenario, never_stopped
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
-from viewer.report import REPORT_FILE
+from viewer.report import REPORT_FILE, write_report
 
 TARGET_SECONDS = 2.0
 CHROMIUM = "/usr/bin/chromium"
@@ -45,7 +45,12 @@ def play(rom: str, folder: Path, turns: int | None) -> Path:
     config = GameConfiguration.from_toml("pyproject.toml", overrides)
     session = JerichoSession(rom, seed=config.gameplay.seed)
     orchestrator = ZorkOrchestratorV2(
-        config, session, LooperAgent(built.prefix, built.loop), OfflineCritic(), quiet=True
+        config,
+        session,
+        LooperAgent(built.prefix, built.loop),
+        OfflineCritic(),
+        quiet=True,
+        after_episode=(write_report,),
     )
     return orchestrator.play_episode().parent
 

@@ -19,6 +19,7 @@ from managers.objectives import ObjectiveManager
 from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, resolve_story_file
+from viewer.report import write_report
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ def build_orchestrator(
         episode_id=episode_id,
         quiet=options.quiet,
         knowledge=open_knowledge(config, session),
+        after_episode=(write_report,),
     )
     orchestrator.run_info = {"actions": str(Path(options.actions).resolve()) if options.actions else None}
     return orchestrator

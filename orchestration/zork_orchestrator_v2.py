@@ -7,6 +7,7 @@ import sys
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,7 +45,6 @@ from session.records import (
     Judgement,
     TurnRecord,
 )
-from viewer.report import write_report
 
 FALLBACK_COMMAND = "look"
 EPISODE_FILE = "episode.json"
@@ -83,8 +83,12 @@ class ZorkOrchestratorV2:
         human_input: TextIO | None = None,
         human_output: TextIO | None = None,
         knowledge: Knowledge | None = None,
+        after_episode: Sequence[Callable[[Path], None]] = (),
     ):
         self.config = config
+        self.after_episode = tuple(after_episode)
+        """Steps run on the episode's folder once its records and summary are whole (main.py's wiring writes
+        report.html), each after a crash or an interrupt too; one that fails with an OSError is logged, not raised."""
         self.knowledge = knowledge
         """What earlier episodes of this game learned; this episode adds to it at its end (None: play fresh)."""
         self.session = session
@@ -582,10 +586,11 @@ class ZorkOrchestratorV2:
         if summary["llm_calls"]:
             logger.bind(event_type="llm_usage").info(_usage_line(summary))
         path = self.recorder.close(summary)
-        try:
-            write_report(folder)
-        except OSError as exc:  # the records and summary are what matter; the page can be rebuilt from them
-            logger.warning(f"report.html not written: {exc.strerror or exc}")
+        for step in self.after_episode:
+            try:
+                step(folder)
+            except OSError as exc:  # the records and summary are what matter; what a step makes can be made again
+                logger.warning(f"a step after the episode (report.html) failed: {exc.strerror or exc}")
         return path
 
 

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-import main
 from agents.offline_critic import OfflineCritic
+from orchestration.wiring import build_agent
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from session.records import GameView
@@ -62,7 +62,7 @@ def test_ctrl_c_keeps_the_records_and_says_interrupted(rom_path, tmp_path):
 def test_one_events_line_per_turn(rom_path, tmp_path):
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 12})
     session = JerichoSession(rom_path)
-    agent = main.build_agent("offline", session, None, config, None)
+    agent = build_agent("offline", session, None, config, None)
     result = run_episode(rom_path, config, agent, OfflineCritic())
     assert result.summary["termination_reason"] == "max_turns"
     assert len(result.records) == result.summary["turns"] == 12
@@ -73,9 +73,9 @@ def test_one_events_line_per_turn(rom_path, tmp_path):
 
 def test_offline_agent_scores_and_explores(rom_path, tmp_path):
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 300})
-    # main.build_agent gives the offline agent the game's dictionary words
+    # the wiring (build_agent) gives the offline agent the game's dictionary words
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
-    agent = main.build_agent("offline", session, None, config, None)
+    agent = build_agent("offline", session, None, config, None)
     assert agent.kind == "offline" and "lamp" in agent.words and len(agent.words) > 100
     result = run_episode(rom_path, config, agent, OfflineCritic())
     summary = result.summary
@@ -92,10 +92,10 @@ def test_offline_agent_scores_and_explores(rom_path, tmp_path):
 
 @pytest.mark.parametrize("noun", ["grating", "mailbox", "window"])
 def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, noun):
-    """The offline agent built by main.build_agent opens an openable thing the room description names, even when
+    """The offline agent built by the wiring (build_agent) opens an openable thing the room description names, even when
     the word is longer than the story file's dictionary keeps (zork1 is version 3: 6 characters, `gratin`)."""
     session = JerichoSession(rom_path)
-    agent = main.build_agent("offline", session, None, make_config(tmp_path), None)
+    agent = build_agent("offline", session, None, make_config(tmp_path), None)
     view = GameView(
         room_id=1,
         room_name="Somewhere",
@@ -107,3 +107,21 @@ def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, n
         text=f"You are somewhere. There is a {noun} here.",
     )
     assert agent.propose(AgentContext(turn=1, view=view)) == f"open {noun}"
+
+
+def test_steps_after_the_episode_run_on_its_folder_and_a_failing_one_loses_nothing(rom_path, tmp_path):
+    """The wiring hands the orchestrator report.html as a step after the episode; a step that fails with an OSError
+    (a full disk) is logged, and the records and summary stand."""
+    from agents.replay_agent import ReplayAgent
+
+    seen = []
+
+    def fails(folder):
+        seen.append(folder)
+        raise OSError(28, "No space left on device")
+
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 3})
+    result = run_episode(rom_path, config, ReplayAgent(["look", "north", "south"]), after_episode=(seen.append, fails))
+    assert seen == [result.folder, result.folder]
+    assert result.summary["turns"] == 3 and len(result.records) == 3
+    assert not (result.folder / "report.html").exists()

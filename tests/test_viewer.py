@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
 from tests.conftest import make_config, run_episode
-from viewer.report import REPORT_FILE
+from viewer.report import REPORT_FILE, write_report
 from viewer.server import HOST, Viewer, serve
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
@@ -40,7 +40,7 @@ def stuck_episode(rom_path, tmp_path_factory) -> Path:
     """A recorded episode the loop break ended: the dam_ab looper."""
     built = build_scenario("dam_ab", rom_path)
     config = make_config(tmp_path_factory.mktemp("stuck"), gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
+    result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop), after_episode=(write_report,))
     assert result.summary["termination_reason"] == "stuck_no_progress"
     return result.folder
 
