@@ -27,13 +27,11 @@ from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from orchestration.zork_orchestrator_v2 import EPISODE_FILE, ResumeError
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
-from session.records import TurnRecord
+from session.records import FINISHED_ENDINGS, Ending, TurnRecord
 from session.safe_text import printable
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
-ENDED = frozenset({"victory", "game_over", "max_turns", "stuck_no_progress", "loop_gate", "script_exhausted", "budget"})
-"""Termination reasons after which there is nothing to resume."""
 
 
 class SignalInterrupt(KeyboardInterrupt):
@@ -102,7 +100,7 @@ def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[
         lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--resume {folder}: not a readable episode folder ({exc})") from None
-    if reason in ENDED:
+    if reason in FINISHED_ENDINGS:
         raise ConfigError(f"--resume {folder}: the episode ended ({reason}); nothing to resume")
     records = []
     for number, line in enumerate(lines, start=1):
@@ -203,24 +201,24 @@ def play_one(
     summary = json.loads(summary_path.read_text())
     print("\n".join(closing_lines(summary, summary_path.parent, config.files.episode_dir)))
     print(summary_path)
-    if orchestrator.game_state.termination_reason == "llm_unavailable":
+    if orchestrator.game_state.termination_reason == Ending.LLM_UNAVAILABLE:
         print(f"error: the LLM became unavailable; records in {summary_path.parent}", file=sys.stderr)
         return EXIT_LLM_UNAVAILABLE, summary
     return 0, summary
 
 
 ENDINGS = {
-    "victory": "won",
-    "game_over": "game over (the player died)",
-    "max_turns": "the turn limit",
-    "stuck_no_progress": "stopped by the loop break",
-    "loop_gate": "stopped by a loop gate",
-    "budget": "the budget (max_cost_usd) was spent",
-    "llm_unavailable": "the LLM became unavailable",
-    "script_exhausted": "the script ran out",
-    "interrupted": "interrupted",
-    "records_unwritable": "the records could not be written",
-    "error": "an error",
+    Ending.VICTORY: "won",
+    Ending.GAME_OVER: "game over (the player died)",
+    Ending.MAX_TURNS: "the turn limit",
+    Ending.STUCK: "stopped by the loop break",
+    Ending.LOOP_GATE: "stopped by a loop gate",
+    Ending.BUDGET: "the budget (max_cost_usd) was spent",
+    Ending.LLM_UNAVAILABLE: "the LLM became unavailable",
+    Ending.SCRIPT_EXHAUSTED: "the script ran out",
+    Ending.INTERRUPTED: "interrupted",
+    Ending.RECORDS_UNWRITABLE: "the records could not be written",
+    Ending.ERROR: "an error",
 }
 """How the console's closing lines say each termination reason."""
 
@@ -228,10 +226,10 @@ ENDINGS = {
 def closing_lines(summary: dict, folder: Path, episode_dir: str) -> list[str]:
     """What an episode came to, for the console: score of the maximum, turns, rooms and the ending (with the loop
     break's reason), the LLM's calls and cost, and where to look at it (report.html, `main.py view`)."""
-    reason = summary.get("termination_reason") or "error"
+    reason = summary.get("termination_reason") or Ending.ERROR
     ending = ENDINGS.get(reason, reason)
     why = (summary.get("loop_break") or {}).get("stop_why")
-    if why and reason == "stuck_no_progress":
+    if why and reason == Ending.STUCK:
         ending += f": {why}"
     best = f" (best {summary['best_score']})" if summary["best_score"] != summary["final_score"] else ""
     of = f" of {summary['max_score']}" if summary.get("max_score") else ""  # 0: Jericho does not know the game's

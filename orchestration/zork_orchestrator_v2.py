@@ -38,9 +38,11 @@ from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
 from session.records import (
     BLOCKING_SOURCES,
+    BROKEN_ENDINGS,
     DEATH_ENDING,
     UNPARSEABLE_FALLBACK,
     Candidate,
+    Ending,
     GameView,
     Judgement,
     TurnRecord,
@@ -62,7 +64,7 @@ class GameState:
     turn_count: int = 0
     previous_zork_score: int = 0
     game_over_flag: bool = False
-    termination_reason: str | None = None
+    termination_reason: Ending | None = None
 
 
 def new_episode_id() -> str:
@@ -170,13 +172,13 @@ class ZorkOrchestratorV2:
         try:
             self._run_game_loop()
         except KeyboardInterrupt:
-            self.game_state.termination_reason = "interrupted"
+            self.game_state.termination_reason = Ending.INTERRUPTED
             raise
         except RecordsUnwritable:
-            self.game_state.termination_reason = "records_unwritable"
+            self.game_state.termination_reason = Ending.RECORDS_UNWRITABLE
             raise
         except BaseException:
-            self.game_state.termination_reason = "error"
+            self.game_state.termination_reason = Ending.ERROR
             raise
         finally:
             summary_path = self._finish(folder, time.perf_counter() - started)
@@ -240,10 +242,10 @@ class ZorkOrchestratorV2:
             try:
                 record = self._execute_turn_logic()
             except ScriptExhausted as exc:
-                self._end("script_exhausted", str(exc))
+                self._end(Ending.SCRIPT_EXHAUSTED, str(exc))
                 break
             except LLMUnavailable as exc:
-                self._end("llm_unavailable", str(exc))
+                self._end(Ending.LLM_UNAVAILABLE, str(exc))
                 break
             verdict = self.loop_break.observe(record)
             record.events.extend(verdict.events)
@@ -257,15 +259,15 @@ class ZorkOrchestratorV2:
             self.game_state.previous_zork_score = record.score_after
             self.best_score = max(self.best_score, record.score_after)
             if record.victory:
-                self._end("victory")
+                self._end(Ending.VICTORY)
             elif record.game_over:
                 self._end(DEATH_ENDING)
             elif verdict.terminate:
-                self._end(verdict.reason or "stuck_no_progress")
+                self._end(verdict.reason or Ending.STUCK)
             elif gameplay.max_cost_usd is not None and self._cost()["total"] >= gameplay.max_cost_usd:
-                self._end("budget", f"${self._cost()['total']:.4f} spent of ${gameplay.max_cost_usd:.4f}")
+                self._end(Ending.BUDGET, f"${self._cost()['total']:.4f} spent of ${gameplay.max_cost_usd:.4f}")
         if self.game_state.termination_reason is None:
-            self._end("max_turns")
+            self._end(Ending.MAX_TURNS)
         return self.game_state.previous_zork_score
 
     def _execute_turn_logic(self) -> TurnRecord:
@@ -508,7 +510,7 @@ class ZorkOrchestratorV2:
         spent = self.resumed_usage[2] + (self.llm_client.usage.cost_usd if self.llm_client else Counter())
         return {**{role: round(v, 6) for role, v in sorted(spent.items())}, "total": round(sum(spent.values()), 6)}
 
-    def _end(self, reason: str, detail: str = "") -> None:
+    def _end(self, reason: Ending, detail: str = "") -> None:
         self.game_state.game_over_flag = True
         self.game_state.termination_reason = reason
         logger.bind(event_type="episode_end", reason=reason).info(
@@ -518,8 +520,7 @@ class ZorkOrchestratorV2:
     def _synthesize(self) -> int:
         """LLM critic and a knowledge store: one call for strategic notes, kept only where the records back them."""
         synthesize = getattr(self.critic, "synthesize", None)  # only the LLM critic writes notes
-        broken = ("llm_unavailable", "interrupted", "records_unwritable", "error")
-        if self.knowledge is None or synthesize is None or self.game_state.termination_reason in broken:
+        if self.knowledge is None or synthesize is None or self.game_state.termination_reason in BROKEN_ENDINGS:
             return 0
         try:
             notes = synthesize(self.knowledge.episode_facts())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -50,10 +51,33 @@ class GameView:
     """The command that led here drew random numbers (the emulator's random-number state moved)."""
 
 
-DEATH_ENDING = "game_over"
+class Ending(StrEnum):
+    """Why an episode ended: `summary.json`'s `termination_reason` (a string in every file)."""
+
+    VICTORY = "victory"
+    GAME_OVER = "game_over"
+    """The game ended without a victory (the player died)."""
+    MAX_TURNS = "max_turns"
+    STUCK = "stuck_no_progress"
+    """A loop-break stop rule."""
+    LOOP_GATE = "loop_gate"
+    """A failure gate with `gate_action = "terminate"`."""
+    BUDGET = "budget"
+    LLM_UNAVAILABLE = "llm_unavailable"
+    SCRIPT_EXHAUSTED = "script_exhausted"
+    INTERRUPTED = "interrupted"
+    RECORDS_UNWRITABLE = "records_unwritable"
+    ERROR = "error"
+
+
+DEATH_ENDING = Ending.GAME_OVER
 """The termination reason of an episode the game ended without a victory (the player died)."""
-LOOP_ENDINGS = frozenset({"stuck_no_progress", "loop_gate"})
+LOOP_ENDINGS = frozenset({Ending.STUCK, Ending.LOOP_GATE})
 """Termination reasons by which the loop break ended an episode."""
+BROKEN_ENDINGS = frozenset({Ending.LLM_UNAVAILABLE, Ending.INTERRUPTED, Ending.RECORDS_UNWRITABLE, Ending.ERROR})
+"""Endings that cut the episode off from outside it: nothing it learned is drawn from (no strategy notes)."""
+FINISHED_ENDINGS = frozenset(Ending) - BROKEN_ENDINGS
+"""Endings after which there is nothing to resume."""
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 UNPARSEABLE_FALLBACK = "unparseable_reply"

@@ -12,11 +12,11 @@ from benchmarks import trajectories
 from session.commands import direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
+from session.records import LOOP_ENDINGS
 from tests.conftest import make_config, run_episode, story_file
 
 pytestmark = pytest.mark.slow  # stuck and healthy play over the shared corpus
 
-LOOP_ENDINGS = ("stuck_no_progress", "loop_gate")
 FORMER_LIMIT = {"max_turns_stuck": 48, "stuck_warning_threshold": 40}
 """The no-progress limit before 2026-11-26. The waiting, arrangement and trek mechanisms were measured under it; the
 64-turn limit now spares some of their stretches even without them, so their tests keep the tighter limit to show

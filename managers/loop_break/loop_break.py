@@ -30,7 +30,7 @@ from managers.map_graph import MapGraph
 from session.commands import canonical_command, direction_of, is_observation, is_wait
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.events import emit
-from session.records import BLOCKING_SOURCES, GameView, Judgement, TurnRecord
+from session.records import BLOCKING_SOURCES, Ending, GameView, Judgement, TurnRecord
 
 NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
 
@@ -56,7 +56,7 @@ class LoopStatus:
 class Verdict:
     progress: ProgressResult
     terminate: bool = False
-    reason: str | None = None
+    reason: Ending | None = None
     events: list[dict] = field(default_factory=list)
     gate: GateRequest | None = None
     """A failure gate that fired this turn (its action: terminate, human or warn)."""
@@ -161,7 +161,7 @@ class LoopBreak:
         self._update_repetition(record, progress, events)
         verdict.gate = self.action_loops.observe(record, progress, events)
         if verdict.gate is not None and verdict.gate.action == "terminate":
-            verdict.terminate, verdict.reason = True, "loop_gate"
+            verdict.terminate, verdict.reason = True, Ending.LOOP_GATE
             return verdict
         self.cycle.observe(record, progress.signals)
         self._count_tries(record.command, progress.signals)
@@ -169,7 +169,7 @@ class LoopBreak:
         self._count_waits(record, progress.progress)
         rule = self._stop_rule(record.turn, progress.turns_stuck)
         if rule is not None:
-            verdict.terminate, verdict.reason = True, "stuck_no_progress"
+            verdict.terminate, verdict.reason = True, Ending.STUCK
             why = self._why(rule, progress.turns_stuck)
             emit(
                 events,
