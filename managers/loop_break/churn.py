@@ -55,13 +55,23 @@ class ChurnCount:
         """Turns since the last progress but by the weak signals."""
         self.turns_across = 0
         """Turns since the last progress but by the weak signals and new object states."""
+        self.made: set[tuple[int | None, str]] = set()
+        """(room, canonical command) of every command made since the last progress but by the weak signals and new
+        object states: a churning turn by one of them is made again."""
         self.changes_to_stop, self.repeats_to_stop, self.min_turns = changes, repeats, min_turns
 
     def restart(self) -> None:
         """Progress by a signal other than the weak ones and new object states: both counts start again."""
         self.changed.clear()
         self.repeated.clear()
+        self.made.clear()
         self.turns = self.turns_across = 0
+
+    def made_before(self, command: tuple[int | None, str]) -> bool:
+        """Whether this (room, canonical command) was made since the last restart; it is remembered from now on."""
+        before = command in self.made
+        self.made.add(command)
+        return before
 
     def observe(self, turn: ChurnTurn) -> None:
         if turn.object_progress:
@@ -83,9 +93,17 @@ class ChurnCount:
         """Churning turns by commands made again in the window, since the last progress but by object states."""
         return sum(self.repeated)
 
+    @property
+    def by_changes(self) -> bool:
+        """The churning turns have reached their stop (never at 0: off), `min_turns` turns after the progress."""
+        return 0 < self.changes_to_stop <= self.changes and self.turns >= self.min_turns
+
+    @property
+    def by_repeats(self) -> bool:
+        """The churning turns made again have reached their stop (never at 0: off), `min_turns` turns after the
+        progress they count from."""
+        return 0 < self.repeats_to_stop <= self.repeats and self.turns_across >= self.min_turns
+
     def holds(self) -> bool:
-        """Either count has reached its stop (0: that count is off), `min_turns` turns or more after the progress
-        it counts from."""
-        by_changes = 0 < self.changes_to_stop <= self.changes and self.turns >= self.min_turns
-        by_repeats = 0 < self.repeats_to_stop <= self.repeats and self.turns_across >= self.min_turns
-        return by_changes or by_repeats
+        """Either count has reached its stop."""
+        return self.by_changes or self.by_repeats

@@ -105,9 +105,6 @@ class LoopBreak:
         """The repetition window after the last turn (empty while repetition detection is off)."""
         self.cycle = CycleDetector(config.cycle_turns, config.cycle_rounds, config.cycle_max_period)
         self.churn = ChurnCount(config.churn_window, config.churn_changes, config.churn_repeats, config.churn_min_turns)
-        self.made_here: set[tuple[int | None, str]] = set()
-        """(room, canonical command) of every command made since the last progress but by weak signals and new
-        object states: a churning turn by one of them is made again."""
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
         """The situation the last turn left ("" before the first): a churning turn leaves another one."""
@@ -192,7 +189,7 @@ class LoopBreak:
             return f"the same {period} commands in the same order for {span} turns"
         if rule == "churn":
             weak = ", ".join(sorted(self.weak_signals))
-            if 0 < self.churn.repeats_to_stop <= self.churn.repeats:
+            if self.churn.by_repeats:
                 return (
                     f"{self.churn.repeats} of the last {len(self.churn.repeated)} turns changed things in place by "
                     f"commands made here before, {self.churn.turns_across} turns without progress but {weak} and "
@@ -247,15 +244,13 @@ class LoopBreak:
         strong = set(signals) - self.weak_signals
         if strong - {OBJECT_STATE_SIGNAL}:
             self.churn.restart()
-            self.made_here.clear()
             return
         command = record.command
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
         doing = direction_of(command) is None and not is_observation(command)
         made = (record.room_id_before, canonical_command(command))
         churned = bool(before) and in_place and doing and record.situation != before
-        self.churn.observe(ChurnTurn(churned, made in self.made_here, bool(strong)))
-        self.made_here.add(made)
+        self.churn.observe(ChurnTurn(churned, self.churn.made_before(made), bool(strong)))
 
     def _count_tries(self, command: str, signals: tuple[str, ...]) -> None:
         walked_again = self.repetition.moved_again  # never while repetition detection is off: it is not fed then
