@@ -105,3 +105,12 @@ def test_the_learning_sentence_quotes_its_results_file():
     assert f"Command: `{result['command']}`" in written and f"Commit: {result['commit']}" in written
     [zork1] = [game for game in result["games"] if game["game"] == "zork1"]
     assert "zork1 rises " + " → ".join(str(row["best_score"]) for row in zork1["episodes"]) in readme
+
+
+def test_the_scenario_figures_are_the_lines_evaluate_wrote():
+    """docs/results.md quotes results.md's money, overhead and memory lines as `benchmarks.evaluate` wrote them."""
+    written = (RESULTS / "results.md").read_text().splitlines()
+    quoted = [line for line in written if line.startswith(("Money:", "Overhead", "Memory"))]
+    assert len(quoted) == 3
+    page = (ROOT / "docs" / "results.md").read_text().splitlines()
+    assert all(line in page for line in quoted)
