@@ -22,9 +22,9 @@ from pathlib import Path
 from loguru import logger
 
 from managers.knowledge import KnowledgeError
+from orchestration.orchestrator import EPISODE_FILE, ResumeError
 from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
-from orchestration.zork_orchestrator_v2 import EPISODE_FILE, ResumeError
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
 from session.records import FINISHED_ENDINGS, Ending, TurnRecord

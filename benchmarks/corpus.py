@@ -42,7 +42,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks import llm_calls, trajectories
 from benchmarks.provenance import command, commit
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
 from session.records import LOOP_ENDINGS
@@ -103,7 +103,7 @@ def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: s
     else:
         agent = ReplayAgent(trajectory.commands, kind="replay")
     session = JerichoSession(story, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True)
     summary_path = orchestrator.play_episode()
     records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
     session.close()

@@ -37,7 +37,7 @@ from benchmarks import learning, llm_calls, throughput
 from benchmarks.provenance import command, commit
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import LOOP_ENDINGS, TurnRecord
@@ -58,7 +58,7 @@ ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reprodu
 # -- running one episode -------------------------------------------------------------------------------------
 def run_episode(rom: Path, config: GameConfiguration, agent, llm_client=None) -> tuple[dict, list[dict]]:
     session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), llm_client=llm_client, quiet=True)
+    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), llm_client=llm_client, quiet=True)
     summary_path = orchestrator.play_episode()
     records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
     return json.loads(summary_path.read_text()), records
@@ -173,9 +173,7 @@ def _memory_child(rom: str, turns: int) -> dict:
         session = JerichoSession(rom, seed=config.gameplay.seed)
         loop = built.loop * (turns // max(1, len(built.loop)) + 1)
         agent = ReplayAgent((built.prefix + loop)[:turns], kind="replay")
-        orchestrator = ZorkOrchestratorV2(
-            config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,)
-        )
+        orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,))
         summary = json.loads(orchestrator.play_episode().read_text())
     if summary["turns"] != turns:
         ended = f"{summary['turns']} turns, not {turns} ({summary['termination_reason']})"

@@ -36,7 +36,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
 from managers.loop_break.loop_break import LoopBreak
 from managers.novelty import WorldNovelty
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
 
@@ -53,7 +53,7 @@ def raw_ms_per_step(rom: Path, commands: list[str]) -> float:
 def episode_ms(rom: Path, config: GameConfiguration, agent) -> tuple[float, int]:
     """(wall ms of play_episode, turns played)."""
     session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(config, session, agent, OfflineCritic(), quiet=True)
+    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True)
     started = time.perf_counter()
     orchestrator.play_episode()
     return (time.perf_counter() - started) * 1000, orchestrator.game_state.turn_count

@@ -23,7 +23,7 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from benchmarks.scenarios import build_scenario, never_stopped
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
 from viewer.report import REPORT_FILE, write_report
@@ -44,7 +44,7 @@ def play(rom: str, folder: Path, turns: int | None) -> Path:
         overrides.update(never_stopped(turns))
     config = GameConfiguration.from_toml("pyproject.toml", overrides)
     session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(
+    orchestrator = Orchestrator(
         config,
         session,
         LooperAgent(built.prefix, built.loop),

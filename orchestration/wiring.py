@@ -16,7 +16,7 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from managers.knowledge import Knowledge, load_store
 from managers.objectives import ObjectiveManager
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, resolve_story_file
 from viewer.report import write_report
@@ -58,7 +58,7 @@ def build_orchestrator(
     options: RunOptions,
     episode_id: str | None = None,
     session: JerichoSession | None = None,
-) -> ZorkOrchestratorV2:
+) -> Orchestrator:
     """Every part of one episode. `session` is reused across a run's episodes (the emulator is reset each time)."""
     session = session or build_session(config, options)
     api_key = config.api_key()
@@ -78,7 +78,7 @@ def build_orchestrator(
     )
     # The LLM critic reviews objectives inside its verdicts; without it they are read off the game state.
     objectives = ObjectiveManager(config.loop_break, "llm" if critic_kind == "llm" else "state")
-    orchestrator = ZorkOrchestratorV2(
+    orchestrator = Orchestrator(
         config,
         session,
         agent,

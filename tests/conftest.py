@@ -13,7 +13,7 @@ from loguru import logger
 
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.config import GameConfiguration
 from session.jericho_session import ZORK1_MD5, JerichoSession
 
@@ -106,7 +106,7 @@ class EpisodeResult:
     summary: dict
     records: list[dict]
     folder: Path
-    orchestrator: ZorkOrchestratorV2
+    orchestrator: Orchestrator
 
     def events(self, event_type: str) -> list[dict]:
         return [dict(e, turn=r["turn"]) for r in self.records for e in r["events"] if e["event_type"] == event_type]
@@ -115,9 +115,7 @@ class EpisodeResult:
 def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs) -> EpisodeResult:
     """Play one episode through the real orchestrator and read back what it wrote."""
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
-    orchestrator = ZorkOrchestratorV2(
-        config, session, agent, critic or OfflineCritic(), quiet=True, **orchestrator_kwargs
-    )
+    orchestrator = Orchestrator(config, session, agent, critic or OfflineCritic(), quiet=True, **orchestrator_kwargs)
     summary_path = orchestrator.play_episode()
     folder = summary_path.parent
     records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]

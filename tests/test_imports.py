@@ -74,4 +74,4 @@ def test_no_module_imports_itself_back():
 
 def test_the_orchestrator_imports_no_viewer():
     """report.html is a step after the episode that the wiring hands the orchestrator, not part of the turn loop."""
-    assert not [name for name in GRAPH["orchestration.zork_orchestrator_v2"] if name.startswith("viewer")]
+    assert not [name for name in GRAPH["orchestration.orchestrator"] if name.startswith("viewer")]

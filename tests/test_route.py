@@ -12,7 +12,7 @@ from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from managers.knowledge import EpisodeLine, Knowledge, KnowledgeStore, Route, RouteStep, ScoreEvent, load_store
-from orchestration.zork_orchestrator_v2 import ZorkOrchestratorV2
+from orchestration.orchestrator import Orchestrator
 from session.commands import DICE_ROLL, directions_named, every_way_named
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
@@ -349,8 +349,8 @@ def test_a_second_episode_on_one_session_starts_as_a_fresh_one(tmp_path):
     session = JerichoSession(story)
     walk = [c for c in session.walkthrough() if c][:60]
     config = make_config(tmp_path / "1", gameplay={"max_turns_per_episode": 60})
-    ZorkOrchestratorV2(config, session, ReplayAgent(walk, kind="replay"), OfflineCritic(), quiet=True).play_episode()
-    again = ZorkOrchestratorV2(
+    Orchestrator(config, session, ReplayAgent(walk, kind="replay"), OfflineCritic(), quiet=True).play_episode()
+    again = Orchestrator(
         make_config(tmp_path / "2", gameplay={"max_turns_per_episode": 1}),
         session,
         ReplayAgent(["look"], kind="replay"),
@@ -358,7 +358,7 @@ def test_a_second_episode_on_one_session_starts_as_a_fresh_one(tmp_path):
         quiet=True,
     )
     again.play_episode()
-    first = ZorkOrchestratorV2(
+    first = Orchestrator(
         make_config(tmp_path / "3", gameplay={"max_turns_per_episode": 1}),
         JerichoSession(story),
         ReplayAgent(["look"], kind="replay"),

@@ -71,7 +71,7 @@ def new_episode_id() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
 
 
-class ZorkOrchestratorV2:
+class Orchestrator:
     def __init__(
         self,
         config: GameConfiguration,
