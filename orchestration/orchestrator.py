@@ -23,13 +23,14 @@ from managers.action_memory import ActionMemory
 from managers.context import ContextBuilder
 from managers.game_reader import GameReader
 from managers.knowledge import Knowledge
-from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break import DestinationPredictor, LoopBreak, Verdict
 from managers.loop_break.penalties import why_rejected
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
+from orchestration.spending import Spending, usage_line
 from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance, ObjectiveReview
@@ -115,8 +116,7 @@ class Orchestrator:
         self.novelty: WorldNovelty | None = None
         self.recorder: EpisodeRecorder | None = None
         self.best_score = 0
-        self.resumed_usage: tuple[Counter, Counter, Counter] = (Counter(), Counter(), Counter())
-        """LLM calls, tokens and USD by role of the turns a resumed episode replayed (they were paid before)."""
+        self.spending = Spending(llm_client)
         self.last_record: TurnRecord | None = None
         """The previous turn's record: what the critic's objective review judges."""
         self.review: ObjectiveReview | None = None
@@ -216,19 +216,11 @@ class Orchestrator:
             self.novelty.observe(view, after, record.command, record.result_category, self.session.idle_world)
             self._learn(record)
             self.objectives.restore(record)
-            verdict = self.loop_break.observe(record)
-            if verdict.terminate or record.victory or record.game_over:
+            self.spending.add_resumed(record)
+            verdict = self._after_turn(record, [], lambda _, recorded=record: _recorded_guidance(recorded))
+            if self._ending(record, verdict) is not None:
                 raise ResumeError(f"the records end the episode at turn {turn}: nothing to resume")
-            if verdict.gate is not None and verdict.gate.action == "human":
-                answers = [e for e in record.events if e.get("event_type") == "loop_counter_reset"]
-                if answers:  # the human's guidance, as recorded
-                    self.loop_break.accept_guidance(str(answers[-1].get("guidance", "")), turn, [])
-            self.objectives.prune(turn, self.loop_break.progress.last_progress_turn)
             self.recorder.count(record)
-            for total, spent in zip(self.resumed_usage, (record.llm_calls, record.llm_tokens, record.llm_cost_usd)):
-                total.update(spent)
-            self.best_score = max(self.best_score, record.score_after)
-            self.game_state.previous_zork_score = record.score_after
             self.last_record = record
             self.view = after
         skip = getattr(self.agent, "skip", None)  # scripted agents go on from where they were
@@ -247,34 +239,50 @@ class Orchestrator:
             except LLMUnavailable as exc:
                 self._end(Ending.LLM_UNAVAILABLE, str(exc))
                 break
-            verdict = self.loop_break.observe(record)
-            record.events.extend(verdict.events)
-            if verdict.gate is not None and verdict.gate.action == "human":
-                guidance = ask_for_guidance(
-                    verdict.gate.description, list(self.contexts.recent), self.human_input, self.human_output
-                )
-                self.loop_break.accept_guidance(guidance, record.turn, record.events)
-            self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
+            verdict = self._after_turn(record, record.events, self._ask_human)
             self.recorder.write(record)
-            self.game_state.previous_zork_score = record.score_after
-            self.best_score = max(self.best_score, record.score_after)
-            if record.victory:
-                self._end(Ending.VICTORY)
-            elif record.game_over:
-                self._end(DEATH_ENDING)
-            elif verdict.terminate:
-                self._end(verdict.reason or Ending.STUCK)
-            elif gameplay.max_cost_usd is not None and self._cost()["total"] >= gameplay.max_cost_usd:
-                self._end(Ending.BUDGET, f"${self._cost()['total']:.4f} spent of ${gameplay.max_cost_usd:.4f}")
+            ending = self._ending(record, verdict)
+            if ending is not None:
+                self._end(*ending)
         if self.game_state.termination_reason is None:
             self._end(Ending.MAX_TURNS)
         return self.game_state.previous_zork_score
+
+    def _after_turn(self, record: TurnRecord, events: list[dict], guidance: Callable[[str], str]) -> Verdict:
+        """What follows every executed turn, in live play and when resuming alike: the loop break's verdict (its
+        events into `events`), the guidance a human gate asks for (`guidance`, given the gate's description), the
+        objectives pruned, the scores kept."""
+        verdict = self.loop_break.observe(record)
+        events.extend(verdict.events)
+        if verdict.gate is not None and verdict.gate.action == "human":
+            self.loop_break.accept_guidance(guidance(verdict.gate.description), record.turn, events)
+        self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
+        self.game_state.previous_zork_score = record.score_after
+        self.best_score = max(self.best_score, record.score_after)
+        return verdict
+
+    def _ending(self, record: TurnRecord, verdict: Verdict) -> tuple[Ending, str] | None:
+        """How the episode ends after this turn, with a detail for the log; None: it goes on."""
+        budget = self.config.gameplay.max_cost_usd
+        if record.victory:
+            return Ending.VICTORY, ""
+        if record.game_over:
+            return DEATH_ENDING, ""
+        if verdict.terminate:
+            return verdict.reason or Ending.STUCK, ""
+        spent = self.spending.cost()["total"]
+        if budget is not None and spent >= budget:
+            return Ending.BUDGET, f"${spent:.4f} spent of ${budget:.4f}"
+        return None
+
+    def _ask_human(self, description: str) -> str:
+        return ask_for_guidance(description, list(self.contexts.recent), self.human_input, self.human_output)
 
     def _execute_turn_logic(self) -> TurnRecord:
         started = time.perf_counter()
         turn = self.game_state.turn_count
         view = self.view
-        usage_before = self._usage()
+        usage_before = self.spending.snapshot()
         events: list[dict] = []
         forced = self.agent.forced  # read once: a looper agent is forced only during its prefix
         self.objectives.discover(turn, view, self.map, self.contexts.visible_here(view))
@@ -298,7 +306,7 @@ class Orchestrator:
             completed, record.objectives_added = self.objectives.review(turn, self.review, self.last_record)
             record.objectives_completed += completed
             self.review = None
-        record.llm_calls, record.llm_tokens, record.llm_cost_usd = self._usage_since(usage_before)
+        record.llm_calls, record.llm_tokens, record.llm_cost_usd = self.spending.since(usage_before)
         self.last_record = record
         self.view = after
         record.wall_seconds = round(time.perf_counter() - started, 6)
@@ -492,24 +500,6 @@ class Orchestrator:
         return max(eligible, key=lambda c: c.judgement.score)
 
     # -- bookkeeping -------------------------------------------------------------------------------------
-    def _usage(self):
-        return self.llm_client.usage.snapshot() if self.llm_client else ({}, {}, {})
-
-    def _usage_since(self, before) -> tuple[dict[str, int], dict[str, int], dict[str, float]]:
-        """LLM calls, tokens and cost by role since `before` (a `_usage()` snapshot)."""
-        now = self._usage()
-        calls, tokens, cost = ({k: v - old.get(k, 0) for k, v in new.items()} for new, old in zip(now, before))
-        return (
-            {k: v for k, v in calls.items() if v},
-            {k: v for k, v in tokens.items() if v},
-            {k: round(v, 8) for k, v in cost.items() if v},
-        )
-
-    def _cost(self) -> dict[str, float]:
-        """USD by role and in total: the replayed turns' (on resume) and this run's, by the price table."""
-        spent = self.resumed_usage[2] + (self.llm_client.usage.cost_usd if self.llm_client else Counter())
-        return {**{role: round(v, 6) for role, v in sorted(spent.items())}, "total": round(sum(spent.values()), 6)}
-
     def _end(self, reason: Ending, detail: str = "") -> None:
         self.game_state.game_over_flag = True
         self.game_state.termination_reason = reason
@@ -546,8 +536,6 @@ class Orchestrator:
             self.map.export(folder)
         except OSError as exc:  # the summary below says whether the folder is writable at all
             logger.warning(f"map not written: {exc.strerror or exc}")
-        usage = self.llm_client.usage if self.llm_client else None
-        final_score = self.view.score if self.view else 0
         unreadable = getattr(self.critic, "unreadable", Counter())  # only the LLM critic reads a model's verdicts
         summary = {
             "episode_id": self.game_state.episode_id,
@@ -558,17 +546,11 @@ class Orchestrator:
             "critic": self.critic.kind,
             "forced": self.recorder.turns > 0 and self.recorder.forced_turns == self.recorder.turns,
             "turns": self.recorder.turns,
-            "final_score": final_score,
+            "final_score": self.view.score if self.view else 0,
             "best_score": self.best_score,
             "max_score": self.session.max_score,
             "termination_reason": self.game_state.termination_reason,
-            "llm_calls": dict(self.resumed_usage[0] + (usage.calls if usage else Counter())),
-            "tokens": dict(self.resumed_usage[1] + (usage.tokens if usage else Counter())),
-            "token_details": usage.by_role() if usage else {},
-            "prompt_chars": dict(usage.prompt_chars) if usage else {},
-            "cost_usd": self._cost(),
-            "unpriced_models": sorted(usage.unpriced) if usage else [],
-            "llm_failures": dict(usage.failures) if usage else {},
+            **self.spending.summary(),
             # critic verdicts it could not read (no score, or one outside 0..1): asked again once, then scored offline
             "critic_retries": unreadable["retried"],
             "critic_fallbacks": unreadable["fallback"],
@@ -585,7 +567,7 @@ class Orchestrator:
         summary["strategy_notes"] = notes
         summary["knowledge_store"] = self._save_knowledge(summary)
         if summary["llm_calls"]:
-            logger.bind(event_type="llm_usage").info(_usage_line(summary))
+            logger.bind(event_type="llm_usage").info(usage_line(summary))
         path = self.recorder.close(summary)
         for step in self.after_episode:
             try:
@@ -595,16 +577,10 @@ class Orchestrator:
         return path
 
 
-def _usage_line(summary: dict) -> str:
-    """`LLM use: agent 40 calls, 52,100 tokens, $0.0081; critic ...; total $0.0150` for the console's last lines."""
-    cost = summary["cost_usd"]
-    parts = [
-        f"{role} {calls} calls, {summary['tokens'].get(role, 0):,} tokens"
-        + (f", ${cost[role]:.4f}" if role in cost else "")
-        for role, calls in sorted(summary["llm_calls"].items())
-    ]
-    unpriced = f" (no price for {', '.join(summary['unpriced_models'])})" if summary["unpriced_models"] else ""
-    return f"LLM use: {'; '.join(parts)}; total ${cost['total']:.4f}{unpriced}"
+def _recorded_guidance(record: TurnRecord) -> str:
+    """The guidance a human gave at a loop gate in this turn, as recorded ("" when none was)."""
+    answers = [e for e in record.events if e.get("event_type") == "loop_counter_reset"]
+    return str(answers[-1].get("guidance", "")) if answers else ""
 
 
 def _candidate_record(candidate: Candidate) -> dict:
