@@ -44,11 +44,12 @@ def _pages() -> str:
     return "\n".join(page.read_text() for page in PAGES)
 
 
-# -- figures the README quotes come from the files the benchmarks wrote (issue 30's) -----------------------------
+# -- figures the README and docs/ quote come from the files the benchmarks wrote ---------------------------------
 RESULTS = ROOT / "docs" / "results"
 
-QUOTE_MARK = re.compile(r"<!-- rows of (docs/results/[\w./-]+) -->\n((?:\|.*\n)+)")
-"""A table quoted from a results file: `<!-- rows of docs/results/FILE -->` on the line before it."""
+QUOTE_MARK = re.compile(r"<!-- rows of (docs/results/[\w./-]+) -->\n((?:.+\n)+)")
+"""Lines quoted from a results file: `<!-- rows of docs/results/FILE -->` on the line before them, up to the next
+blank line (a table, or lines such as a summary's bullets)."""
 
 
 def _quoted_tables() -> list[tuple[str, str, str]]:
@@ -80,21 +81,13 @@ def test_the_context_audit_rows_are_the_results_files():
         assert f"({totals[kind]['turns']:,} turns) | " + " | ".join(cells) + f" | {share} |" in readme, kind
 
 
-def test_the_llm_cost_rows_are_the_results_files():
-    import json
-
-    readme = _pages()
-    now = json.loads((RESULTS / "llm_calls.json").read_text())
-    before = json.loads((RESULTS / "llm_calls_f4eedf1.json").read_text())
-    for name, row in now.items():
-        chars = f"{before[name]['prompt_chars_per_turn']:,} → {row['prompt_chars_per_turn']:,}"
-        line = f"| {name} | {row['turns']} ({row['termination_reason']}) | **{row['total_calls_per_turn']:.2f}** "
-        assert line in readme and f"| {chars} | ${row['cost_per_turn_usd']:.6f} |" in readme, name
+def test_the_llm_cost_table_is_quoted_from_its_results_file():
+    assert any(source == "docs/results/llm_calls.md" for _, source, _ in _quoted_tables())
 
 
 def test_the_learning_sentence_quotes_its_results_file():
-    """The README's zork1 sentence quotes the best scores `benchmarks.evaluate --learning` wrote (issue 31: it said 84
-    long after main gave 78), and the results file says which command and commit wrote it (the table itself:
+    """The zork1 sentence quotes the best scores `benchmarks.evaluate --learning` wrote (a hand-copied figure once
+    outlived the code that gave it), and the results file says which command and commit wrote it (the table itself:
     test_a_quoted_table_is_rows_of_its_results_file)."""
     import json
 
@@ -114,3 +107,131 @@ def test_the_scenario_figures_are_the_lines_evaluate_wrote():
     assert len(quoted) == 3
     page = (ROOT / "docs" / "results.md").read_text().splitlines()
     assert all(line in page for line in quoted)
+
+
+@pytest.mark.parametrize("source", sorted({source for _, source, _ in _quoted_tables()}))
+def test_a_quoted_results_file_names_its_command_and_commit(source):
+    """A quote is only as good as its source: the file says which benchmark command and which commit wrote it."""
+    head = "\n".join((ROOT / source).read_text().splitlines()[:5])
+    assert "uv run python -m benchmarks." in head, f"{source} does not name the command that wrote it"
+    assert re.search(r"\b(Commit: |at )[0-9a-f]{7,40}\b", head), f"{source} does not name its commit"
+
+
+def _margin_rows() -> list[str]:
+    """The rows of docs/loop-break.md's margins table, as the replays in docs/results/churn/ give them."""
+    import json
+
+    def cell(pair: list) -> str:
+        value, run = pair
+        return f"{value} ({run})" if run else f"{value}"
+
+    rows = []
+    for name in ("corpus_cuts", "heldout_seeds"):
+        result = json.loads((RESULTS / "churn" / f"{name}.json").read_text())
+        for kind, margins in sorted(result["healthy_margins"].items()):
+            cells = [margins[key] for key in ("longest_without_progress", "most_repeats", "most_churn_changes")]
+            rows.append(
+                f"| {name}.json | {kind} | {margins['runs']} | "
+                + " | ".join(cell(c) for c in cells)
+                + f" | {cell(margins['most_churn_repeats'])} | {len(result['healthy_false_stops'])} |"
+            )
+    return rows
+
+
+@pytest.mark.parametrize("row", _margin_rows(), ids=lambda row: row.split(" | ")[1][:30])
+def test_the_healthy_margins_are_the_replays(row):
+    """How close healthy play comes to each stop rule, as benchmarks.replay_rules wrote it."""
+    assert row in (ROOT / "docs" / "loop-break.md").read_text().splitlines()
+
+
+def _replay_rows() -> list[str]:
+    import json
+
+    rows = []
+    for name in ("corpus_cuts", "heldout_cuts", "heldout_seeds"):
+        result = json.loads((RESULTS / "churn" / f"{name}.json").read_text())
+        late = ", ".join(result["stuck_late"]) or "none"
+        rows.append(
+            f"| {name}.json | {len(result['healthy_false_stops'])} | {result['stuck_runs']} | "
+            f"{result['stuck_within_target']} | {late} | {len(result['stuck_never_ended'])} |"
+        )
+    return rows
+
+
+@pytest.mark.parametrize("row", _replay_rows(), ids=lambda row: row.split(" | ")[0][2:])
+def test_the_replayed_corpora_are_their_results_files(row):
+    assert row in (ROOT / "docs" / "results.md").read_text().splitlines()
+
+
+def test_the_price_table_is_the_built_in_prices():
+    """docs/llm.md lists the built-in prices; they live in session.config.DEFAULT_PRICES."""
+    from session.config import DEFAULT_PRICES
+
+    page = (ROOT / "docs" / "llm.md").read_text().splitlines()
+    for model, price in DEFAULT_PRICES.items():
+        cached = price.cached_input if price.cached_input is not None else price.input
+        assert f"| `{model}` | {price.input:.3f} | {cached:.3f} | {price.output:.3f} |" in page, model
+    listed = [line for line in page if re.match(r"\| `[\w.-]+` \| \d", line)]
+    assert len(listed) == len(DEFAULT_PRICES), "a model in docs/llm.md's price table has no built-in price"
+
+
+DEFAULT_MENTION = re.compile(r"`(\w+_\w+)`\s+\((-?\d+(?:\.\d+)?)\)")
+"""A key with its default in prose: "`max_turns_stuck` (64)"."""
+
+
+def test_a_default_quoted_in_prose_is_the_default():
+    """The pages name a key's default beside it; that figure is the model's default, not a copy that drifts. A
+    mention whose key no section has (a renamed key) fails too, so the prose follows a rename."""
+    defaults: dict[str, set[float]] = {}
+    for section in GameConfiguration.model_fields.values():
+        for key, field in section.annotation.model_fields.items():
+            if isinstance(field.default, int | float) and not isinstance(field.default, bool):
+                defaults.setdefault(key, set()).add(float(field.default))
+    mentions = [
+        (page.name, key, value)
+        for page in PAGES
+        if page != CONFIGURATION
+        for key, value in DEFAULT_MENTION.findall(page.read_text())
+    ]
+    assert mentions, "no `key` (default) mention found: the pattern no longer matches the pages"
+    wrong = [(name, key, value) for name, key, value in mentions if float(value) not in defaults.get(key, ())]
+    assert not wrong, f"defaults quoted wrong, or keys no section has: {wrong}"
+
+
+DIARY = re.compile(
+    r"\bissues? \d+|\b20\d\d-\d\d-\d\d\b|\b(?:this )?(?:morning|afternoon|evening)\b|\bseeds? 00\d|\bseed's\b",
+    re.IGNORECASE,
+)
+"""What makes a page a lab notebook: issue numbers, dates, times of day, and "seed" for a design document."""
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != CONFIGURATION], ids=lambda p: p.name)
+def test_a_page_is_reference_not_a_diary(page):
+    found = [m.group(0) for m in DIARY.finditer(page.read_text())]
+    assert not found, f"{page.name}: {found[:5]}"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_links_into_docs_results_exist(page):
+    """A page points at results files that are there."""
+    text = page.read_text()
+    targets = re.findall(r"\]\((?:docs/)?(results/[^)#\s]+)\)", text)
+    base = ROOT / "docs"
+    missing = [t for t in targets if not (base / t).exists()]
+    assert not missing, f"{page.name}: {missing}"
+
+
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as hyphens."""
+    headings = re.findall(r"^#+ (.+)$", page.read_text(), re.MULTILINE)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_links_between_pages_reach_a_heading(page):
+    broken = []
+    for target, anchor in re.findall(r"\]\(([\w./-]*\.md|)#([\w-]+)\)", page.read_text()):
+        linked = page if not target else (page.parent / target)
+        if not linked.exists() or anchor not in _anchors(linked):
+            broken.append(f"{target}#{anchor}")
+    assert not broken, f"{page.name}: {broken}"
