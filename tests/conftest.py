@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -14,6 +16,7 @@ from loguru import logger
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import GameConfiguration
 from session.jericho_session import ZORK1_MD5, JerichoSession
 
@@ -101,10 +104,10 @@ def make_config(tmp_path: Path, **sections: dict[str, Any]) -> GameConfiguration
     return GameConfiguration.from_toml(pyproject, overrides)
 
 
-@dataclass
+@dataclass(frozen=True)
 class EpisodeResult:
-    summary: dict
-    records: list[dict]
+    summary: Mapping[str, Any]
+    records: list[dict] | tuple[Mapping[str, Any], ...]
     folder: Path
     orchestrator: Orchestrator
 
@@ -112,14 +115,39 @@ class EpisodeResult:
         return [dict(e, turn=r["turn"]) for r in self.records for e in r["events"] if e["event_type"] == event_type]
 
 
+def read_episode(summary_path: Path, orchestrator: Orchestrator) -> EpisodeResult:
+    """What a played episode wrote: its summary and its turn records, read back from its folder."""
+    folder = summary_path.parent
+    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    return EpisodeResult(json.loads(summary_path.read_text()), records, folder, orchestrator)
+
+
 def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs) -> EpisodeResult:
     """Play one episode through the real orchestrator and read back what it wrote."""
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
     orchestrator = Orchestrator(config, session, agent, critic or OfflineCritic(), quiet=True, **orchestrator_kwargs)
-    summary_path = orchestrator.play_episode()
-    folder = summary_path.parent
-    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
-    return EpisodeResult(json.loads(summary_path.read_text()), records, folder, orchestrator)
+    return read_episode(orchestrator.play_episode(), orchestrator)
+
+
+def _read_only(value: Any) -> Any:
+    """JSON as read back, read-only all the way down: objects as mapping proxies, arrays as tuples."""
+    if isinstance(value, dict):
+        return MappingProxyType({key: _read_only(item) for key, item in value.items()})
+    if isinstance(value, list):
+        return tuple(_read_only(item) for item in value)
+    return value
+
+
+@pytest.fixture(scope="session")
+def walkthrough_episode(rom_path, tmp_path_factory) -> EpisodeResult:
+    """zork1's walkthrough played once for the whole run, as `main.py --agent walkthrough` plays it: the real wiring
+    (`build_orchestrator`, whose `play_episode` runs `_run_game_loop`) under the default configuration, with the
+    offline critic whatever the environment holds. Tests share it, so they only read it: the summary and records
+    are read-only, and nothing is to be written into the folder or done with the orchestrator but looking."""
+    config = make_config(tmp_path_factory.mktemp("walkthrough"), gameplay={"agent": "walkthrough", "critic": "offline"})
+    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True))
+    played = read_episode(orchestrator.play_episode(), orchestrator)
+    return EpisodeResult(_read_only(played.summary), _read_only(played.records), played.folder, orchestrator)
 
 
 class RecordingReplay(ReplayAgent):

@@ -22,12 +22,13 @@ def signature_loops(result) -> list[dict]:
 
 
 # -- seed 004 §3 scenarios A-D in zork1 terms -------------------------------------------------------------------
-def test_scenario_a_healthy_varied_play_with_repeated_verbs(rom_path, tmp_path, walkthrough):
+def test_scenario_a_healthy_varied_play_with_repeated_verbs(walkthrough_episode):
     """A: the walkthrough's first 60 turns repeat verbs (take, open, get, light, douse...) with different objects
     and successes: no signature loop, no failure gate."""
-    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough[:60]))
-    assert signature_loops(result) == []
-    assert result.events("loop_gate") == [] and result.events("identical_action_warning") == []
+    interventions = signature_loops(walkthrough_episode) + [
+        e for kind in ("loop_gate", "identical_action_warning") for e in walkthrough_episode.events(kind)
+    ]
+    assert [e for e in interventions if e["turn"] <= 60] == []
 
 
 def test_scenario_b_same_no_effect_command_three_times(rom_path, tmp_path):
@@ -235,8 +236,8 @@ def test_human_gate_without_input_continues(rom_path, tmp_path):
 
 
 # -- the walkthrough triggers no intervention ---------------------------------------------------------------
-def test_walkthrough_triggers_no_action_loop_intervention(rom_path, tmp_path, walkthrough):
-    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
+def test_walkthrough_triggers_no_action_loop_intervention(walkthrough_episode):
+    result = walkthrough_episode
     counts = {
         kind: len(result.events(kind))
         for kind in (

@@ -1,22 +1,13 @@
-"""Issue 3, item 1: the walkthrough through the real turn loop, and the map it leaves behind."""
+"""Issue 3, item 1: the walkthrough through the real turn loop, and the map it leaves behind (the shared
+`walkthrough_episode` of conftest.py)."""
 
 from __future__ import annotations
 
 import json
 
-import pytest
-
-from agents.replay_agent import ReplayAgent
 from session.commands import direction_of
-from tests.conftest import make_config, run_episode
 
 WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH, UP_A_TREE = 180, 81, 75, 88
-
-
-@pytest.fixture(scope="module")
-def walkthrough_episode(rom_path, walkthrough, tmp_path_factory):
-    tmp_path = tmp_path_factory.mktemp("walkthrough")
-    return run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
 
 
 def test_walkthrough_wins_with_350(walkthrough_episode, walkthrough):

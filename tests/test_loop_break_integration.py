@@ -74,10 +74,10 @@ def test_in_room_loops_terminate(rom_path, tmp_path, scenarios, name):
 
 
 # -- healthy play -------------------------------------------------------------------------------------------
-def test_healthy_walkthrough_never_terminated(rom_path, tmp_path, walkthrough):
+def test_healthy_walkthrough_never_terminated(walkthrough_episode):
     """The full walkthrough under defaults: victory, and loop-break adjustments turn < 1 % of its commands from
     accepted into rejected (critic score >= threshold before the adjustments, below after)."""
-    result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(walkthrough, kind="walkthrough"))
+    result = walkthrough_episode
     loop_break = result.summary["loop_break"]
     assert result.summary["termination_reason"] == "victory"
     assert result.summary["final_score"] == 350
