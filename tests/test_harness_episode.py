@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from agents.base import Agent, Proposal
 from agents.offline_critic import OfflineCritic
 from orchestration.wiring import build_agent
 from session.context import AgentContext
@@ -14,22 +15,20 @@ from session.records import GameView
 from tests.conftest import make_config, run_episode
 
 
-class CrashingAgent:
+class CrashingAgent(Agent):
     """Proposes scripted commands and raises on turn `crash_turn`."""
 
     kind = "crashing"
-    forced = False
-    prompted = False
 
     def __init__(self, commands: list[str], crash_turn: int, error: type[BaseException] = RuntimeError):
         self.commands = list(commands)
         self.crash_turn = crash_turn
         self.error = error
 
-    def propose(self, context: AgentContext) -> str:
+    def propose(self, context: AgentContext) -> Proposal:
         if context.turn == self.crash_turn:
             raise self.error(f"agent blew up on turn {context.turn}")
-        return self.commands[context.turn - 1]
+        return Proposal(self.commands[context.turn - 1])
 
 
 def test_events_survive_an_exception_mid_episode(rom_path, tmp_path):
@@ -106,7 +105,7 @@ def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, n
         world_hash="x",
         text=f"You are somewhere. There is a {noun} here.",
     )
-    assert agent.propose(AgentContext(turn=1, view=view)) == f"open {noun}"
+    assert agent.propose(AgentContext(turn=1, view=view)).command == f"open {noun}"
 
 
 def test_steps_after_the_episode_run_on_its_folder_and_a_failing_one_loses_nothing(rom_path, tmp_path):
