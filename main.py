@@ -21,6 +21,7 @@ from pathlib import Path
 
 from loguru import logger
 
+from agents.registry import AGENTS, CRITICS
 from managers.knowledge import KnowledgeError
 from orchestration.orchestrator import EPISODE_FILE, ResumeError
 from orchestration.recorder import RecordsUnwritable
@@ -48,8 +49,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         epilog="Also: `main.py view [DIR ...]` (the episode viewer) and `main.py batch --games ...` (many episodes "
         "in parallel); each takes --help.",
     )
-    parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough", "replay"])
-    parser.add_argument("--critic", choices=["auto", "offline", "llm"])
+    parser.add_argument("--agent", choices=AGENTS.choices(), help="an agent kind (agents/registry.py)")
+    parser.add_argument("--critic", choices=CRITICS.choices(), help="a critic kind (agents/registry.py)")
     parser.add_argument("--actions", help="replay: a file with one command per line")
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then [tool.zorkgpt.files] game_file_path)")
     parser.add_argument("--config", default="pyproject.toml", help="TOML file holding [tool.zorkgpt.*]")
@@ -77,8 +78,9 @@ def load_config(args: argparse.Namespace) -> GameConfiguration:
         "knowledge": {"path": args.knowledge, "enabled": False if args.no_knowledge else None},
     }
     config = GameConfiguration.from_toml(args.config, overrides)
-    if args.actions and config.gameplay.agent != "replay":
-        raise ConfigError("--actions is read only by --agent replay")
+    if args.actions and not AGENTS.resolve(config.gameplay.agent, config.api_key()).needs_actions:
+        readers = " or ".join(f"--agent {kind.name}" for kind in AGENTS.kinds() if kind.needs_actions)
+        raise ConfigError(f"--actions is read only by {readers}")
     return config
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agents.base import InvalidReply, LLMCallFailed
+from agents.base import Agent, InvalidReply, LLMCallFailed, Proposal
 from agents.llm_client import LLMClient
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
 from agents.reply import parse_reply
@@ -25,9 +25,8 @@ AGENT_REPLY_SCHEMA = {
 """`response_format` for `[tool.zorkgpt.llm] response_format = "json_schema"` (OpenAI's structured outputs)."""
 
 
-class LLMAgent:
+class LLMAgent(Agent):
     kind = "llm"
-    forced = False
     prompted = True
 
     def __init__(self, client: LLMClient, config: LLMConfig, max_invalid_replies: int = 3, game: str = ""):
@@ -38,12 +37,10 @@ class LLMAgent:
         self.structured = config.response_format == "json_schema" and config.agent_reply == "thought"
         """Ask the server to enforce the JSON reply; turned off for the episode when the server refuses it."""
         self.parse_failures: list[dict] = []
-        """Replies that failed validation since the orchestrator last drained this list."""
-        self.last_thought = ""
-        """The thought behind the last command proposed (recorded, never sent to the game)."""
+        """Replies that failed validation and were not yet handed over with a proposal (a failed call in between
+        leaves them here for the next one)."""
 
-    def propose(self, context: AgentContext) -> str:
-        self.last_thought = ""
+    def propose(self, context: AgentContext) -> Proposal:
         messages = [
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_agent_prompt(context)},
@@ -52,8 +49,8 @@ class LLMAgent:
         for _ in range(self.max_invalid_replies):
             reply = self._ask(messages)
             try:
-                self.last_thought, command = parse_reply(reply)
-                return command
+                thought, command = parse_reply(reply)
+                return Proposal(command, thought, self._drain_parse_failures())
             except InvalidReply as exc:
                 last = exc
                 self.parse_failures.append({"kind": exc.kind, "reply": exc.reply[:300]})
@@ -62,7 +59,7 @@ class LLMAgent:
                 said = [{"role": "assistant", "content": reply}] if reply.strip() else []
                 messages = messages[:2] + said + [{"role": "user", "content": retry}]
         assert last is not None
-        raise last
+        raise InvalidReply(last.kind, last.reply, last.detail, self._drain_parse_failures())
 
     def _ask(self, messages: list[dict]) -> str:
         config = self.config
@@ -84,6 +81,6 @@ class LLMAgent:
             "agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens
         )
 
-    def drain_parse_failures(self) -> list[dict]:
-        failures, self.parse_failures = self.parse_failures, []
+    def _drain_parse_failures(self) -> tuple[dict, ...]:
+        failures, self.parse_failures = tuple(self.parse_failures), []
         return failures

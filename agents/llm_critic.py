@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from agents.base import Critic
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
@@ -147,9 +148,10 @@ def _line(text: str, limit: int) -> str:
     return " ".join(printable(text).split())[:limit]
 
 
-class LLMCritic:
+class LLMCritic(Critic):
     kind = "llm"
     prompted = True
+    reviews_objectives = True
 
     def __init__(
         self,
@@ -163,11 +165,10 @@ class LLMCritic:
         self.system_prompt = critic_system_prompt(game, threshold)
         self.fallback = OfflineCritic()
         self.review: ObjectiveReview | None = None
-        """The objective review of the last call that asked for one, until the orchestrator drains it."""
+        """The objective review of the last call that asked for one, until `drain_review` hands it over."""
         self.unreadable: Counter = Counter()
         """Verdicts it could not read this episode: `retried` (asked once more, saying what was wrong) and
-        `fallback` (still unreadable: the offline critic scored). summary.json reports them as `critic_retries`
-        and `critic_fallbacks`."""
+        `fallback` (still unreadable: the offline critic scored)."""
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         messages = [
@@ -218,3 +219,6 @@ class LLMCritic:
     def drain_review(self) -> ObjectiveReview | None:
         review, self.review = self.review, None
         return review
+
+    def unreadable_verdicts(self) -> Counter:
+        return self.unreadable

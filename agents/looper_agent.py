@@ -7,11 +7,12 @@ would: other exits the map knows, then untried exits, then the extra fallback co
 
 from __future__ import annotations
 
+from agents.base import Agent, Proposal
 from session.commands import canonical_command, direction_of
 from session.context import AgentContext
 
 
-class LooperAgent:
+class LooperAgent(Agent):
     kind = "looper"
     prompted = False
 
@@ -29,12 +30,15 @@ class LooperAgent:
         """Forced while replaying the prefix; steerable (not forced) in the loop."""
         return self.turns < len(self.prefix)
 
-    def skip(self, turns: int) -> None:
-        """Resume: `turns` turns have been played already."""
+    def resume(self, turns: int) -> None:
+        """`turns` turns have been played already."""
         self.turns += turns
         self._turn_seen = turns
 
-    def propose(self, context: AgentContext) -> str:
+    def propose(self, context: AgentContext) -> Proposal:
+        return Proposal(self._command(context))
+
+    def _command(self, context: AgentContext) -> str:
         if context.turn != self._turn_seen:  # first proposal of a new turn
             self._turn_seen = context.turn
             self.turns += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from agents.base import Agent, Proposal
 from session.commands import (
     ATTACK_VERBS,
     COMPASS_DIRECTIONS,
@@ -65,10 +66,8 @@ _EXIT_WORDS = {
 """Words that hint at an exit beyond the directions a description names (session.commands.directions_named)."""
 
 
-class OfflineAgent:
+class OfflineAgent(Agent):
     kind = "offline"
-    forced = False
-    prompted = False
 
     def __init__(self, words: frozenset[str] = frozenset(), word_length: int = 9):
         self.words = words
@@ -105,7 +104,10 @@ class OfflineAgent:
         """Foes the game said are not here (`You can't see any thief here!`) since the player came into this room:
         an object in the room's tree can be hidden (zork1's thief), and attacking it only burns turns."""
 
-    def propose(self, context: AgentContext) -> str:
+    def propose(self, context: AgentContext) -> Proposal:
+        return Proposal(self._command(context))
+
+    def _command(self, context: AgentContext) -> str:
         self._note_score(context)
         for command in self._candidates(context):
             key = canonical_command(command)

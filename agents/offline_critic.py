@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from agents.base import Critic
 from session.commands import (
     ATTACK_VERBS,
     canonical_command,
@@ -15,9 +16,8 @@ from session.context import AgentContext
 from session.records import Judgement
 
 
-class OfflineCritic:
+class OfflineCritic(Critic):
     kind = "offline"
-    prompted = False
 
     def evaluate(self, command: str, context: AgentContext) -> Judgement:
         text = normalize_command(command)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.base import ScriptExhausted
+from agents.base import Agent, Proposal, ScriptExhausted
 from session.commands import why_invalid
 from session.config import ConfigError
 from session.context import AgentContext
 
 
-class ReplayAgent:
+class ReplayAgent(Agent):
     forced = True
     prompted = False
 
@@ -45,13 +45,13 @@ class ReplayAgent:
             commands.append(line)
         return cls(commands, kind="replay")
 
-    def skip(self, turns: int) -> None:
-        """Resume: the first `turns` commands have run already."""
+    def resume(self, turns: int) -> None:
+        """The first `turns` commands have run already."""
         self.position += turns
 
-    def propose(self, context: AgentContext) -> str:
+    def propose(self, context: AgentContext) -> Proposal:
         if self.position >= len(self.commands):
             raise ScriptExhausted(f"{self.kind}: all {len(self.commands)} commands have run")
         command = self.commands[self.position]
         self.position += 1
-        return command
+        return Proposal(command)

@@ -23,10 +23,12 @@ from typing import Any
 import tomli
 from tqdm import tqdm
 
+from agents.registry import AGENTS, AUTO, CRITICS
 from batch import ray_cluster
 from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
 from batch.results import write_results
-from session.config import ConfigError, GameConfiguration
+from orchestration.wiring import chosen_kinds
+from session.config import ConfigError, GameConfiguration, RunOptions
 from session.jericho_session import STORY_SUFFIXES
 
 MANIFEST = "manifest.jsonl"
@@ -104,9 +106,10 @@ def plan(args: argparse.Namespace) -> list[dict]:
             config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
         except ConfigError as exc:
             raise BatchError(f"cell {cell}: {exc}") from None
-        wants_llm = "llm" in (config.gameplay.agent, config.gameplay.critic)
-        if wants_llm and not config.api_key():
-            raise BatchError(f"cell {cell}: an llm agent or critic needs an API key in ${config.llm.api_key_env}")
+        try:
+            chosen_kinds(config, RunOptions())  # a kind that is not registered, or needs an API key it lacks
+        except ConfigError as exc:
+            raise BatchError(f"cell {cell}: {exc}") from None
         for story in stories:
             for seed in seeds:
                 for episode in range(1, args.episodes + 1):
@@ -262,8 +265,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "with token authentication set RAY_AUTH_MODE=token; default: a local instance",
     )
     parser.add_argument("--grid", help="TOML of named configurations: [cells.<name>.<section>] key = value")
-    parser.add_argument("--agent", choices=["auto", "offline", "llm", "walkthrough"])
-    parser.add_argument("--critic", choices=["auto", "offline", "llm"])
+    # a kind that plays a file of commands (`replay`) has no place here: a batch's jobs take none
+    agents = [AUTO, *(kind.name for kind in AGENTS.kinds() if not kind.needs_actions)]
+    parser.add_argument("--agent", choices=agents, help="an agent kind (agents/registry.py)")
+    parser.add_argument("--critic", choices=CRITICS.choices(), help="a critic kind (agents/registry.py)")
     parser.add_argument("--max-turns", type=int)
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

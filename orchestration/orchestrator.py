@@ -6,7 +6,6 @@ import json
 import sys
 import time
 import uuid
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -15,7 +14,7 @@ from typing import TextIO
 
 from loguru import logger
 
-from agents.base import Agent, Critic, InvalidReply, LLMCallFailed, LLMUnavailable, ScriptExhausted
+from agents.base import Agent, Critic, InvalidReply, LLMCallFailed, LLMUnavailable, Proposal, ScriptExhausted
 from agents.llm_client import LLMClient
 from agents.offline_critic import OfflineCritic
 from agents.precheck import ObjectPrecheck
@@ -223,9 +222,7 @@ class Orchestrator:
             self.recorder.count(record)
             self.last_record = record
             self.view = after
-        skip = getattr(self.agent, "skip", None)  # scripted agents go on from where they were
-        if skip is not None:
-            skip(len(records))
+        self.agent.resume(len(records))  # scripted agents go on from where they were
 
     def _run_game_loop(self) -> int:
         gameplay = self.config.gameplay
@@ -411,13 +408,16 @@ class Orchestrator:
         candidates: list[Candidate] = []
         judged: dict[str, Judgement] = {}  # this turn's rejected proposals by canonical command
         fallback = None
+        parse_failures: list[dict] = []
         for _ in range(attempts):
             try:
-                command = self._propose(context)
+                proposal = self._propose(context)
             except InvalidReply as exc:
+                parse_failures.extend(exc.parse_failures)
                 fallback = f"{UNPARSEABLE_FALLBACK}:{exc.kind}"
                 break
-            thought = getattr(self.agent, "last_thought", "")  # only LLM agents in `thought` mode have one
+            parse_failures.extend(proposal.parse_failures)
+            command, thought = proposal.command, proposal.thought
             refusal = why_not_run(command)
             again = canonical_command(command) in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
@@ -447,8 +447,6 @@ class Orchestrator:
             context = context.with_feedback(command, why_rejected(judgement, threshold))
         if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
             fallback = "every_candidate_blocked"
-        drain = getattr(self.agent, "drain_parse_failures", None)  # only LLM agents produce parse failures
-        parse_failures = drain() if drain else []
         return candidates, fallback, parse_failures
 
     def _judge(self, command: str, context, events: list[dict], turn: int, judged: dict[str, Judgement]) -> Judgement:
@@ -468,7 +466,7 @@ class Orchestrator:
         judgement = judgement or self._evaluate(command, context)
         return self.loop_break.adjust(command, judgement, view, events, turn)
 
-    def _propose(self, context) -> str:
+    def _propose(self, context) -> Proposal:
         while True:
             try:
                 return self.agent.propose(context)
@@ -477,8 +475,7 @@ class Orchestrator:
 
     def _take_review(self) -> bool:
         """Keep the critic's objective review of this turn, if its last call gave one."""
-        drain = getattr(self.critic, "drain_review", None)  # only the LLM critic reviews objectives
-        review = drain() if drain else None
+        review = self.critic.drain_review()
         if review is not None:
             self.review = review
         return review is not None
@@ -508,14 +505,16 @@ class Orchestrator:
         )
 
     def _synthesize(self) -> int:
-        """LLM critic and a knowledge store: one call for strategic notes, kept only where the records back them."""
-        synthesize = getattr(self.critic, "synthesize", None)  # only the LLM critic writes notes
-        if self.knowledge is None or synthesize is None or self.game_state.termination_reason in BROKEN_ENDINGS:
+        """A critic that writes notes (the LLM critic) and a knowledge store: the notes, kept only where the records
+        back them."""
+        if self.knowledge is None or self.game_state.termination_reason in BROKEN_ENDINGS:
             return 0
         try:
-            notes = synthesize(self.knowledge.episode_facts())
+            notes = self.critic.synthesize(self.knowledge.episode_facts())
         except (LLMCallFailed, LLMUnavailable) as exc:
             logger.warning(f"no strategic notes: the call failed ({exc})")
+            return 0
+        if notes is None:  # a critic that writes none
             return 0
         return self.knowledge.add_notes(notes, self.game_state.episode_id)
 
@@ -536,7 +535,7 @@ class Orchestrator:
             self.map.export(folder)
         except OSError as exc:  # the summary below says whether the folder is writable at all
             logger.warning(f"map not written: {exc.strerror or exc}")
-        unreadable = getattr(self.critic, "unreadable", Counter())  # only the LLM critic reads a model's verdicts
+        unreadable = self.critic.unreadable_verdicts()
         summary = {
             "episode_id": self.game_state.episode_id,
             "game": self.session.game_name,

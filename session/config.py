@@ -7,6 +7,7 @@ An unknown key or an out-of-range value raises `ConfigError`, whose message name
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -40,6 +41,9 @@ a taken item, which the state signals already see, while inside stuck loops the 
 them going (4 more of 532 end within target without it, no healthy run is stopped). `new_arrangement` spares
 spirit's sliding crates played with detours and ends none of the 532 stuck loops later."""
 GateAction = Literal["terminate", "human", "warn"]
+KIND_NAME = r"^[a-z][a-z0-9_-]{0,31}$"
+"""What an agent or critic kind may be called. Which kinds exist is the registry's to say (agents.registry, checked
+when an episode is wired): the configuration only reads the name."""
 
 
 class ConfigError(Exception):
@@ -126,10 +130,12 @@ class LLMConfig(_Section):
 class GameplayConfig(_Section):
     """`[tool.zorkgpt.gameplay]`: the episode and the agent/critic turn loop."""
 
-    agent: Literal["auto", "offline", "llm", "walkthrough", "replay"] = "auto"
-    """Agent kind. `auto`: `llm` when the API key variable is set, else `offline`."""
-    critic: Literal["auto", "offline", "llm"] = "auto"
-    """Critic kind. `auto`: `llm` when the API key variable is set, else `offline`."""
+    agent: str = Field("auto", pattern=KIND_NAME)
+    """Agent kind: one registered in agents/registry.py (`main.py --help` lists them), or `auto`: `llm` when the API
+    key variable is set, else `offline`."""
+    critic: str = Field("auto", pattern=KIND_NAME)
+    """Critic kind: one registered in agents/registry.py, or `auto`: `llm` when the API key variable is set, else
+    `offline`."""
     max_turns_per_episode: int = Field(500, ge=1, le=1_000_000)
     """Hard cap on turns in one episode (`termination_reason = "max_turns"`)."""
     critic_rejection_threshold: float = Field(0.5, ge=0.0, le=1.0)
@@ -501,6 +507,18 @@ class GameConfiguration(_Section):
     def api_key(self) -> str | None:
         """The API key from the configured environment variable, or None when it is unset or empty."""
         return os.environ.get(self.llm.api_key_env) or None
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run takes besides the configuration (main.py's flags of the same names)."""
+
+    rom: str | None = None
+    """The story file; None: `$ZORK_ROM`, then `[tool.zorkgpt.files] game_file_path`."""
+    actions: str | None = None
+    """The replay agent's file of commands (`--agent replay --actions FILE`)."""
+    quiet: bool = False
+    """No per-turn console line."""
 
 
 def _describe(exc: ValidationError, source: str) -> str:

@@ -177,9 +177,9 @@ def test_the_offline_agent_knows_the_same_words_in_every_process(game):
     is none in the next), so an agent built on them played differently each run. The offline agent reads every
     dictionary word instead: the same in every process."""
     code = (
-        "import hashlib,sys;from orchestration.wiring import build_agent;from session.config import GameConfiguration;"
+        "import hashlib,sys;from agents.registry import AGENTS;from session.config import GameConfiguration,RunOptions;"
         "from session.jericho_session import JerichoSession;"
-        "agent=build_agent('offline',JerichoSession(sys.argv[1]),None,GameConfiguration(),None);"
+        "agent=AGENTS.get('offline').build(JerichoSession(sys.argv[1]),GameConfiguration(),RunOptions(),None);"
         "print(hashlib.md5(repr(sorted(agent.words)).encode()).hexdigest())"
     )
     root = Path(__file__).resolve().parents[1]

@@ -106,7 +106,7 @@ def test_unknown_override_key_is_rejected():
             "[tool.zorkgpt.gameplay]\ncritic_rejection_threshold = 1.5\n",
             r"tool\.zorkgpt\.gameplay\.critic_rejection_threshold: .*less than or equal to 1",
         ),
-        ("[tool.zorkgpt.gameplay]\nagent = 'gpt'\n", r"tool\.zorkgpt\.gameplay\.agent: .*'offline'"),
+        ("[tool.zorkgpt.gameplay]\nagent = 'GPT 4'\n", r"tool\.zorkgpt\.gameplay\.agent: .*pattern"),
         (
             "[tool.zorkgpt.loop_break]\nprogress_signals = ['score', 'luck']\n",
             r"tool\.zorkgpt\.loop_break\.progress_signals\.1",

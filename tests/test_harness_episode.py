@@ -6,30 +6,30 @@ import json
 
 import pytest
 
+from agents.base import Agent, Proposal
 from agents.offline_critic import OfflineCritic
-from orchestration.wiring import build_agent
+from agents.registry import AGENTS
+from session.config import RunOptions
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from session.records import GameView
 from tests.conftest import make_config, run_episode
 
 
-class CrashingAgent:
+class CrashingAgent(Agent):
     """Proposes scripted commands and raises on turn `crash_turn`."""
 
     kind = "crashing"
-    forced = False
-    prompted = False
 
     def __init__(self, commands: list[str], crash_turn: int, error: type[BaseException] = RuntimeError):
         self.commands = list(commands)
         self.crash_turn = crash_turn
         self.error = error
 
-    def propose(self, context: AgentContext) -> str:
+    def propose(self, context: AgentContext) -> Proposal:
         if context.turn == self.crash_turn:
             raise self.error(f"agent blew up on turn {context.turn}")
-        return self.commands[context.turn - 1]
+        return Proposal(self.commands[context.turn - 1])
 
 
 def test_events_survive_an_exception_mid_episode(rom_path, tmp_path):
@@ -62,7 +62,7 @@ def test_ctrl_c_keeps_the_records_and_says_interrupted(rom_path, tmp_path):
 def test_one_events_line_per_turn(rom_path, tmp_path):
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 12})
     session = JerichoSession(rom_path)
-    agent = build_agent("offline", session, None, config, None)
+    agent = AGENTS.get("offline").build(session, config, RunOptions(), None)
     result = run_episode(rom_path, config, agent, OfflineCritic())
     assert result.summary["termination_reason"] == "max_turns"
     assert len(result.records) == result.summary["turns"] == 12
@@ -73,9 +73,9 @@ def test_one_events_line_per_turn(rom_path, tmp_path):
 
 def test_offline_agent_scores_and_explores(rom_path, tmp_path):
     config = make_config(tmp_path, gameplay={"max_turns_per_episode": 300})
-    # the wiring (build_agent) gives the offline agent the game's dictionary words
+    # the registry (AGENTS) gives the offline agent the game's dictionary words
     session = JerichoSession(rom_path, seed=config.gameplay.seed)
-    agent = build_agent("offline", session, None, config, None)
+    agent = AGENTS.get("offline").build(session, config, RunOptions(), None)
     assert agent.kind == "offline" and "lamp" in agent.words and len(agent.words) > 100
     result = run_episode(rom_path, config, agent, OfflineCritic())
     summary = result.summary
@@ -92,10 +92,10 @@ def test_offline_agent_scores_and_explores(rom_path, tmp_path):
 
 @pytest.mark.parametrize("noun", ["grating", "mailbox", "window"])
 def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, noun):
-    """The offline agent built by the wiring (build_agent) opens an openable thing the room description names, even when
+    """The offline agent built by the registry (AGENTS) opens an openable thing the room description names, even when
     the word is longer than the story file's dictionary keeps (zork1 is version 3: 6 characters, `gratin`)."""
     session = JerichoSession(rom_path)
-    agent = build_agent("offline", session, None, make_config(tmp_path), None)
+    agent = AGENTS.get("offline").build(session, make_config(tmp_path), RunOptions(), None)
     view = GameView(
         room_id=1,
         room_name="Somewhere",
@@ -106,7 +106,7 @@ def test_offline_agent_opens_what_the_description_mentions(rom_path, tmp_path, n
         world_hash="x",
         text=f"You are somewhere. There is a {noun} here.",
     )
-    assert agent.propose(AgentContext(turn=1, view=view)) == f"open {noun}"
+    assert agent.propose(AgentContext(turn=1, view=view)).command == f"open {noun}"
 
 
 def test_steps_after_the_episode_run_on_its_folder_and_a_failing_one_loses_nothing(rom_path, tmp_path):

@@ -105,11 +105,11 @@ def test_a_valuable_the_way_refused_by_name_stays_where_it_was_put_down():
     refused = AgentContext(
         turn=3, view=GameView(4, "Altar", 0, 3, held, (), "hash", COFFIN_REFUSED), recent=(("down", COFFIN_REFUSED),)
     )
-    assert agent.propose(refused) == "drop coffin"  # what the game named first, not the sword
+    assert agent.propose(refused).command == "drop coffin"  # what the game named first, not the sword
     there = AgentContext(
         turn=9, view=GameView(4, "Altar", 0, 9, (LAMP, SWORD), (COFFIN,), "hash", "Altar"), recent=(("north", "Altar"),)
     )
-    assert agent.propose(there) != "take coffin"
+    assert agent.propose(there).command != "take coffin"
 
 
 def test_the_agent_takes_again_a_treasure_it_put_down_for_a_narrow_way():
@@ -120,20 +120,20 @@ def test_the_agent_takes_again_a_treasure_it_put_down_for_a_narrow_way():
         recent=(("up", CHIMNEY),),
         knowledge=Guidance(valuables=("painting",)),
     )
-    assert agent.propose(squeezed) == "drop painting"
+    assert agent.propose(squeezed).command == "drop painting"
     light = AgentContext(
         turn=8,
         view=GameView(2, "Studio", 0, 8, (LAMP,), (PAINTING,), "hash", "Dropped."),
         recent=(("up", CHIMNEY), ("drop painting", "Dropped.")),
     )
-    assert agent.propose(light) == "up"  # through with the lighter load
+    assert agent.propose(light).command == "up"  # through with the lighter load
     back = AgentContext(
         turn=20,
         view=GameView(2, "Studio", 0, 20, (LAMP,), (PAINTING,), "hash", "Studio"),
         recent=(("north", "Studio"),),
         knowledge=Guidance(valuables=("painting",)),
     )
-    assert agent.propose(back) == "take painting"
+    assert agent.propose(back).command == "take painting"
 
 
 # -- valuables lost -----------------------------------------------------------------------------------------------
@@ -196,4 +196,4 @@ def test_what_killed_or_robbed_at_two_places_is_left_rather_than_handled():
         recent=(("north", "Studio"),),
         knowledge=Guidance(dangers_here=("thief",), exits_here=("up",)),
     )
-    assert OfflineAgent().propose(context) == "south"  # back the way it came, before anything here
+    assert OfflineAgent().propose(context).command == "south"  # back the way it came, before anything here

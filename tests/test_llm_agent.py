@@ -274,13 +274,14 @@ def test_the_budget_ends_the_episode(rom_path, tmp_path, fake_llm):
 
 
 def test_a_budget_without_a_price_is_a_config_error(tmp_path):
+    from agents.registry import AGENTS, CRITICS
     from orchestration.wiring import check_budget
     from session.config import ConfigError
 
     config = make_config(tmp_path, llm={"agent_model": "unpriced-model"}, gameplay={"max_cost_usd": 1.0})
     with pytest.raises(ConfigError, match="unpriced-model"):
-        check_budget(config, "llm", "offline")
-    check_budget(config, "offline", "llm")  # only the critic's gpt-4o-mini is called: it has a price
+        check_budget(config, AGENTS.get("llm"), CRITICS.get("offline"))
+    check_budget(config, AGENTS.get("offline"), CRITICS.get("llm"))  # only the critic's gpt-4o-mini is called: priced
 
 
 # -- b. object pre-check --------------------------------------------------------------------------------------------

@@ -21,42 +21,44 @@ BARRED = "The thief blocks the way north, fingering his stiletto."
 
 
 def test_a_foe_that_bars_the_way_is_attacked_with_the_best_weapon():
-    assert OfflineAgent().propose(context(BARRED, (("north", BARRED),))) == "kill thief with sword"
+    assert OfflineAgent().propose(context(BARRED, (("north", BARRED),))).command == "kill thief with sword"
 
 
 def test_a_foe_the_game_passes_over_in_silence_is_left_alone():
     """A fight can kill: a foe that neither bars a move nor fights back is no reason to start one."""
-    assert not OfflineAgent().propose(context("A seedy-looking individual with a large bag.")).startswith("kill")
+    assert (
+        not OfflineAgent().propose(context("A seedy-looking individual with a large bag.")).command.startswith("kill")
+    )
 
 
 def test_a_fight_once_begun_goes_on_until_the_player_leaves():
     agent = OfflineAgent()
-    assert agent.propose(context(BARRED, (("north", BARRED),))) == "kill thief with sword"
+    assert agent.propose(context(BARRED, (("north", BARRED),))).command == "kill thief with sword"
     missed = (("north", BARRED), ("kill thief with sword", "The thief parries."))
-    assert agent.propose(context("The thief parries.", missed)) == "kill thief with sword"
+    assert agent.propose(context("The thief parries.", missed)).command == "kill thief with sword"
 
 
 def test_a_foe_the_game_says_is_not_in_sight_is_left_alone_until_the_player_moves():
     agent = OfflineAgent()
     missed = (("kill thief with sword", "You can't see any thief here!"),)
-    assert agent.propose(context("You can't see any thief here!", missed)) != "kill thief with sword"
-    assert agent.propose(context("Taken.", missed + (("take bag", "Taken."),))) != "kill thief with sword"
+    assert agent.propose(context("You can't see any thief here!", missed)).command != "kill thief with sword"
+    assert agent.propose(context("Taken.", missed + (("take bag", "Taken."),))).command != "kill thief with sword"
     barred = missed + (("north", BARRED),)
-    assert agent.propose(context(BARRED, barred, room=8)) == "kill thief with sword"  # another room: seen anew
+    assert agent.propose(context(BARRED, barred, room=8)).command == "kill thief with sword"  # another room: seen anew
 
 
 def test_a_foe_earlier_episodes_say_not_to_fight_is_left_alone_whatever_the_weapon():
     axe = GameObject(3, "axe")
     view = GameView(7, "Dam Lobby", 0, 1, (axe,), (THIEF,), "hash", "A seedy-looking individual.")
     told = AgentContext(turn=1, view=view, knowledge=Guidance(avoid_here=("attack thief with sword",)))
-    assert not OfflineAgent().propose(told).startswith("kill thief")
+    assert not OfflineAgent().propose(told).command.startswith("kill thief")
 
 
 def proposals(agent: OfflineAgent, context: AgentContext, count: int) -> list[str]:
     """The agent's first `count` proposals of one turn, each rejected in turn by the critic."""
     made = []
     for _ in range(count):
-        made.append(agent.propose(context))
+        made.append(agent.propose(context).command)
         context = context.with_feedback(made[-1], "no")
     return made
 
@@ -67,9 +69,11 @@ def test_one_light_and_one_weapon_are_enough():
     lamp, knife = GameObject(3, "brass lantern"), GameObject(4, "rusty knife")
     view = GameView(7, "Maze", 0, 1, (SWORD, lamp), (knife,), "hash", "A maze.")
     agent = OfflineAgent()
-    assert agent.propose(AgentContext(turn=1, view=view)) == "take rusty knife"
+    assert agent.propose(AgentContext(turn=1, view=view)).command == "take rusty knife"
     held = GameView(7, "Maze", 0, 2, (knife, SWORD, lamp), (), "hash2", "Taken.")
-    assert agent.propose(AgentContext(turn=2, view=held, recent=(("take rusty knife", "Taken."),))) == "drop knife"
+    assert (
+        agent.propose(AgentContext(turn=2, view=held, recent=(("take rusty knife", "Taken."),))).command == "drop knife"
+    )
     dropped = GameView(7, "Maze", 0, 3, (SWORD, lamp), (knife,), "hash3", "Dropped.")
     later = AgentContext(turn=3, view=dropped, recent=(("take rusty knife", "Taken."), ("drop knife", "Dropped.")))
     assert not any(p.startswith("take") for p in proposals(agent, later, 6))
@@ -109,7 +113,7 @@ def test_a_way_refused_for_the_load_is_taken_again_with_only_the_light_and_the_t
     agent = OfflineAgent()
     assert proposals(agent, context, 2) == ["drop manual", "drop sword"]
     dropped = GameView(7, "Studio", 4, 10, held[1:2] + held[3:], (), "hash", "Dropped.")
-    assert agent.propose(AgentContext(turn=10, view=dropped, recent=(("drop sword", "Dropped."),))) == "up"
+    assert agent.propose(AgentContext(turn=10, view=dropped, recent=(("drop sword", "Dropped."),))).command == "up"
 
 
 def test_a_treasure_inside_a_carried_container_is_taken_out_once():
@@ -126,8 +130,8 @@ def test_a_treasure_inside_a_carried_container_is_taken_out_once():
         held_inside=(GameObject(9, "jewel-encrusted egg"),),
     )
     agent = OfflineAgent()
-    assert agent.propose(AgentContext(turn=3, view=view)) == "take egg"
-    assert agent.propose(AgentContext(turn=4, view=view)) != "take egg"
+    assert agent.propose(AgentContext(turn=3, view=view)).command == "take egg"
+    assert agent.propose(AgentContext(turn=4, view=view)).command != "take egg"
 
 
 def test_an_earlier_score_source_is_tried_once_until_the_score_rises():
@@ -135,15 +139,17 @@ def test_an_earlier_score_source_is_tried_once_until_the_score_rises():
     view = GameView(7, "Living Room", 10, 5, (), (), "hash", "Living Room")
     agent = OfflineAgent()
     known = Guidance(known_here=("down",))
-    assert agent.propose(AgentContext(turn=5, view=view, knowledge=known)) == "down"
+    assert agent.propose(AgentContext(turn=5, view=view, knowledge=known)).command == "down"
     shut = GameView(7, "Living Room", 10, 6, (), (), "hash2", "The trap door is closed.")
-    assert agent.propose(AgentContext(turn=6, view=shut, recent=(("down", shut.text),), knowledge=known)) != "down"
+    assert (
+        agent.propose(AgentContext(turn=6, view=shut, recent=(("down", shut.text),), knowledge=known)).command != "down"
+    )
 
 
 def test_unarmed_before_a_foe_the_player_backs_away():
     view = GameView(7, "The Troll Room", 0, 5, (), (GameObject(2, "troll"),), "hash", "A nasty troll blocks the way.")
     context = AgentContext(turn=5, view=view, recent=(("north", "The Troll Room"),))
-    assert OfflineAgent().propose(context) == "south"
+    assert OfflineAgent().propose(context).command == "south"
 
 
 # -- every idea in a room spent: leave ------------------------------------------------------------------------------
@@ -184,5 +190,5 @@ def test_a_direction_is_spelt_as_the_game_knows_it():
     agent = offline_agent(story_file("enchanter.z3"))
     view = GameView(7, "Fork", 0, 5, (), (), "hash", "Fork")
     context = AgentContext(turn=5, view=view, untried_exits=("northeast",), known_exits={"west": "Long Road"})
-    assert agent.propose(context) == "ne"
-    assert offline_agent(story_file("zork1.z5")).propose(context) == "northeast"
+    assert agent.propose(context).command == "ne"
+    assert offline_agent(story_file("zork1.z5")).propose(context).command == "northeast"

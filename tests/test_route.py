@@ -170,7 +170,7 @@ def test_several_steps_the_harness_turns_down_are_passed_over():
     )
     for turned_down in ("take stiletto", "take thief", "take large bag"):
         context = context.with_feedback(turned_down, "You can't see any such thing here!")
-    assert OfflineAgent().propose(context) == "tie rope to railing"
+    assert OfflineAgent().propose(context).command == "tie rope to railing"
     knowledge.observe(ran(1, "tie rope to railing", 1), "e2")
     assert knowledge.route_next(view(1)) == "down"
 
@@ -216,13 +216,16 @@ def test_an_episode_that_dies_before_the_end_of_its_route_says_so():
 
 def test_the_agent_rolls_the_dice_before_anything_else_while_they_are_due():
     context = AgentContext(turn=1, view=view(1), knowledge=Guidance(rerolls=1, route_next="north"))
-    assert OfflineAgent().propose(context) == DICE_ROLL
-    assert OfflineAgent().propose(AgentContext(turn=2, view=view(1), knowledge=Guidance(route_next="north"))) == "north"
+    assert OfflineAgent().propose(context).command == DICE_ROLL
+    assert (
+        OfflineAgent().propose(AgentContext(turn=2, view=view(1), knowledge=Guidance(route_next="north"))).command
+        == "north"
+    )
 
 
 def test_the_agent_plays_the_step_after_one_the_harness_turned_down():
     context = AgentContext(turn=1, view=view(1), knowledge=Guidance(route_next="take wind", route_then=("take log",)))
-    assert OfflineAgent().propose(context.with_feedback("take wind", "there is no 'wind' here")) == "take log"
+    assert OfflineAgent().propose(context.with_feedback("take wind", "there is no 'wind' here")).command == "take log"
 
 
 # -- valuables brought to where putting one away scored ---------------------------------------------------------
@@ -252,7 +255,7 @@ def test_where_putting_valuables_away_scored_no_other_container_gets_them():
     )
     made = []
     for _ in range(6):
-        made.append(OfflineAgent().propose(context))
+        made.append(OfflineAgent().propose(context).command)
         context = context.with_feedback(made[-1], "no")
     assert not any(p.startswith("put") for p in made), made
 
@@ -268,7 +271,7 @@ def test_a_narrow_way_gets_one_thing_less_each_time_treasures_last_the_light_nev
     )
     made = []
     for _ in range(3):
-        made.append(OfflineAgent().propose(context))
+        made.append(OfflineAgent().propose(context).command)
         context = context.with_feedback(made[-1], "no")
     assert made == ["drop sword", "drop sceptre", "drop torch"]  # dropped here before: dropped again all the same
 
@@ -301,8 +304,14 @@ def test_passages_in_all_directions_are_each_worth_a_try_trees_in_all_directions
 
     def first_move(text: str) -> str:
         here = GameView(107, "Round Room", 0, 9, (LAMP,), (), "hash", text)
-        return OfflineAgent().propose(
-            AgentContext(turn=9, view=here, room_text=text, untried_exits=diagonals, path_to_primary_frontier=("west",))
+        return (
+            OfflineAgent()
+            .propose(
+                AgentContext(
+                    turn=9, view=here, room_text=text, untried_exits=diagonals, path_to_primary_frontier=("west",)
+                )
+            )
+            .command
         )
 
     assert first_move("Round Room\nThis is a circular stone room with passages in all directions.") in diagonals

@@ -1,0 +1,129 @@
+"""Agent and critic kinds by name: how each is built for an episode and what it needs.
+
+`[tool.zorkgpt.gameplay] agent` / `critic` and main.py's `--agent` / `--critic` name a kind registered here; the
+wiring (orchestration/wiring.py) looks it up, creates the LLM client when a chosen kind calls a model, checks the
+budget against the models it declares, and builds it. A new kind is one `register` call, from any module:
+
+    AGENTS.register(Kind("toy", lambda session, config, options, client: ToyAgent()))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from agents.base import Agent, Critic
+from agents.llm_agent import LLMAgent
+from agents.llm_client import LLMClient
+from agents.llm_critic import LLMCritic
+from agents.offline_agent import OfflineAgent
+from agents.offline_critic import OfflineCritic
+from agents.replay_agent import ReplayAgent
+from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
+from session.jericho_session import JerichoSession
+
+T = TypeVar("T", Agent, Critic)
+
+AUTO = "auto"
+"""Not a kind: `llm` when the API key variable is set, else `offline` (the same for the agent and the critic)."""
+
+
+@dataclass(frozen=True)
+class Kind(Generic[T]):
+    """One agent or critic kind: its name, how to build it, and what it needs."""
+
+    name: str
+    """What the configuration and the command line call it (session.config.KIND_NAME)."""
+    build: Callable[[JerichoSession, GameConfiguration, RunOptions, LLMClient | None], T]
+    """`build(session, config, options, client)`: one for an episode. `client` is None unless `models` is set."""
+    models: Callable[[LLMConfig], tuple[str, ...]] | None = None
+    """The configured models its calls go to (a budget needs a price for each); None: it calls no model, and
+    needs neither an API key nor a client."""
+    needs_actions: bool = False
+    """It plays the commands of `--actions FILE` (`RunOptions.actions`), and cannot be built without them."""
+
+    @property
+    def needs_llm(self) -> bool:
+        return self.models is not None
+
+
+class Registry(Generic[T]):
+    """The kinds of one role (`agent` or `critic`), in the order they were registered."""
+
+    def __init__(self, role: str):
+        self.role = role
+        self._kinds: dict[str, Kind[T]] = {}
+
+    def register(self, kind: Kind[T]) -> Kind[T]:
+        """Add a kind; ValueError when the name is taken, is `auto`, or is no kind name (KIND_NAME)."""
+        if kind.name == AUTO or not re.fullmatch(KIND_NAME, kind.name):
+            raise ValueError(f"{kind.name!r} cannot name a kind: not `{AUTO}`, and matching {KIND_NAME}")
+        if kind.name in self._kinds:
+            raise ValueError(f"the {self.role} kind {kind.name!r} is registered already")
+        self._kinds[kind.name] = kind
+        return kind
+
+    def unregister(self, name: str) -> None:
+        del self._kinds[name]
+
+    def kinds(self) -> tuple[Kind[T], ...]:
+        return tuple(self._kinds.values())
+
+    def choices(self) -> tuple[str, ...]:
+        """What `--agent` / `--critic` accept: `auto` and every kind's name."""
+        return (AUTO, *self._kinds)
+
+    def get(self, name: str) -> Kind[T]:
+        """The kind of this name; a ConfigError naming every kind when there is none."""
+        try:
+            return self._kinds[name]
+        except KeyError:
+            raise ConfigError(
+                f"tool.zorkgpt.gameplay.{self.role}: no {self.role} kind {name!r}; "
+                f"the kinds: {', '.join(self.choices())}"
+            ) from None
+
+    def resolve(self, name: str, api_key: str | None) -> Kind[T]:
+        """The kind a configured name means, `auto` resolved (see AUTO)."""
+        return self.get(("llm" if api_key else "offline") if name == AUTO else name)
+
+
+AGENTS: Registry[Agent] = Registry("agent")
+CRITICS: Registry[Critic] = Registry("critic")
+
+
+# -- the built-in kinds ----------------------------------------------------------------------------------------------
+def _offline_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> OfflineAgent:
+    # Every word, not only those Jericho flags as nouns: its flags differ from one process to the next on some story
+    # files (lgop, sherlock), which made the offline agent's play differ from run to run.
+    words = frozenset(w.word for w in session.dictionary())
+    return OfflineAgent(words, session.dictionary_word_length)
+
+
+def _llm_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> LLMAgent:
+    return LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies, session.game_name)
+
+
+def _walkthrough_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
+    commands = session.walkthrough()
+    if not commands:
+        raise ConfigError(f"{session.game_name} has no Jericho walkthrough: use --agent replay --actions FILE")
+    return ReplayAgent(commands, kind="walkthrough")
+
+
+def _replay_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
+    return ReplayAgent.from_file(options.actions)
+
+
+def _llm_critic(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> LLMCritic:
+    return LLMCritic(client, config.llm, session.game_name, config.gameplay.critic_rejection_threshold)
+
+
+AGENTS.register(Kind("offline", _offline_agent))
+AGENTS.register(Kind("llm", _llm_agent, models=lambda llm: (llm.agent_model,)))
+AGENTS.register(Kind("walkthrough", _walkthrough_agent))
+AGENTS.register(Kind("replay", _replay_agent, needs_actions=True))
+CRITICS.register(Kind("offline", lambda session, config, options, client: OfflineCritic()))
+CRITICS.register(Kind("llm", _llm_critic, models=lambda llm: (llm.critic_model,)))
