@@ -41,6 +41,10 @@ container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, 
 
 RNG_STATE = 7
 """Where `FrotzEnv.get_state()` keeps the random-number generator's state."""
+NEXT_OPCODE = 6
+"""Where `FrotzEnv.get_state()` keeps the opcode the machine runs next: the input it waits for."""
+READ_LINE = 228
+"""The Z-machine's `read` (a line of input), as opposed to 246, `read_char` (one key)."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
@@ -102,8 +106,11 @@ class Snapshot:
     story_md5: str
     commands: tuple[str, ...]
     """Every command the emulator ran since reset, in order; the last is the turn this snapshot follows."""
-    before: tuple | None
-    """`FrotzEnv.get_state()` the last command ran from; None right after reset."""
+    anchor: tuple | None
+    """`FrotzEnv.get_state()` the latest command read as a line ran from (None: the reset): `restore` plays the
+    commands from there. Most often the state the last command ran from; see `restore` for why not always."""
+    anchor_turn: int
+    """How many commands had run at the anchor."""
     state: str
     """`state_digest` of the emulator after the last command: what a restore must reach."""
     view: GameView
@@ -122,17 +129,19 @@ class Snapshot:
 
     @property
     def size(self) -> int:
-        """Bytes of data held (the state arrays, the texts and the commands)."""
-        arrays = sum(part.nbytes for part in self.before[:2]) if self.before is not None else 0
-        texts = len(self.view.text) + sum(len(c) + 1 for c in self.commands) + sum(len(t) for _, t in self.titles)
-        return arrays + texts + (len(self.before[-1]) if self.before is not None else 0)
+        """Bytes of data held: the anchor's memory, stack and text, the response, the commands and the titles (the
+        view's world arrays are shared with the view the session returned)."""
+        anchor = self.anchor[0].nbytes + self.anchor[1].nbytes + len(self.anchor[-1]) if self.anchor else 0
+        return (
+            anchor + len(self.view.text) + sum(len(c) + 1 for c in self.commands) + sum(len(t) for _, t in self.titles)
+        )
 
 
 class Restored(StrEnum):
     """How `JerichoSession.restore` brought a snapshot back."""
 
     STATE = "state"
-    """The emulator set to the state the last command ran from, and that command played again."""
+    """The emulator set to the snapshot's anchor, and the commands since played again (most often just the last)."""
     REPLAY = "replay"
     """A fresh emulator reset and every command since reset played again, as `--resume` does."""
 
@@ -251,6 +260,8 @@ class JerichoSession:
         self._shadow: Any = None
         self._before: Any = None
         """Emulator state the last command ran from (for `idle_world`)."""
+        self._anchor: tuple[Any, int] = (None, 0)
+        """The state the latest command read as a line ran from (None: the reset), and the commands run before it."""
         self._idle: WorldSnapshot | None = None
         self._dictionary: list[Any] | None = None
         self._titles: dict[int, str] = {}
@@ -264,7 +275,7 @@ class JerichoSession:
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
         self._text, _ = self.env.reset()
-        self._before, self._idle, self.commands = None, None, []
+        self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         self.rooms_container = self._find_rooms_container(self.world())
         self.view = self.observe()
@@ -276,6 +287,8 @@ class JerichoSession:
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
+        if self._before[NEXT_OPCODE] == READ_LINE:
+            self._anchor = (self._before, len(self.commands))
         self._text, _, _, _ = self.env.step(command)
         self.commands.append(command)
         self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
@@ -554,7 +567,8 @@ class JerichoSession:
         return Snapshot(
             story_md5=self.story_md5,
             commands=tuple(self.commands),
-            before=self._before,
+            anchor=self._anchor[0],
+            anchor_turn=self._anchor[1],
             state=state_digest(self.env.get_state()),
             view=view,
             room=self._room,
@@ -564,41 +578,51 @@ class JerichoSession:
 
     def restore(self, snap: Snapshot, replay: bool = False) -> tuple[GameView, Restored]:
         """Bring the game back to `snap`, so that the next commands answer exactly as they did after it the first
-        time; the view is the one the snapshot's turn gave (`snap.view`). Raises RestoreError when neither way reaches
-        its state (the session is then somewhere else: reset it).
+        time; returns the view the snapshot's turn gave (`snap.view`) and how. Raises RestoreError when neither way
+        reaches the snapshot's state (the session is then somewhere else: reset it).
 
-        `FrotzEnv.set_state` alone is not enough: the emulator's output buffer, which is not in its state, still
-        holds the end of the last text printed (sherlock's `>` prompt, a word of partyfoul's), and the next response
-        begins with it. So the emulator is set to the state the last command ran from and that command is played
-        again, which leaves the buffer as it was (the text it prints is dropped). Where the state reached is not the
+        `FrotzEnv.set_state` alone is not enough. Frotz keeps two things outside the state it saves: the output
+        buffer, which still holds the end of the last text printed (sherlock's `>` prompt, a word of partyfoul's)
+        and begins the next response with it; and the keys typed for a `read_char` prompt beyond the first, which
+        the next `read_char` takes before any new command (sherlock's "press Y or N" answered `No` leaves `o`). So
+        the emulator is set to the anchor, the state the latest command read as a line ran from (reading a line
+        drops any keys left), and the commands from there are played again: most often just the last. The text
+        they print is dropped; the output buffer is left as the first time. Where the state reached is not the
         snapshot's (an emulator halted on an error keeps halting), or with `replay`, a fresh emulator replays every
-        command since reset. Either way the state reached is checked against the snapshot's digest."""
+        command since reset, as `--resume` does. Either way the state reached is checked against the snapshot's."""
         if snap.story_md5 != self.story_md5:
             raise RestoreError(f"the snapshot is of another story file than {self.story_file.name}")
         if self.view is None:  # a session that never started knows neither its rooms container nor its view
             self.reset()
-        how, before = (Restored.REPLAY if replay else Restored.STATE), snap.before
+        how = Restored.REPLAY if replay else Restored.STATE
         if how is Restored.STATE:
-            if snap.before is None:
-                self.env.reset()
-            else:
-                self.env.set_state(snap.before)
-                self.env.step(snap.commands[-1])
+            before = self._play_from(snap.anchor, snap.commands[snap.anchor_turn :])
             if state_digest(self.env.get_state()) != snap.state:
                 how = Restored.REPLAY
-            else:  # what the C core read as the last response (some games' game-over test reads it)
-                self.env.frotz_lib.set_narrative_text(snap.view.text.encode("cp1252"))
         if how is Restored.REPLAY:
             self.env.close()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
                 self.env = start_emulator(self.story_file, self._seed)
-            self.env.reset()
-            for command in snap.commands:
-                before = self.env.get_state()
-                self.env.step(command)
+            before = self._play_from(None, snap.commands)
             if state_digest(self.env.get_state()) != snap.state:
                 raise RestoreError(f"replaying {snap.turn} commands does not reach the snapshot's state")
+        # what the C core read as the last response (some games' game-over test reads it)
+        self.env.frotz_lib.set_narrative_text(snap.view.text.encode("cp1252"))
         self.view, self._text, self._room, self._titles = snap.view, snap.view.text, snap.room, dict(snap.titles)
         self._before, self._idle, self.commands = before, None, list(snap.commands)
+        self._anchor = (snap.anchor, snap.anchor_turn)
         return snap.view, how
+
+    def _play_from(self, start: tuple | None, commands: tuple[str, ...]) -> Any:
+        """Set the emulator to `start` (None: reset it) and play `commands` on it; the state the last one ran from
+        (None when there were none)."""
+        if start is None:
+            self.env.reset()
+        else:
+            self.env.set_state(start)
+        before = None
+        for command in commands:
+            before = self.env.get_state()
+            self.env.step(command)
+        return before

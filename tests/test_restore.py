@@ -8,17 +8,13 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from benchmarks.restore import DICE, UNGUIDED
 from session.commands import DICE_ROLL
 from session.jericho_session import JerichoSession, Restored, RestoreError
 from tests.conftest import CORPUS, story_file
 
-WITHOUT_WALKTHROUGH = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")
-"""Commands for a game Jericho has no walkthrough for (lgop), from the snapshot after the first: moving and looking
-(lgop's player dies of waiting on the fifth turn, so the continuation ends the game)."""
 CONTINUATION = 15
-"""Walkthrough steps played after the snapshot, before each restore."""
-DICE = (DICE_ROLL, "wait", DICE_ROLL)
-"""Played at the end of every continuation: commands many games answer at random."""
+"""Walkthrough steps played after the snapshot, before each restore (then DICE)."""
 
 
 def _snapshot_turn(session: JerichoSession, commands: list[str]) -> tuple[int, bool]:
@@ -38,7 +34,7 @@ def _snapshot_turn(session: JerichoSession, commands: list[str]) -> tuple[int, b
 @pytest.mark.parametrize("name", CORPUS)
 def test_a_restored_game_equals_the_snapshot_and_plays_on_identically(name):
     session = JerichoSession(story_file(name))
-    commands = session.walkthrough() or list(WITHOUT_WALKTHROUGH)
+    commands = session.walkthrough() or list(UNGUIDED)
     turn, scores = _snapshot_turn(session, commands)
     session.reset()
     for command in commands[:turn]:
@@ -86,11 +82,11 @@ def test_a_state_the_emulator_does_not_reach_is_replayed_from_reset(rom_path, wa
     session.reset()
     for command in walkthrough[:20]:
         session.step(command)
-    wrong_start = session.snapshot().before  # the state before turn 20, not before turn 30
+    wrong_start = session.snapshot().anchor  # the state before turn 20, not before turn 30
     for command in walkthrough[20:30]:
         view = session.step(command)
     snap, later = session.snapshot(), _played(session, walkthrough[30:40])
-    restored, how = session.restore(replace(snap, before=wrong_start))
+    restored, how = session.restore(replace(snap, anchor=wrong_start))
     assert (how, restored, session.fingerprint()) == (Restored.REPLAY, view, snap.fingerprint)
     assert _played(session, walkthrough[30:40]) == later
 
@@ -117,3 +113,23 @@ def test_a_snapshot_of_another_game_is_refused(rom_path):
     other.reset()
     with pytest.raises(RestoreError, match="another story file"):
         other.restore(zork.snapshot())
+
+
+def test_keys_left_over_from_a_key_prompt_do_not_reach_the_restored_game():
+    """sherlock's WAIT asks "continue waiting? Please press Y or N", read one key at a time: `No` answers with its `N`
+    and leaves `o` behind, for the next key prompt. Restored to just after that answer, the game plays on as it did
+    the first time, though the abandoned turns left their own key behind (the answer's state alone, played again,
+    would take that `o` for the answer)."""
+    session = JerichoSession(story_file("sherlock.z5"))
+    session.reset()
+    walkthrough = session.walkthrough()
+    assert walkthrough[7:9] == ["WAIT", "No"]
+    for command in walkthrough[:8]:
+        session.step(command)
+    asked = session.snapshot()
+    session.step("No")
+    answered, later = session.snapshot(), _played(session, walkthrough[9:20])
+    session.restore(asked)
+    session.step("No")  # the abandoned turn: an `o` left again
+    assert session.restore(answered) == (answered.view, Restored.STATE)
+    assert _played(session, walkthrough[9:20]) == later
