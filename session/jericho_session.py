@@ -84,7 +84,10 @@ class Fingerprint:
     """(game over, victory)."""
 
     @classmethod
-    def of(cls, world: WorldSnapshot, room: int | None, score: int, player: int, ended: tuple[bool, bool]):
+    def of(
+        cls, world: WorldSnapshot, room: int | None, score: int, player: int, ended: tuple[bool, bool]
+    ) -> Fingerprint:
+        """The fingerprint of `world`, read in a room with a score; `player` is the player's object number."""
         tree = hashlib.md5(world.parents.tobytes())
         for part in (world.siblings, world.children, world.attributes):
             tree.update(part.tobytes())
@@ -365,7 +368,8 @@ class JerichoSession:
 
         Played on a shadow emulator, a second FrotzEnv with its own copy of the C core, so the game itself is never
         touched: Jericho's restore is not exact on every game (sherlock, and tryst205 at a "press a key" prompt,
-        play differently after a step run and undone on the same emulator). Computed once per turn, on demand.
+        play differently after a step run and undone on the same emulator: `restore` says what its state leaves out).
+        Computed once per turn, on demand.
         """
         if self._before is None:
             return None
