@@ -8,6 +8,8 @@ import re
 import struct
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,10 @@ container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, 
 
 RNG_STATE = 7
 """Where `FrotzEnv.get_state()` keeps the random-number generator's state."""
+NEXT_OPCODE = 6
+"""Where `FrotzEnv.get_state()` keeps the opcode the machine runs next: the input it waits for."""
+READ_LINE = 228
+"""The Z-machine's `read` (a line of input), as opposed to 246, `read_char` (one key)."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
@@ -59,6 +65,103 @@ class Trial:
         apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
         here!". Read on demand (it costs more than the step), and only before either emulator runs again."""
         return self._changed()
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a restored game must equal (issue 33): where the player is, the score, what it holds, the object tree and
+    the globals, every one of them (the noisy ones a game changes each turn too), and whether the game has ended."""
+
+    room: int | None
+    score: int
+    inventory: tuple[int, ...]
+    """Object numbers the player holds, in the game's order."""
+    tree: str
+    """MD5 of every object's parent, sibling, child and attributes (the whole table, past Jericho's object cap)."""
+    globals: str
+    """MD5 of the 240 global variables."""
+    ended: tuple[bool, bool]
+    """(game over, victory)."""
+
+    @classmethod
+    def of(
+        cls, world: WorldSnapshot, room: int | None, score: int, player: int, ended: tuple[bool, bool]
+    ) -> Fingerprint:
+        """The fingerprint of `world`, read in a room with a score; `player` is the player's object number."""
+        tree = hashlib.md5(world.parents.tobytes())
+        for part in (world.siblings, world.children, world.attributes):
+            tree.update(part.tobytes())
+        return cls(
+            room=room,
+            score=score,
+            inventory=tuple(world.contents(player)) if player else (),
+            tree=tree.hexdigest(),
+            globals=hashlib.md5(world.globals.tobytes()).hexdigest(),
+            ended=ended,
+        )
+
+
+@dataclass(frozen=True, eq=False)
+class Snapshot:
+    """The game right after one turn, as `JerichoSession.restore` brings it back. Plain data: it outlives the
+    emulator it was taken on and restores on any session of the same story file."""
+
+    story_md5: str
+    commands: tuple[str, ...]
+    """Every command the emulator ran since reset, in order; the last is the turn this snapshot follows."""
+    anchor: tuple | None
+    """`FrotzEnv.get_state()` the latest command read as a line ran from (None: the reset): `restore` plays the
+    commands from there. Most often the state the last command ran from; see `restore` for why not always."""
+    anchor_turn: int
+    """How many commands had run at the anchor."""
+    state: str
+    """`state_digest` of the emulator after the last command: what a restore must reach."""
+    view: GameView
+    """What the last command (or the reset) gave: `restore` gives it back."""
+    room: int | None
+    """The room the session last saw the player in (it tells arrivals apart)."""
+    titles: tuple[tuple[int, str], ...]
+    """The room titles the session had learnt (`JerichoSession._titles`), so that later views read the same."""
+    fingerprint: Fingerprint
+    """What the restored game equals (the state digest holds all of it, and the rest of memory)."""
+
+    @property
+    def turn(self) -> int:
+        """Commands run since reset."""
+        return len(self.commands)
+
+    @property
+    def size(self) -> int:
+        """Bytes of data held: the anchor's memory, stack and text, the response, the commands and the titles (the
+        view's world arrays are shared with the view the session returned)."""
+        anchor = self.anchor[0].nbytes + self.anchor[1].nbytes + len(self.anchor[-1]) if self.anchor else 0
+        return (
+            anchor + len(self.view.text) + sum(len(c) + 1 for c in self.commands) + sum(len(t) for _, t in self.titles)
+        )
+
+
+class Restored(StrEnum):
+    """How `JerichoSession.restore` brought a snapshot back."""
+
+    STATE = "state"
+    """The emulator set to the snapshot's anchor, and the commands since played again (most often just the last)."""
+    REPLAY = "replay"
+    """A fresh emulator reset and every command since reset played again, as `--resume` does."""
+
+
+class RestoreError(Exception):
+    """A snapshot that cannot be brought back on this session: another story file, or a state neither way reaches."""
+
+
+def state_digest(state: tuple) -> str:
+    """MD5 of what the Z-machine runs on in `FrotzEnv.get_state()`: dynamic memory, the live part of the stack, the
+    registers (pc, sp, fp, frame count, next opcode) and the random-number generator. The stack below its pointer is
+    left out: what an earlier, deeper call left there is never read again (a reset leaves it behind)."""
+    ram, stack, pc, sp, fp, frame_count, opcode, rng, _narrative = state
+    digest = hashlib.md5(ram.tobytes())
+    digest.update(stack[2 * sp :].tobytes())  # sp counts 16-bit words
+    digest.update(repr((pc, sp, fp, frame_count, opcode, tuple(int(n) for n in rng))).encode())
+    return digest.hexdigest()
 
 
 class StoryFileError(Exception):
@@ -160,18 +263,26 @@ class JerichoSession:
         self._shadow: Any = None
         self._before: Any = None
         """Emulator state the last command ran from (for `idle_world`)."""
+        self._anchor: tuple[Any, int] = (None, 0)
+        """The state the latest command read as a line ran from (None: the reset), and the commands run before it."""
         self._idle: WorldSnapshot | None = None
         self._dictionary: list[Any] | None = None
         self._titles: dict[int, str] = {}
         """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
         self._room: int | None = None
+        self.commands: list[str] = []
+        """Every command the emulator ran since reset, in order (what `snapshot` keeps for a replay)."""
+        self.view: GameView | None = None
+        """What the last command (or the reset) gave."""
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
         self._text, _ = self.env.reset()
+        self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         self.rooms_container = self._find_rooms_container(self.world())
-        return self.observe()
+        self.view = self.observe()
+        return self.view
 
     def step(self, command: str) -> GameView:
         """Run one command; the returned view carries the game's response as `text`."""
@@ -179,8 +290,12 @@ class JerichoSession:
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
+        if self._before[NEXT_OPCODE] == READ_LINE:
+            self._anchor = (self._before, len(self.commands))
         self._text, _, _, _ = self.env.step(command)
-        return self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
+        self.commands.append(command)
+        self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
+        return self.view
 
     def close(self) -> None:
         self.env.close()
@@ -253,7 +368,8 @@ class JerichoSession:
 
         Played on a shadow emulator, a second FrotzEnv with its own copy of the C core, so the game itself is never
         touched: Jericho's restore is not exact on every game (sherlock, and tryst205 at a "press a key" prompt,
-        play differently after a step run and undone on the same emulator). Computed once per turn, on demand.
+        play differently after a step run and undone on the same emulator: `restore` says what its state leaves out).
+        Computed once per turn, on demand.
         """
         if self._before is None:
             return None
@@ -440,10 +556,77 @@ class JerichoSession:
             return list(self.env.get_walkthrough())
 
     # -- snapshots ---------------------------------------------------------------------------------------
-    def snapshot(self) -> tuple[Any, str]:
-        """Exact emulator state (RNG included) plus the last response."""
-        return self.env.get_state(), self._text
+    def fingerprint(self) -> Fingerprint:
+        """The state a restore must give back equal (see `Fingerprint`), read from memory now."""
+        world = self.world()
+        ended = (self.env.game_over(), self.env.victory())
+        return Fingerprint.of(world, self.player_room(world), self.env.get_score(), self.player, ended)
 
-    def restore(self, snap: tuple[Any, str]) -> None:
-        state, self._text = snap
-        self.env.set_state(state)
+    def snapshot(self) -> Snapshot:
+        """The game as it is now, right after the last command (or the reset), for `restore`."""
+        if self.view is None:
+            raise RestoreError("nothing to snapshot before the first reset")
+        view = self.view
+        ended = (view.game_over, view.victory)
+        return Snapshot(
+            story_md5=self.story_md5,
+            commands=tuple(self.commands),
+            anchor=self._anchor[0],
+            anchor_turn=self._anchor[1],
+            state=state_digest(self.env.get_state()),
+            view=view,
+            room=self._room,
+            titles=tuple(self._titles.items()),
+            fingerprint=Fingerprint.of(view.world, view.room_id, view.score, self.player, ended),
+        )
+
+    def restore(self, snap: Snapshot, replay: bool = False) -> tuple[GameView, Restored]:
+        """Bring the game back to `snap`, so that the next commands answer exactly as they did after it the first
+        time; returns the view the snapshot's turn gave (`snap.view`) and how. Raises RestoreError when neither way
+        reaches the snapshot's state (the session is then somewhere else: reset it).
+
+        `FrotzEnv.set_state` alone is not enough. Frotz keeps two things outside the state it saves: the output
+        buffer, which still holds the end of the last text printed (sherlock's `>` prompt, a word of partyfoul's)
+        and begins the next response with it; and the keys typed for a `read_char` prompt beyond the first, which
+        the next `read_char` takes before any new command (sherlock's "press Y or N" answered `No` leaves `o`). So
+        the emulator is set to the anchor, the state the latest command read as a line ran from (reading a line
+        drops any keys left), and the commands from there are played again: most often just the last. The text
+        they print is dropped; the output buffer is left as the first time. Where the state reached is not the
+        snapshot's (an emulator halted on an error keeps halting), or with `replay`, a fresh emulator replays every
+        command since reset, as `--resume` does. Either way the state reached is checked against the snapshot's."""
+        if snap.story_md5 != self.story_md5:
+            raise RestoreError(f"the snapshot is of another story file than {self.story_file.name}")
+        if self.view is None:  # a session that never started knows neither its rooms container nor its view
+            self.reset()
+        how = Restored.REPLAY if replay else Restored.STATE
+        if how is Restored.STATE:
+            before = self._play_from(snap.anchor, snap.commands[snap.anchor_turn :])
+            if state_digest(self.env.get_state()) != snap.state:
+                how = Restored.REPLAY
+        if how is Restored.REPLAY:
+            self.env.close()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
+                self.env = start_emulator(self.story_file, self._seed)
+            before = self._play_from(None, snap.commands)
+            if state_digest(self.env.get_state()) != snap.state:
+                raise RestoreError(f"replaying {snap.turn} commands does not reach the snapshot's state")
+        # what the C core read as the last response (some games' game-over test reads it)
+        self.env.frotz_lib.set_narrative_text(snap.view.text.encode("cp1252"))
+        self.view, self._text, self._room, self._titles = snap.view, snap.view.text, snap.room, dict(snap.titles)
+        self._before, self._idle, self.commands = before, None, list(snap.commands)
+        self._anchor = (snap.anchor, snap.anchor_turn)
+        return snap.view, how
+
+    def _play_from(self, start: tuple | None, commands: tuple[str, ...]) -> Any:
+        """Set the emulator to `start` (None: reset it) and play `commands` on it; the state the last one ran from
+        (None when there were none)."""
+        if start is None:
+            self.env.reset()
+        else:
+            self.env.set_state(start)
+        before = None
+        for command in commands:
+            before = self.env.get_state()
+            self.env.step(command)
+        return before
