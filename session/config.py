@@ -661,7 +661,10 @@ def modernize(values: dict[str, Any], max_turns: int | None = None) -> dict[str,
         if type(threshold) is not int or type(max_turns) is not int:
             raise ValueError(f"{OLD_WARNING_KEY} must be an integer (got {threshold!r})")
         if not 1 <= threshold < max_turns:
-            raise ValueError(f"{OLD_WARNING_KEY} ({threshold}) must be >= 1 and < max_turns_stuck ({max_turns})")
+            raise ValueError(
+                f"tool.zorkgpt.loop_break.{OLD_WARNING_KEY}: {OLD_WARNING_KEY} ({threshold}) must be >= 1 and < "
+                f"max_turns_stuck ({max_turns})"
+            )
         _put(values, None, "warning_lead_turns", max_turns - threshold, OLD_WARNING_KEY)
     return values
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from session.config import stop_rules_off
+from session.config import modernize, stop_rules_off
 from session.records import TurnRecord
 
 SEED_LOOP_BREAK = {
@@ -22,11 +22,11 @@ repetition window, no free waits. The tests of seed behaviour run under it, so b
 stay covered."""
 
 
-def seed_loop_break(**sections: Any) -> dict[str, Any]:
-    """SEED_LOOP_BREAK with `sections` merged in: a detector's section key by key (`churn={"changes": 6}` keeps the
-    seed's `repeats = 0`), any other key replaced."""
+def seed_loop_break(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SEED_LOOP_BREAK with `overrides` (keys old or new, session.config.modernize) merged in: a detector's section
+    key by key (`{"churn_window": 12}` keeps the seed's `churn.changes = 0`), any other key replaced."""
     merged = {key: dict(value) if isinstance(value, dict) else value for key, value in SEED_LOOP_BREAK.items()}
-    for key, value in sections.items():
+    for key, value in modernize(overrides or {}).items():
         merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
     return merged
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from managers.loop_break import detectors  # noqa: F401  (registers the built-in detectors, in their order)
+import managers.loop_break.detectors  # noqa: F401  (registers the built-in detectors, in their order)
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.detector import REGISTRY, Detector, GateRequest, Moment, Proposal, Stretch, Tools, Turn
 from managers.loop_break.penalties import adjust_score
