@@ -26,7 +26,8 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 def never_stopped(turns: int) -> dict:
     """Configuration overrides that play a loop for `turns` turns with the loop break watching (detectors,
     penalties, warnings, gates) but never ending it: every stop rule off (each section says how, those of detectors
-    registered since included), the no-progress backstop out of reach, the failure gate only warning. For the measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
+    registered since included), the no-progress backstop out of reach, the failure gate only warning. For the
+    measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
     return {
         "gameplay": {"max_turns_per_episode": turns},
         "loop_break": {

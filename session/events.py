@@ -42,9 +42,7 @@ class EventType(StrEnum):
     OBJECTIVE_CLAIM_REJECTED = "objective_claim_rejected"
 
 
-def emit(
-    sink: list[dict[str, Any]], event_type: EventType, message: str, level: str = "INFO", **fields: Any
-) -> dict:
+def emit(sink: list[dict[str, Any]], event_type: EventType, message: str, level: str = "INFO", **fields: Any) -> dict:
     """Log `message` with `event_type` and `fields` bound (the JSON log keeps them) and append the event."""
     event = {"event_type": event_type, **fields}
     logger.bind(**event).log(level, message)

@@ -71,7 +71,10 @@ def test_unknown_config_key(tmp_path, capsys, rom_path):
     ("toml", "expected"),
     [
         ("camping_threshold = 50\n", ["camping_threshold (50)", "camping_window (10)"]),
-        ("oscillation_return_penalty = 0.3\n", ["tool.zorkgpt.loop_break.room_loops.oscillation_return_penalty", "0.3"]),
+        (
+            "oscillation_return_penalty = 0.3\n",
+            ["tool.zorkgpt.loop_break.room_loops.oscillation_return_penalty", "0.3"],
+        ),
     ],
 )
 def test_out_of_range_config_value(tmp_path, capsys, rom_path, toml, expected):

@@ -198,4 +198,3 @@ def test_the_warning_lead_is_the_old_threshold_turned_round():
         LoopBreakConfig(max_turns_stuck=40, stuck_warning_threshold=40)
     with pytest.raises(ValueError, match="warning_lead_turns"):
         LoopBreakConfig(no_progress={"max_turns": 40}, warning_lead_turns=40)
-

@@ -96,6 +96,10 @@ def test_phase_1a_1b_1c_integration(rom_path, tmp_path, dam_ab):
     result = run_episode(rom_path, config, LooperAgent(dam_ab.prefix, dam_ab.loop))
     assert result.events("loop_penalty_applied")
     warnings = result.events("loop_break_warning")
-    assert warnings and min(w["turns_stuck"] for w in warnings) == config.loop_break.no_progress.max_turns - config.loop_break.warning_lead_turns
+    assert (
+        warnings
+        and min(w["turns_stuck"] for w in warnings)
+        == config.loop_break.no_progress.max_turns - config.loop_break.warning_lead_turns
+    )
     assert result.summary["termination_reason"] == "stuck_no_progress"
     assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40

@@ -16,7 +16,7 @@ from managers.map_graph import MapGraph
 from managers.objectives import ObjectiveManager
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 KITCHEN = 7
 LANTERN = GameObject(40, "brass lantern")

@@ -25,7 +25,7 @@ from managers.loop_break.room_loops import (
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -315,7 +315,10 @@ def test_penalty_not_applied_without_prediction():
     """No predicted destination (not a move, or an exit the map does not know): the score is unchanged."""
     config = LoopBreakConfig()
     judgement = Judgement(0.8, "examine things")
-    assert apply_loop_penalties(judgement, None, no_detections(oscillation=OSCILLATION), config.room_loops, name_of) is judgement
+    assert (
+        apply_loop_penalties(judgement, None, no_detections(oscillation=OSCILLATION), config.room_loops, name_of)
+        is judgement
+    )
 
     loop_break = make_loop_break()
     oscillate(loop_break, 6)
@@ -379,7 +382,10 @@ def test_flag_velocity_detection_disabled_turns_everything_off():
 def test_flag_loop_detection_disabled_no_detections_no_penalties():
     loop_break = make_loop_break(enable_loop_detection=False, max_turns_stuck=30)
     verdicts = oscillate(loop_break, 24)
-    assert not loop_break.detectors["room_loops"].active.any and loop_break.detectors["room_loops"].active.recent_rooms == ()
+    assert (
+        not loop_break.detectors["room_loops"].active.any
+        and loop_break.detectors["room_loops"].active.recent_rooms == ()
+    )
     assert not any(e["event_type"] == "loop_detected" for v in verdicts for e in v.events)
     events: list[dict] = []
     judgement = Judgement(0.9, "ok")

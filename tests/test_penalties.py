@@ -80,7 +80,9 @@ def test_region_penalty_only_inside_the_region():
 def test_revisit_penalty_is_exact_at_threshold():
     """0.7 - 0.2 is 0.5 (accepted at threshold 0.5), not 0.49999999999999994."""
     config = LoopBreakConfig()
-    adjusted = apply_loop_penalties(Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config.room_loops, name_of)
+    adjusted = apply_loop_penalties(
+        Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config.room_loops, name_of
+    )
     assert adjusted.score == 0.5
     assert adjusted.adjustments == ("Revisit penalty (Living Room visited recently) -0.20",)
 
@@ -109,9 +111,13 @@ def test_all_adjustments_stack_and_are_listed():
 def test_configured_amounts_are_used_and_zero_is_no_adjustment():
     config = LoopBreakConfig(oscillation_return_penalty=-0.3, oscillation_exploration_bonus=0.0)
     oscillation = detections(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
-    assert apply_loop_penalties(Judgement(0.9, "ok"), 2, oscillation, config.room_loops, name_of).score == pytest.approx(0.6)
+    assert apply_loop_penalties(
+        Judgement(0.9, "ok"), 2, oscillation, config.room_loops, name_of
+    ).score == pytest.approx(0.6)
     judgement = Judgement(0.6, "ok")
-    assert apply_loop_penalties(judgement, 5, oscillation, config.room_loops, name_of) is judgement  # bonus 0: unchanged
+    assert (
+        apply_loop_penalties(judgement, 5, oscillation, config.room_loops, name_of) is judgement
+    )  # bonus 0: unchanged
 
 
 def test_base_score_survives_a_second_adjustment():
@@ -133,8 +139,14 @@ def test_camping_penalty_through_loop_break():
     rooms = [1, 2, 1, 3, 1, 4, 1, 5, 1, 1]
     for turn, room in enumerate(rooms, start=1):
         loop_break.observe(make_record(turn, room))
-    assert loop_break.detectors["room_loops"].active.camping.detected and loop_break.detectors["room_loops"].active.camping.camped_location_id == 1
-    assert not loop_break.detectors["room_loops"].active.oscillation.detected and not loop_break.detectors["room_loops"].active.region.detected
+    assert (
+        loop_break.detectors["room_loops"].active.camping.detected
+        and loop_break.detectors["room_loops"].active.camping.camped_location_id == 1
+    )
+    assert (
+        not loop_break.detectors["room_loops"].active.oscillation.detected
+        and not loop_break.detectors["room_loops"].active.region.detected
+    )
     events: list[dict] = []
     back = loop_break.adjust("south", Judgement(0.8, "ok"), view_at(5), events, turn=11)
     assert back.score == pytest.approx(0.8)  # south from the Clearing is Behind House, not the Kitchen

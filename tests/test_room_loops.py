@@ -10,7 +10,7 @@ from managers.loop_break.room_loops import CampingDetector, OscillationDetector,
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Cellar", 4: "Troll Room", 5: "East-West Passage", 6: "Round Room"}
 CORRIDOR = [1, 2, 3, 4, 3, 2]  # Kitchen <-> Living Room <-> Cellar <-> Troll Room and back
@@ -132,7 +132,8 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
     assert loop_break.detectors["room_loops"].active.region.room_ids == (1, 2, 3, 4)
     cellar = GameView(3, "Cellar", 0, 0, (), (), "h", "")
     assert (
-        "You keep to Kitchen, Living Room, Cellar, Troll Room without progress" in room_loop_lines(loop_break.detectors["room_loops"].active)[0]
+        "You keep to Kitchen, Living Room, Cellar, Troll Room without progress"
+        in room_loop_lines(loop_break.detectors["room_loops"].active)[0]
     )
     # Staying inside the region is penalised; leaving it (Round Room) is not.
     penalised = loop_break.adjust("up", Judgement(0.9, "ok"), cellar, [], 21)

@@ -122,7 +122,10 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     )
     last_room = 49  # the turn of index 48
     assert last_room + config.no_progress.trek_grace > config.no_progress.max_turns
-    assert play(loop_break(**clock), trek(200, every=6, until=48)) == (last_room + config.no_progress.trek_grace, "no_progress")
+    assert play(loop_break(**clock), trek(200, every=6, until=48)) == (
+        last_room + config.no_progress.trek_grace,
+        "no_progress",
+    )
     rooms = config.no_progress.trek_rooms + 3
     cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
     assert play(loop_break(**clock), cycle) == (config.no_progress.max_turns, "no_progress")
@@ -223,7 +226,10 @@ def test_new_tries_that_get_nowhere_are_fruitless():
     turn, rule = play(loop_break(), walking)
     assert rule == "fruitless" and turn < config.fruitless.turns + 5  # its first three moves were new ones
     assert play(loop_break(), tries(2))[1] != "fruitless"
-    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (config.no_progress.max_turns, "no_progress")
+    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (
+        config.no_progress.max_turns,
+        "no_progress",
+    )
     assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.no_progress.max_turns, "no_progress")
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, tries(1)[:24])

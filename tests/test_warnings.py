@@ -12,7 +12,7 @@ from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 CELLAR, TROLL_ROOM = 60, 61
 SIGNALS = ("score", "objective", "new_room")

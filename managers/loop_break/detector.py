@@ -219,4 +219,3 @@ def unregister(name: str) -> None:
 def stop_rules() -> list[str]:
     """Every stop rule's name, in the order they are asked."""
     return [d.stop_rule for d in REGISTRY.values() if d.stop_rule is not None]
-
