@@ -370,7 +370,7 @@ class Cycle(Detector):
         return tuple(self.cycle.last_round(nearest[1]))
 
 
-BUILT_IN = (RoomLoops, NoProgress, Repetition, ActionLoops, Fruitless, Churn, Cycle)
+BUILT_IN = (ActionLoops, RoomLoops, NoProgress, Repetition, Fruitless, Churn, Cycle)
 """The built-in detectors in the registry's order. Registered when this module is first imported (by loop_break.py)."""
 for _detector in BUILT_IN:
     register(_detector)

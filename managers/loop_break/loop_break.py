@@ -289,13 +289,15 @@ class LoopBreak:
         return all(canonical_command(way) in final for way in room.exits)
 
     def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
-        """Apply every detector's penalties and bonuses to the critic's score used for acceptance: summed, then
-        clamped once, so the order never matters."""
+        """Apply every detector's penalties and bonuses to the critic's score used for acceptance: each detector's
+        summed and clamped as one step, the steps in the registry's order (the action-loop penalty before the room
+        loops' steering, as measured)."""
         if not self.enabled or judgement.source in BLOCKING_SOURCES:
             return judgement
         proposal = Proposal(command, judgement, view, turn, self.progress.turns_stuck(turn - 1), self.stretch)
-        deltas = [delta for detector in self.detectors.values() for delta in detector.adjust(proposal)]
-        adjusted = adjust_score(judgement, deltas)
+        adjusted = judgement
+        for detector in self.detectors.values():
+            adjusted = adjust_score(adjusted, detector.adjust(proposal))
         if adjusted is not judgement:
             turned = judgement.score >= self.rejection_threshold > adjusted.score
             emit(
