@@ -19,6 +19,7 @@ from loguru import logger
 from agents.base import LLMCallFailed, LLMUnavailable
 from agents.reply import MAX_REPLY_CHARS
 from session.config import LLMConfig
+from session.events import EventType
 from session.safe_text import encodable, printable, redact
 
 REQUEST_LIMITS: dict = {}
@@ -206,7 +207,7 @@ class LLMClient:
         self.failures_in_a_row[role] += 1
         in_a_row = self.failures_in_a_row[role]
         self.usage.failures[category] += 1
-        logger.bind(event_type="llm_call_failed", role=role, category=category).warning(
+        logger.bind(event_type=EventType.LLM_CALL_FAILED, role=role, category=category).warning(
             f"LLM {role} call failed ({category}), {in_a_row} in a row: {detail}"
         )
         if in_a_row >= self.max_consecutive_failures:

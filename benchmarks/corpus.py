@@ -472,7 +472,7 @@ def main(argv: list[str] | None = None) -> int:
         action="append",
         default=[],
         metavar="SECTION.KEY=VALUE",
-        help="override a config key, e.g. --set loop_break.enable_velocity_detection=false",
+        help="override a config key, e.g. --set loop_break.enabled=false or loop_break.churn.changes=0",
     )
     parser.add_argument("--out", default="benchmarks/results/corpus")
     parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")

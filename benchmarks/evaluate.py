@@ -39,17 +39,27 @@ from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, n
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
+from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import LOOP_ENDINGS, TurnRecord
 from viewer.report import write_report
 
 DETECTOR_EVENTS = {
-    "identical_action": "identical_action_warning",
-    "parse_failure": "parse_failure_recovery",
-    "collaboration_loop": "collaboration_loop",
-    "failure_gate": "loop_gate",
-    "stuck_warning": "loop_break_warning",
+    "identical_action": EventType.IDENTICAL_ACTION_WARNING,
+    "parse_failure": EventType.PARSE_FAILURE_RECOVERY,
+    "collaboration_loop": EventType.COLLABORATION_LOOP,
+    "failure_gate": EventType.LOOP_GATE,
+    "stuck_warning": EventType.LOOP_BREAK_WARNING,
 }
+"""First-detection names (the scenario table's) of events other than `loop_detected`, whose `kind` names it."""
+PLOTTED_EVENTS = (
+    EventType.LOOP_BREAK_WARNING,
+    EventType.STUCK_TERMINATION,
+    EventType.LOOP_GATE,
+    EventType.IDENTICAL_ACTION_WARNING,
+    EventType.PARSE_FAILURE_RECOVERY,
+)
+"""Events whose first turn the scenario plots mark (besides every `loop_detected` kind)."""
 STUCK_LLM_SCENARIO = "dam_ab"
 """The stuck replay whose LLM cost per turn prices the turns the loop break saves."""
 ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reproduce
@@ -69,12 +79,12 @@ def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | N
     events = [(r["turn"], e) for r in records for e in r["events"]]
     first: dict[str, int] = {}
     for turn, event in events:
-        if event["event_type"] == "loop_detected":
+        if event["event_type"] == EventType.LOOP_DETECTED:
             first.setdefault(event["kind"], turn)
         for detector, event_type in DETECTOR_EVENTS.items():
             if event["event_type"] == event_type:
                 first.setdefault(detector, turn)
-    penalties = [e for _, e in events if e["event_type"] == "loop_penalty_applied"]
+    penalties = [e for _, e in events if e["event_type"] == EventType.LOOP_PENALTY_APPLIED]
     figures = {
         "turns": summary["turns"],
         "termination_reason": summary["termination_reason"],
@@ -84,7 +94,7 @@ def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | N
         "first_detection": dict(sorted(first.items(), key=lambda item: item[1])),
         "penalties_applied": len(penalties),
         "turned_to_reject": sum(1 for e in penalties if e.get("turned_to_reject")),
-        "warnings_shown": sum(1 for _, e in events if e["event_type"] == "loop_break_warning"),
+        "warnings_shown": sum(1 for _, e in events if e["event_type"] == EventType.LOOP_BREAK_WARNING),
         "would_reject": sum(1 for r in records if r["would_reject"]),
         "llm_calls": sum(summary["llm_calls"].values()),
     }
@@ -128,7 +138,7 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
                 {
                     "files": {"episode_dir": str(folder / built.name / mode / ("on" if loop_break else "off"))},
                     "gameplay": {"max_turns_per_episode": length},
-                    "loop_break": {"enable_velocity_detection": loop_break},
+                    "loop_break": {"enabled": loop_break},
                 },
             )
             agent, client = _agents(built, mode, config)
@@ -231,15 +241,9 @@ def plot_scenario(report: dict, out: Path, signals: tuple[str, ...]) -> Path | N
     for record in records_on:
         for event in record["events"]:
             kind = event["event_type"]
-            if kind == "loop_detected":
+            if kind == EventType.LOOP_DETECTED:
                 marks.setdefault(f"detected: {event['kind']}", record["turn"])
-            elif kind in (
-                "loop_break_warning",
-                "stuck_termination",
-                "loop_gate",
-                "identical_action_warning",
-                "parse_failure_recovery",
-            ):
+            elif kind in PLOTTED_EVENTS:
                 marks.setdefault(kind.replace("_", " "), record["turn"])
     colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for index, (label, turn) in enumerate(sorted(marks.items(), key=lambda item: item[1])):

@@ -1,8 +1,8 @@
 """Replay recorded corpus episodes through the real LoopBreak under other settings, without playing them again.
 
     uv run python -m benchmarks.corpus --games ../shared/games --records R --out O \
-        --set loop_break.enable_velocity_detection=false           # play every trajectory to its end, once
-    uv run python -m benchmarks.replay_rules --corpus O --set loop_break.max_turns_stuck=40 [--set ...]
+        --set loop_break.enabled=false           # play every trajectory to its end, once
+    uv run python -m benchmarks.replay_rules --corpus O --set loop_break.no_progress.max_turns=40 [--set ...]
 
 Forced episodes run the same commands whatever the loop break says, so feeding their records to a fresh LoopBreak
 (the real ProgressTracker, detectors and stop rules) gives exactly the turn at which those settings would stop them,
@@ -49,7 +49,7 @@ class Replayed:
 def replay(records: list[dict], config: GameConfiguration) -> Replayed:
     """Feed the records to a fresh LoopBreak until a stop rule fires."""
     game_map = MapGraph()
-    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5, config.action_loops)
+    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5)
     replayed = Replayed()
     for data in records:
         record = TurnRecord(**data)
@@ -61,9 +61,9 @@ def replay(records: list[dict], config: GameConfiguration) -> Replayed:
         verdict = loop_break.observe(record)
         clock = loop_break.clock(verdict.progress.turns_stuck)
         replayed.longest = max(replayed.longest, clock)
-        if clock >= config.loop_break.repetition_min_turns:
-            replayed.repeats = max(replayed.repeats, loop_break.repeating.repeats)
-        churn = loop_break.churn
+        if clock >= config.loop_break.repetition.min_turns:
+            replayed.repeats = max(replayed.repeats, loop_break.stretch.repeating.repeats)
+        churn = loop_break.detectors["churn"].count
         if churn.turns >= churn.min_turns:
             replayed.churn_changes = max(replayed.churn_changes, churn.changes)
         if churn.turns_across >= churn.min_turns:

@@ -17,6 +17,7 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from session.commands import DIRECTIONS
+from session.config import stop_rules_off
 from session.jericho_session import JerichoSession
 
 SCENARIO_DIR = Path(__file__).parent / "scenarios"
@@ -24,18 +25,17 @@ SCENARIO_DIR = Path(__file__).parent / "scenarios"
 
 def never_stopped(turns: int) -> dict:
     """Configuration overrides that play a loop for `turns` turns with the loop break watching (detectors,
-    penalties, warnings, gates) but never ending it: the stop rules out of reach or off, the failure gate only
-    warning. For the measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
+    penalties, warnings, gates) but never ending it: every stop rule off (each section says how, those of detectors
+    registered since included), the no-progress backstop out of reach, the failure gate only warning. For the
+    measures of a long loop: memory, the loop break's cost while looping, the viewer's long episode."""
     return {
         "gameplay": {"max_turns_per_episode": turns},
         "loop_break": {
-            "max_turns_stuck": 100_000,
-            "repetition_min_turns": 100_000,
-            "fruitless_turns": 0,
-            "cycle_turns": 0,
-            "stuck_warning_threshold": 20,
+            **stop_rules_off(),
+            "no_progress": {"max_turns": 100_000},
+            "warning_lead_turns": 100_000 - 20,  # the warning from 20 turns without progress on
+            "action_loops": {"gate_action": "warn"},
         },
-        "action_loops": {"gate_action": "warn"},
     }
 
 

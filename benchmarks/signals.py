@@ -52,7 +52,7 @@ def measure(rom: Path, limit: int) -> dict[str, dict[str, dict]]:
                 "pyproject.toml",
                 {
                     "files": {"episode_dir": folder},
-                    "loop_break": {"enable_velocity_detection": False},
+                    "loop_break": {"enabled": False},
                     "gameplay": {"max_turns_per_episode": len(built.commands)},
                 },
             )

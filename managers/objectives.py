@@ -21,6 +21,7 @@ from managers.map_graph import MapGraph
 from session.commands import TAKE_VERBS, direction_of
 from session.config import LoopBreakConfig
 from session.context import ObjectiveReview
+from session.events import EventType
 from session.outcomes import DARK_PHRASES
 from session.records import GameView, TurnRecord
 
@@ -129,7 +130,7 @@ class ObjectiveManager:
                 if objective is not None and len(evidence) >= MIN_EVIDENCE_CHARS and evidence in response:
                     completed.append(self._complete(objective, judged))
                 else:
-                    logger.bind(event_type="objective_claim_rejected").info(
+                    logger.bind(event_type=EventType.OBJECTIVE_CLAIM_REJECTED).info(
                         f"unverified objective claim: {claimed!r} (evidence {quoted!r})"
                     )
         added = [text for text in review.proposed if self._add(text, "llm", None, turn)]

@@ -33,7 +33,7 @@ from orchestration.spending import Spending, usage_line
 from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance, ObjectiveReview
-from session.events import emit
+from session.events import EventType, emit
 from session.jericho_session import JerichoSession
 from session.outcomes import classify_outcome
 from session.records import (
@@ -106,9 +106,7 @@ class Orchestrator:
         self.contexts = ContextBuilder(config.orchestrator.history_turns, session.game_name)
         self.objectives = objectives or ObjectiveManager(config.loop_break)
         predictor = DestinationPredictor(config.loop_break.destination_prediction, self.map, session)
-        self.loop_break = LoopBreak(
-            config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold, config.action_loops
-        )
+        self.loop_break = LoopBreak(config.loop_break, self.map, predictor, config.gameplay.critic_rejection_threshold)
         self.precheck: ObjectPrecheck | None = None
         """Built from the episode's first state (the emulator still holds the last episode's end until reset)."""
         self.view: GameView | None = None
@@ -164,7 +162,7 @@ class Orchestrator:
                 self.recorder.muted = False
         else:
             self._write_episode_file(folder)
-        logger.bind(event_type="episode_start").info(
+        logger.bind(event_type=EventType.EPISODE_START).info(
             f"Episode {self.game_state.episode_id}: {self.session.game_name}, agent {self.agent.kind}, "
             f"critic {self.critic.kind}" + (f", resumed after turn {self.game_state.turn_count}" if resume else "")
         )
@@ -307,7 +305,7 @@ class Orchestrator:
         self.last_record = record
         self.view = after
         record.wall_seconds = round(time.perf_counter() - started, 6)
-        logger.bind(event_type="turn", turn=turn).info(
+        logger.bind(event_type=EventType.TURN, turn=turn).info(
             f"turn {turn:>4} | {view.room_name} | {command} | score {after.score}"
             + (f" | rejected {record.rejections}" if record.rejections else "")
         )
@@ -424,7 +422,7 @@ class Orchestrator:
                 judgement = Judgement(0.0, refusal, source="not_run")
                 emit(
                     events,
-                    "command_refused",
+                    EventType.COMMAND_REFUSED,
                     f"Refused {command[:40]!r}: {refusal}",
                     level="WARNING",
                     turn=turn,
@@ -500,7 +498,7 @@ class Orchestrator:
     def _end(self, reason: Ending, detail: str = "") -> None:
         self.game_state.game_over_flag = True
         self.game_state.termination_reason = reason
-        logger.bind(event_type="episode_end", reason=reason).info(
+        logger.bind(event_type=EventType.EPISODE_END, reason=reason).info(
             f"Episode ends after {self.game_state.turn_count} turns: {reason}" + (f" ({detail})" if detail else "")
         )
 
@@ -566,7 +564,7 @@ class Orchestrator:
         summary["strategy_notes"] = notes
         summary["knowledge_store"] = self._save_knowledge(summary)
         if summary["llm_calls"]:
-            logger.bind(event_type="llm_usage").info(usage_line(summary))
+            logger.bind(event_type=EventType.LLM_USAGE).info(usage_line(summary))
         path = self.recorder.close(summary)
         for step in self.after_episode:
             try:
@@ -578,7 +576,7 @@ class Orchestrator:
 
 def _recorded_guidance(record: TurnRecord) -> str:
     """The guidance a human gave at a loop gate in this turn, as recorded ("" when none was)."""
-    answers = [e for e in record.events if e.get("event_type") == "loop_counter_reset"]
+    answers = [e for e in record.events if e.get("event_type") == EventType.LOOP_COUNTER_RESET]
     return str(answers[-1].get("guidance", "")) if answers else ""
 
 

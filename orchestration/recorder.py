@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 
 from loguru import logger
 
+from session.events import EventType
 from session.records import TurnRecord
 from session.safe_text import printable, redact
 
@@ -100,12 +101,12 @@ class EpisodeRecorder:
         for event in record.events:
             kind = event["event_type"]
             self.event_counts[kind] += 1
-            if kind == "loop_detected":
+            if kind == EventType.LOOP_DETECTED:
                 self.detections[event["kind"]] += 1
                 self.first_detection.setdefault(event["kind"], record.turn)
-            if kind == "loop_penalty_applied" and event.get("turned_to_reject"):
+            if kind == EventType.LOOP_PENALTY_APPLIED and event.get("turned_to_reject"):
                 self.turned_to_reject += 1
-            if kind == "stuck_termination":
+            if kind == EventType.STUCK_TERMINATION:
                 self.stop_rule, self.stop_why = event.get("rule"), event.get("why")
 
     def close(self, summary: dict[str, Any]) -> Path:
@@ -120,10 +121,10 @@ class EpisodeRecorder:
         }
         summary["loop_break"] = {
             **summary.get("loop_break", {}),
-            "warnings_shown": self.event_counts["loop_break_warning"],
+            "warnings_shown": self.event_counts[EventType.LOOP_BREAK_WARNING],
             "detections": dict(self.detections),
             "first_detection_turn": self.first_detection,
-            "penalties_applied": self.event_counts["loop_penalty_applied"],
+            "penalties_applied": self.event_counts[EventType.LOOP_PENALTY_APPLIED],
             "commands_rejected_by_penalties": self.turned_to_reject,
             "would_reject": self.would_reject,
             "forced_turns": self.forced_turns,

@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
 
 ProgressSignal = Literal[
     "score",
@@ -189,196 +190,24 @@ class KnowledgeConfig(_Section):
     """The store's JSON file (a Markdown view is written beside it). None: `<episode_dir>/knowledge/<game>.json`."""
 
 
-class LoopBreakConfig(_Section):
-    """`[tool.zorkgpt.loop_break]`: progress velocity, room loops, penalties, warnings, objectives."""
+class DetectorSection(_Section):
+    """A loop-break detector's own section, `[tool.zorkgpt.loop_break.<name>]` (managers/loop_break/detector.py)."""
 
-    enable_velocity_detection: bool = True
-    """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
-    max_turns_stuck: int = Field(64, ge=1, le=100_000)
-    """Terminate (`stuck_no_progress`) this many turns after the last progress, however varied the play. The other
-    stop rules end loops sooner; this one is the backstop. Measured: healthy noisy walkthroughs whose detours put the
-    script off its track go up to 61 turns without progress in two or three rooms (temple, seed 13)."""
-    trek_rooms: int = Field(3, ge=1, le=100_000)
-    """When the turns since the last progress went through more than this many rooms, the no-progress rule may wait
-    up to `trek_extra_turns` more: a walk back through known rooms is slow, not a loop (loops over many rooms are the
-    repetition rule's). Needs enable_repetition_detection."""
-    trek_extra_turns: int = Field(48, ge=0, le=100_000)
-    """Turns that may be added to max_turns_stuck over more than `trek_rooms` rooms (0: none)."""
-    trek_grace: int = Field(24, ge=0, le=100_000)
-    """Over more than `trek_rooms` rooms, the no-progress rule waits no longer than this many turns after the player
-    last reached a room not seen since the last progress: a walk keeps reaching rooms, a loop reached all of its own
-    in its first round. 0: no such bound (all the extra turns whenever the rooms are many)."""
-    wait_allowance: int = Field(16, ge=0, le=100_000)
-    """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards any stop rule and never
-    repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather; optimal walkthroughs wait
-    up to 16 times in a row). The waits after them repeat like any command, and more than this many in a row all
-    repeat, with every turn since the last progress on the repetition rule's clock: a player who only waits is
-    stopped on the first wait past the free ones. 0: a wait is a turn like any other (the seeds)."""
-    wait_detours: int = Field(3, ge=0, le=100)
-    """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
-    waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per
-    step; balances' feather, seed 22: 3-7 turns between waits, stopped at 2). Turns after the last wait count. A loop
-    that mixes in waits gets at most (wait_allowance - 1) × this turns more on the no-progress clock; the repetition
-    rule ends it once its waits repeat."""
-    stuck_check_interval: int = Field(1, ge=1, le=1000)
-    """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
-    progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)
-    """What counts as progress: `score` (a value never reached this episode), `objective` (verified completion),
-    `new_room` (first visit), `new_room_inventory` (first arrival in a room with this inventory),
-    `new_object_state` (the command gave an object a place or attributes it never had), `new_game_variable` (the
-    command gave a game variable a value it never had), `new_information` (a question, a look-up or a reply answered
-    with something never said), `new_position` (a move inside one room id answered with a text never seen),
-    `new_arrangement` (a command that is no move left the objects the player pushed, never held, in places they
-    never stood in together), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See
-    managers/novelty.
-    The seed's set is ["score", "objective", "new_room"]."""
-    enable_objective_based_progress: bool = True
-    """Count verified objective completions as progress (needs `objective` in progress_signals)."""
-    objective_update_interval: int = Field(10, ge=1, le=1000)
-    """llm mode: the critic is asked for new objectives on the first turn and every this many turns (in its verdict:
-    no call of its own)."""
-    objective_staleness_turns: int = Field(30, ge=1, le=10_000)
-    """A discovered objective is dropped after this many turns without progress."""
-    max_objectives: int = Field(8, ge=1, le=50)
-    """Discovered objectives kept at once (oldest dropped first)."""
-    enable_stuck_warnings: bool = True
-    """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
-    stuck_warning_threshold: int = Field(56, ge=1, le=100_000)
-    """Turns without progress before the warning is shown (must be below max_turns_stuck). Its distance to
-    max_turns_stuck is the warning's lead: with repetition detection, the warning also shows that many turns before
-    the repetition rule could stop the episode."""
-    enable_exploration_hints: bool = True
-    """Add action-novelty hints and the room's unexplored exits to the warning."""
-    action_novelty_window: int = Field(15, ge=1, le=1000)
-    """Hints suggest commands not tried within this many recent turns."""
-    enable_loop_detection: bool = True
-    """Room-loop detectors (oscillation, camping, region) and their penalties."""
-    oscillation_return_penalty: float = Field(-0.8, ge=-1.0, le=0.0)
-    """Added to the critic score of a move back into an A-B-A-B oscillation."""
-    oscillation_exploration_bonus: float = Field(0.5, ge=0.0, le=1.0)
-    """Added to the critic score of a move out of an oscillation to a room outside it."""
-    camping_return_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
-    """Added to the critic score of a move back into the camped room."""
-    camping_threshold: int = Field(5, ge=1, le=1000)
-    """Per-turn entries of one room within camping_window that count as camping."""
-    camping_window: int = Field(10, ge=1, le=1000)
-    """Recent turns examined for camping."""
-    enable_location_penalty: bool = True
-    """Penalise moves into a room visited within location_revisit_window turns."""
-    location_revisit_penalty: float = Field(-0.2, ge=-1.0, le=0.0)
-    """Added to the critic score of a move into a recently visited room."""
-    location_revisit_window: int = Field(5, ge=1, le=1000)
-    """Recent turns examined for the revisit penalty."""
-    region_window: int = Field(20, ge=2, le=1000)
-    """Recent turns examined for a region loop (shuttling among a few known rooms)."""
-    region_max_rooms: int = Field(4, ge=2, le=100)
-    """A window touching at least 2 and at most this many rooms, none new, with no progress, is a region loop."""
-    region_loop_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
-    """Added to the critic score of a move that stays inside a looping region."""
-    penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
-    """Penalties apply only when at least this many turns have passed since the last progress."""
-    enable_repetition_detection: bool = True
-    """Stop sooner when play repeats itself: all but `repetition_misses` of the last `repetition_window` turns did
-    again what they had done since the last progress from the same situation (same room, inventory and objects), or
-    walked between two known rooms as the episode already had, and `repetition_min_turns` passed without progress.
-    Also detects wandering loops (more rooms than region_max_rooms) and penalises repeated moves."""
-    repetition_window: int = Field(18, ge=2, le=1000)
-    """Recent turns examined for the repetition rule: all but `repetition_misses` of them must repeat. Measured: a
-    16-turn window stopped sherlock's noisy walkthrough of seed 29 (15 of 16 turns repeating: the walkthrough's own
-    refused steps between steps out and back); 18 turns make every loop of the corpus end one or two turns later, none
-    after its target (random walks at most 39 turns)."""
-    repetition_misses: int = Field(1, ge=0, le=1000)
-    """Turns of the repetition window that may be new while it still counts as repeating: a random walk that takes
-    a door it had not taken from there, a character who changes the room once. Measured: healthy runs have at most 16
-    of 18 turns repeating (1,176 optimal and noisy runs, seeds 1-33)."""
-    repetition_min_turns: int = Field(14, ge=1, le=100_000)
-    """Turns without progress before the repetition rule may stop the episode (must be below max_turns_stuck)."""
-    fruitless_turns: int = Field(30, ge=0, le=100_000)
-    """Stop after this many turns without progress (on the stop rules' clock) when at least `fruitless_share` of
-    them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
-    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck
-    play), also when it walks to and fro between tries. Measured after 30 turns without progress: healthy runs reach at
-    most 0.71 (1,064 optimal and noisy walkthroughs, seeds 1-29, and 40-41 with only examinations, wrong verbs and steps
-    out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
-    The offline agent, an explorer whose moves are mostly new, loses no room and no point to it over the 29 games.
-    0: no such rule."""
-    fruitless_share: float = Field(0.8, gt=0.0, le=1.0)
-    """The share of the turns since the last progress, less the waits and the moves made again (never less than half
-    of them), for the fruitless rule: distinct commands that tried something."""
-    fruitless_weak_signals: list[ProgressSignal] = Field(default_factory=lambda: ["new_room_inventory"])
-    """Progress by these signals alone restarts every clock but one: the fruitless rule also counts, and stops on,
-    the turns since the last progress by any other signal (every wait left out). A semi-novel loop whose walks reach
-    rooms it had seen only with other things in hand restarted its count at each (zork2's carousel, 66 turns, now 29;
-    two of zork3's among the loops built after the rule was chosen). Measured: no healthy run stopped (1,176 optimal
-    and noisy walkthroughs, seeds 1-33, and 112 of seeds 34-37 built afterwards), nor at share 0.75. []: the
-    fruitless rule counts from the last progress alone."""
-    churn_changes: int = Field(6, ge=0, le=100_000)
-    """Stop (`stuck_no_progress`, rule `churn`) when this many of the last `churn_window` turns changed things in
-    place and reached nothing new (no move, no observation, the same room, a situation other than the last one, no
-    progress but by `fruitless_weak_signals`): busy camping, taking and dropping, opening and closing over a room's
-    many things, where every combination in hand is new. 0: off. Measured: healthy runs churn at most 5 times in 24
-    turns (optimal and noisy walkthroughs of the corpus)."""
-    churn_repeats: int = Field(3, ge=0, le=100_000)
-    """Stop (rule `churn`) when this many of the last `churn_window` turns changed things in place by a command made
-    in that room before and reached no new object state, counted since the last progress by a signal other than
-    `fruitless_weak_signals` and new object states: in a room with many things every first combination of them is
-    a new object state, which would restart the count above again and again (sherlock's study). 0: off. Measured:
-    healthy runs do it at most once in 24 turns; healthy play makes new combinations by new commands."""
-    churn_window: int = Field(24, ge=1, le=100_000)
-    """The turns over which churning turns are counted."""
-    churn_min_turns: int = Field(10, ge=0, le=100_000)
-    """Turns since the last progress by a signal other than the weak ones before the churn rule may stop: a busy
-    loop's first round reaches new object states, which are progress."""
-    cycle_turns: int = Field(16, ge=0, le=100_000)
-    """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
-    a round, for this many turns and at least `cycle_rounds` rounds, with nothing among them that the commands
-    themselves brought about (points, an objective, news, a new place inside one room id, a new arrangement; waits
-    break a cycle too): a player not reading the answers, while the game keeps its rooms or state new (a carousel's
-    random exits, a ticking clock). 0: off. Measured: healthy runs' longest such stretch is 11 turns (two commands a
-    round; 1,120 optimal and noisy walkthroughs, seeds 1-31)."""
-    cycle_rounds: int = Field(3, ge=2, le=1000)
-    """Rounds a command cycle must span, when they take more than `cycle_turns`: healthy runs come round twice in
-    longer cycles (seastalker's sonar and course, murdac's treasure trips), never three times."""
-    cycle_max_period: int = Field(12, ge=2, le=1000)
-    """The longest command cycle looked for, in commands. Longer rounds (a wandering loop out and back over seven
-    rooms or more) are the repetition rule's: three of them take longer than its window does."""
-    repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
-    """Added to the critic score of a move the player already made from the same situation (or from the same room
-    with the same things in hand) since the last progress, while at least half of the repetition window repeats
-    (from penalty_min_turns_stuck on): steers out of loops of any size."""
-    way_out_bonus: float = Field(0.5, ge=0.0, le=1.0)
-    """Added instead, in the same state, to the next step of the map's way to the nearest room with untried exits
-    outside the loop's rooms (every room since the last progress): leaving a loop often means walking through them, so
-    that step gets none of the room-loop penalties, which would outweigh the bonus."""
-    destination_prediction: Literal["map", "lookahead"] = "map"
-    """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
+    legacy: ClassVar[dict[str, str]] = {}
+    """Keys of the flat `[tool.zorkgpt.loop_break]` table of earlier versions -> this section's key: they keep working
+    (LoopBreakConfig moves them here)."""
 
-    @model_validator(mode="after")
-    def _check_relations(self) -> LoopBreakConfig:
-        if self.camping_threshold > self.camping_window:
-            raise ValueError(
-                f"camping_threshold ({self.camping_threshold}) must be <= camping_window ({self.camping_window})"
-            )
-        if self.stuck_warning_threshold >= self.max_turns_stuck:
-            raise ValueError(
-                f"stuck_warning_threshold ({self.stuck_warning_threshold}) must be < max_turns_stuck "
-                f"({self.max_turns_stuck})"
-            )
-        if self.repetition_misses >= self.repetition_window:
-            raise ValueError(
-                f"repetition_misses ({self.repetition_misses}) must be < repetition_window ({self.repetition_window})"
-            )
-        if self.repetition_min_turns > self.max_turns_stuck:
-            raise ValueError(
-                f"repetition_min_turns ({self.repetition_min_turns}) must be <= "
-                f"max_turns_stuck ({self.max_turns_stuck})"
-            )
-        return self
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any] | None:
+        """This section's settings under which its stop rule never ends an episode (None: it has no stop rule, or
+        it is the backstop that stays)."""
+        return None
 
 
-class ActionLoopsConfig(_Section):
-    """`[tool.zorkgpt.action_loops]`: loops beyond rooms (action signatures, identical commands, unparseable
-    replies, agent-critic loops, failure gates). Off with the loop break's master switch too."""
+class ActionLoopsConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.action_loops]`: loops beyond rooms (action signatures, identical commands,
+    unparseable replies, agent-critic loops, failure gates). Earlier versions' `[tool.zorkgpt.action_loops]` table
+    keeps working."""
 
     enable_signature_detection: bool = True
     """Flag the same (verb, arguments, problematic result) repeated with no progress (seed 004)."""
@@ -448,6 +277,415 @@ class ActionLoopsConfig(_Section):
         return self
 
 
+class RoomLoopsConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.room_loops]`: the room-loop detectors (oscillation, camping, region) and the
+    penalties and bonuses that steer out of loops."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "oscillation_return_penalty": "oscillation_return_penalty",
+        "oscillation_exploration_bonus": "oscillation_exploration_bonus",
+        "camping_return_penalty": "camping_return_penalty",
+        "camping_threshold": "camping_threshold",
+        "camping_window": "camping_window",
+        "enable_location_penalty": "enable_location_penalty",
+        "location_revisit_penalty": "location_revisit_penalty",
+        "location_revisit_window": "location_revisit_window",
+        "region_window": "region_window",
+        "region_max_rooms": "region_max_rooms",
+        "region_loop_penalty": "region_loop_penalty",
+        "repeated_move_penalty": "repeated_move_penalty",
+        "way_out_bonus": "way_out_bonus",
+        "enable_loop_detection": "enabled",
+    }
+
+    enabled: bool = True
+    """Room-loop detectors (oscillation, camping, region) and their penalties."""
+    oscillation_return_penalty: float = Field(-0.8, ge=-1.0, le=0.0)
+    """Added to the critic score of a move back into an A-B-A-B oscillation."""
+    oscillation_exploration_bonus: float = Field(0.5, ge=0.0, le=1.0)
+    """Added to the critic score of a move out of an oscillation to a room outside it."""
+    camping_return_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
+    """Added to the critic score of a move back into the camped room."""
+    camping_threshold: int = Field(5, ge=1, le=1000)
+    """Per-turn entries of one room within camping_window that count as camping."""
+    camping_window: int = Field(10, ge=1, le=1000)
+    """Recent turns examined for camping."""
+    enable_location_penalty: bool = True
+    """Penalise moves into a room visited within location_revisit_window turns."""
+    location_revisit_penalty: float = Field(-0.2, ge=-1.0, le=0.0)
+    """Added to the critic score of a move into a recently visited room."""
+    location_revisit_window: int = Field(5, ge=1, le=1000)
+    """Recent turns examined for the revisit penalty."""
+    region_window: int = Field(20, ge=2, le=1000)
+    """Recent turns examined for a region loop (shuttling among a few known rooms)."""
+    region_max_rooms: int = Field(4, ge=2, le=100)
+    """A window touching at least 2 and at most this many rooms, none new, with no progress, is a region loop."""
+    region_loop_penalty: float = Field(-0.6, ge=-1.0, le=0.0)
+    """Added to the critic score of a move that stays inside a looping region."""
+    repeated_move_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
+    """Added to the critic score of a move the player already made from the same situation (or from the same room
+    with the same things in hand) since the last progress, while at least half of the repetition window repeats
+    (from penalty_min_turns_stuck on): steers out of loops of any size."""
+    way_out_bonus: float = Field(0.5, ge=0.0, le=1.0)
+    """Added instead, in the same state, to the next step of the map's way to the nearest room with untried exits
+    outside the loop's rooms (every room since the last progress): leaving a loop often means walking through them, so
+    that step gets none of the room-loop penalties, which would outweigh the bonus."""
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> RoomLoopsConfig:
+        if self.camping_threshold > self.camping_window:
+            raise ValueError(
+                f"camping_threshold ({self.camping_threshold}) must be <= camping_window ({self.camping_window})"
+            )
+        return self
+
+
+class NoProgressConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.no_progress]`: the backstop stop rule, turns without progress."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "trek_rooms": "trek_rooms",
+        "trek_extra_turns": "trek_extra_turns",
+        "trek_grace": "trek_grace",
+        "max_turns_stuck": "max_turns",
+    }
+
+    max_turns: int = Field(64, ge=1, le=100_000)
+    """Terminate (`stuck_no_progress`) this many turns after the last progress, however varied the play. The other
+    stop rules end loops sooner; this one is the backstop. Measured: healthy noisy walkthroughs whose detours put the
+    script off its track go up to 61 turns without progress in two or three rooms (temple, seed 13)."""
+    trek_rooms: int = Field(3, ge=1, le=100_000)
+    """When the turns since the last progress went through more than this many rooms, the no-progress rule may wait
+    up to `trek_extra_turns` more: a walk back through known rooms is slow, not a loop (loops over many rooms are the
+    repetition rule's). Needs repetition.enabled."""
+    trek_extra_turns: int = Field(48, ge=0, le=100_000)
+    """Turns that may be added to max_turns over more than `trek_rooms` rooms (0: none)."""
+    trek_grace: int = Field(24, ge=0, le=100_000)
+    """Over more than `trek_rooms` rooms, the no-progress rule waits no longer than this many turns after the player
+    last reached a room not seen since the last progress: a walk keeps reaching rooms, a loop reached all of its own
+    in its first round. 0: no such bound (all the extra turns whenever the rooms are many)."""
+
+
+class RepetitionConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.repetition]`: the repetition window and its stop rule."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "enable_repetition_detection": "enabled",
+        "repetition_window": "window",
+        "repetition_misses": "misses",
+        "repetition_min_turns": "min_turns",
+    }
+
+    enabled: bool = True
+    """Stop sooner when play repeats itself: all but `misses` of the last `window` turns did
+    again what they had done since the last progress from the same situation (same room, inventory and objects), or
+    walked between two known rooms as the episode already had, and `min_turns` passed without progress.
+    Also detects wandering loops (more rooms than room_loops.region_max_rooms) and penalises repeated moves."""
+    window: int = Field(18, ge=2, le=1000)
+    """Recent turns examined for the repetition rule: all but `misses` of them must repeat. Measured: a
+    16-turn window stopped sherlock's noisy walkthrough of seed 29 (15 of 16 turns repeating: the walkthrough's own
+    refused steps between steps out and back); 18 turns make every loop of the corpus end one or two turns later, none
+    after its target (random walks at most 39 turns)."""
+    misses: int = Field(1, ge=0, le=1000)
+    """Turns of the repetition window that may be new while it still counts as repeating: a random walk that takes
+    a door it had not taken from there, a character who changes the room once. Measured: healthy runs have at most 16
+    of 18 turns repeating (1,176 optimal and noisy runs, seeds 1-33)."""
+    stop: bool = True
+    """False: the window still feeds the trek rule, wandering detections and the repeat penalties, but its stop rule
+    never ends an episode."""
+    min_turns: int = Field(14, ge=1, le=100_000)
+    """Turns without progress before the repetition rule may stop the episode (must be below no_progress.max_turns)."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"stop": False}
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> RepetitionConfig:
+        if self.misses >= self.window:
+            raise ValueError(f"misses ({self.misses}) must be < window ({self.window})")
+        return self
+
+
+class FruitlessConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.fruitless]`: the fruitless rule, new tries that get nowhere."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "fruitless_turns": "turns",
+        "fruitless_share": "share",
+    }
+
+    turns: int = Field(30, ge=0, le=100_000)
+    """Stop after this many turns without progress (on the stop rules' clock) when at least `share` of
+    them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
+    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck
+    play), also when it walks to and fro between tries. Measured after 30 turns without progress: healthy runs reach at
+    most 0.71 (1,064 optimal and noisy walkthroughs, seeds 1-29, and 40-41 with only examinations, wrong verbs and steps
+    out and back as detours), semi-novel loops 0.79 or more (walking ones pass 0.8 later, within 60 turns).
+    The offline agent, an explorer whose moves are mostly new, loses no room and no point to it over the 29 games.
+    0: no such rule."""
+    share: float = Field(0.8, gt=0.0, le=1.0)
+    """The share of the turns since the last progress, less the waits and the moves made again (never less than half
+    of them), for the fruitless rule: distinct commands that tried something."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
+
+
+class ChurnConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.churn]`: the churn rule, busy changes in place that reach nothing new."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "churn_changes": "changes",
+        "churn_repeats": "repeats",
+        "churn_window": "window",
+        "churn_min_turns": "min_turns",
+    }
+
+    changes: int = Field(6, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`, rule `churn`) when this many of the last `window` turns changed things in
+    place and reached nothing new (no move, no observation, the same room, a situation other than the last one, no
+    progress but by `weak_signals`): busy camping, taking and dropping, opening and closing over a room's
+    many things, where every combination in hand is new. 0: off. Measured: healthy runs churn at most 5 times in 24
+    turns (optimal and noisy walkthroughs of the corpus)."""
+    repeats: int = Field(3, ge=0, le=100_000)
+    """Stop (rule `churn`) when this many of the last `window` turns changed things in place by a command made
+    in that room before and reached no new object state, counted since the last progress by a signal other than
+    `weak_signals` and new object states: in a room with many things every first combination of them is
+    a new object state, which would restart the count above again and again (sherlock's study). 0: off. Measured:
+    healthy runs do it at most once in 24 turns; healthy play makes new combinations by new commands."""
+    window: int = Field(24, ge=1, le=100_000)
+    """The turns over which churning turns are counted."""
+    min_turns: int = Field(10, ge=0, le=100_000)
+    """Turns since the last progress by a signal other than the weak ones before the churn rule may stop: a busy
+    loop's first round reaches new object states, which are progress."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"changes": 0, "repeats": 0}
+
+
+class CycleConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.cycle]`: the cycle rule, commands coming round in the same order."""
+
+    legacy: ClassVar[dict[str, str]] = {
+        "cycle_turns": "turns",
+        "cycle_rounds": "rounds",
+        "cycle_max_period": "max_period",
+    }
+
+    turns: int = Field(16, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
+    a round, for this many turns and at least `rounds` rounds, with nothing among them that the commands
+    themselves brought about (points, an objective, news, a new place inside one room id, a new arrangement; waits
+    break a cycle too): a player not reading the answers, while the game keeps its rooms or state new (a carousel's
+    random exits, a ticking clock). 0: off. Measured: healthy runs' longest such stretch is 11 turns (two commands a
+    round; 1,120 optimal and noisy walkthroughs, seeds 1-31)."""
+    rounds: int = Field(3, ge=2, le=1000)
+    """Rounds a command cycle must span, when they take more than `turns`: healthy runs come round twice in
+    longer cycles (seastalker's sonar and course, murdac's treasure trips), never three times."""
+    max_period: int = Field(12, ge=2, le=1000)
+    """The longest command cycle looked for, in commands. Longer rounds (a wandering loop out and back over seven
+    rooms or more) are the repetition rule's: three of them take longer than its window does."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
+
+
+class LoopBreakConfig(_Section):
+    """`[tool.zorkgpt.loop_break]`: progress, the stop rules' clock, warnings, objectives; each detector's settings in
+    its own section below it (`[tool.zorkgpt.loop_break.churn]`, ...)."""
+
+    enabled: bool = True
+    """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
+    stuck_check_interval: int = Field(1, ge=1, le=1000)
+    """Check for termination every N turns (1: every turn; 10 reproduces the original design)."""
+    progress_signals: list[ProgressSignal] = Field(default_factory=lambda: list(DEFAULT_PROGRESS_SIGNALS), min_length=1)
+    """What counts as progress: `score` (a value never reached this episode), `objective` (verified completion),
+    `new_room` (first visit), `new_room_inventory` (first arrival in a room with this inventory),
+    `new_object_state` (the command gave an object a place or attributes it never had), `new_game_variable` (the
+    command gave a game variable a value it never had), `new_information` (a question, a look-up or a reply answered
+    with something never said), `new_position` (a move inside one room id answered with a text never seen),
+    `new_arrangement` (a command that is no move left the objects the player pushed, never held, in places they
+    never stood in together), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See
+    managers/novelty.
+    The seed's set is ["score", "objective", "new_room"]."""
+    enable_objective_based_progress: bool = True
+    """Count verified objective completions as progress (needs `objective` in progress_signals)."""
+    objective_update_interval: int = Field(10, ge=1, le=1000)
+    """llm mode: the critic is asked for new objectives on the first turn and every this many turns (in its verdict:
+    no call of its own)."""
+    objective_staleness_turns: int = Field(30, ge=1, le=10_000)
+    """A discovered objective is dropped after this many turns without progress."""
+    max_objectives: int = Field(8, ge=1, le=50)
+    """Discovered objectives kept at once (oldest dropped first)."""
+    wait_allowance: int = Field(16, ge=0, le=100_000)
+    """Waits (`wait`, `z`) since the last progress, up to this many, do not count towards any stop rule and never
+    repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather; optimal walkthroughs wait
+    up to 16 times in a row). The waits after them repeat like any command, and more than this many in a row all
+    repeat, with every turn since the last progress on the repetition rule's clock: a player who only waits is
+    stopped on the first wait past the free ones. 0: a wait is a turn like any other (the seeds)."""
+    wait_detours: int = Field(3, ge=0, le=100)
+    """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
+    waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per
+    step; balances' feather, seed 22: 3-7 turns between waits, stopped at 2). Turns after the last wait count. A loop
+    that mixes in waits gets at most (wait_allowance - 1) × this turns more on the no-progress clock; the repetition
+    rule ends it once its waits repeat."""
+    weak_signals: list[ProgressSignal] = Field(default_factory=lambda: ["new_room_inventory"])
+    """Progress by these signals alone restarts every clock but one: the fruitless rule also counts, and stops on,
+    the turns since the last progress by any other signal (every wait left out). A semi-novel loop whose walks reach
+    rooms it had seen only with other things in hand restarted its count at each (zork2's carousel, 66 turns, now 29;
+    two of zork3's among the loops built after the rule was chosen). Measured: no healthy run stopped (1,176 optimal
+    and noisy walkthroughs, seeds 1-33, and 112 of seeds 34-37 built afterwards), nor at share 0.75. []: the
+    fruitless rule counts from the last progress alone."""
+    penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
+    """Penalties apply only when at least this many turns have passed since the last progress."""
+    enable_stuck_warnings: bool = True
+    """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
+    warning_lead_turns: int = Field(8, ge=1, le=100_000)
+    """Show the warning this many turns before a stop rule could end the episode at the earliest (must be below
+    no_progress.max_turns). Earlier versions' `stuck_warning_threshold = T` (turns without progress before the
+    warning) keeps working as a lead of max_turns - T."""
+    enable_exploration_hints: bool = True
+    """Add action-novelty hints and the room's unexplored exits to the warning."""
+    action_novelty_window: int = Field(15, ge=1, le=1000)
+    """Hints suggest commands not tried within this many recent turns."""
+    destination_prediction: Literal["map", "lookahead"] = "map"
+    """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
+    action_loops: ActionLoopsConfig = Field(default_factory=ActionLoopsConfig)
+    """Loops beyond rooms: agent and critic going round, unparseable replies, failure gates."""
+    room_loops: RoomLoopsConfig = Field(default_factory=RoomLoopsConfig)
+    """Room loops and the penalties that steer out of them."""
+    no_progress: NoProgressConfig = Field(default_factory=NoProgressConfig)
+    """The backstop stop rule."""
+    repetition: RepetitionConfig = Field(default_factory=RepetitionConfig)
+    """The repetition window and its stop rule."""
+    fruitless: FruitlessConfig = Field(default_factory=FruitlessConfig)
+    """The fruitless rule."""
+    churn: ChurnConfig = Field(default_factory=ChurnConfig)
+    """The churn rule."""
+    cycle: CycleConfig = Field(default_factory=CycleConfig)
+    """The cycle rule."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _move_legacy_keys(cls, data: Any) -> Any:
+        """Earlier versions' flat keys to their sections (both given: an error naming the new key)."""
+        return modernize(data) if isinstance(data, dict) else data
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> LoopBreakConfig:
+        max_turns = self.no_progress.max_turns
+        if self.warning_lead_turns >= max_turns:
+            raise ValueError(
+                f"warning_lead_turns ({self.warning_lead_turns}) must be < no_progress.max_turns ({max_turns})"
+            )
+        if self.repetition.min_turns > max_turns:
+            raise ValueError(
+                f"repetition.min_turns ({self.repetition.min_turns}) must be <= no_progress.max_turns ({max_turns})"
+            )
+        return self
+
+    def sections(self) -> dict[str, DetectorSection]:
+        """Every detector's section, by name, in the order of the fields (built-ins, then registered ones)."""
+        return {name: getattr(self, name) for name in detector_sections()}
+
+
+LEGACY_KEYS = {"enable_velocity_detection": "enabled", "fruitless_weak_signals": "weak_signals"}
+"""Flat `[tool.zorkgpt.loop_break]` keys of earlier versions renamed in place (each section lists its own moved ones
+in `legacy`; `stuck_warning_threshold` becomes `warning_lead_turns`, see `modernize`)."""
+OLD_WARNING_KEY = "stuck_warning_threshold"
+
+
+def detector_sections() -> dict[str, type[DetectorSection]]:
+    """`[tool.zorkgpt.loop_break.<name>]` -> its model: the built-in sections and those registered since."""
+    return {
+        name: info.annotation
+        for name, info in LoopBreakConfig.model_fields.items()
+        if isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection)
+    }
+
+
+def register_section(name: str, model: type[DetectorSection]) -> None:
+    """Add `[tool.zorkgpt.loop_break.<name>]`, validated by `model` (defaults: the model's own), to the configuration:
+    a detector registered after the built-in ones (managers/loop_break/detector.py `register`) brings its section."""
+    fields = LoopBreakConfig.model_fields
+    if name in fields:
+        if fields[name].annotation is model:
+            return
+        raise ValueError(f"loop_break.{name} is taken by another setting or section")
+    fields[name] = FieldInfo(annotation=model, default_factory=model, description=model.__doc__)
+    _rebuild()
+
+
+def unregister_section(name: str) -> None:
+    """Drop a section `register_section` added (a test's toy detector); the built-in ones stay."""
+    if name in LoopBreakConfig.model_fields and name not in _BUILT_IN_SECTIONS:
+        del LoopBreakConfig.model_fields[name]
+        _rebuild()
+
+
+def _rebuild() -> None:
+    LoopBreakConfig.model_rebuild(force=True)
+    GameConfiguration.model_rebuild(force=True)
+
+
+def stop_rules_off() -> dict[str, dict[str, Any]]:
+    """`[tool.zorkgpt.loop_break]` settings under which no stop rule but the no-progress backstop ends an episode:
+    every section answers for its own rule (`DetectorSection.stop_rule_off`), those registered since included."""
+    sections = ((name, model.stop_rule_off()) for name, model in detector_sections().items())
+    return {name: dict(off) for name, off in sections if off is not None}
+
+
+def modernize(values: dict[str, Any], max_turns: int | None = None) -> dict[str, Any]:
+    """A `[tool.zorkgpt.loop_break]` table with every key of earlier versions in its new place: flat keys moved to
+    their sections, dotted keys (`churn.changes`, from `--set loop_break.churn.changes=6`) nested, and
+    `stuck_warning_threshold` (turns without progress before the warning) turned into `warning_lead_turns`.
+
+    `max_turns`: the no-progress limit the old key counts back from when `values` gives none (the file's, for
+    overrides). Raises ValueError when a key is given both the old way and the new way."""
+    values = {key: dict(value) if isinstance(value, dict) else value for key, value in values.items()}
+    for key in [k for k in values if "." in k]:
+        section, _, name = key.partition(".")
+        _put(values, section, name, values.pop(key), key)
+    for old, new in LEGACY_KEYS.items():
+        if old in values:
+            _put(values, None, new, values.pop(old), old)
+    for section, model in detector_sections().items():
+        for old, new in model.legacy.items():
+            if old in values:
+                _put(values, section, new, values.pop(old), old)
+    if OLD_WARNING_KEY in values:
+        threshold = values.pop(OLD_WARNING_KEY)
+        no_progress = values.get("no_progress")
+        if isinstance(no_progress, dict) and "max_turns" in no_progress:
+            max_turns = no_progress["max_turns"]
+        if max_turns is None:
+            max_turns = NoProgressConfig.model_fields["max_turns"].default
+        if type(threshold) is not int or type(max_turns) is not int:
+            raise ValueError(f"{OLD_WARNING_KEY} must be an integer (got {threshold!r})")
+        if not 1 <= threshold < max_turns:
+            raise ValueError(
+                f"tool.zorkgpt.loop_break.{OLD_WARNING_KEY}: {OLD_WARNING_KEY} ({threshold}) must be >= 1 and < "
+                f"max_turns_stuck ({max_turns})"
+            )
+        _put(values, None, "warning_lead_turns", max_turns - threshold, OLD_WARNING_KEY)
+    return values
+
+
+def _put(values: dict[str, Any], section: str | None, key: str, value: Any, old: str) -> None:
+    """Set `key` (in `section`, None: the table itself) from the old key `old`, unless the new key is given too."""
+    table = values if section is None else values.setdefault(section, {})
+    if not isinstance(table, dict):
+        raise ValueError(f"loop_break.{section} must be a table")
+    new = f"tool.zorkgpt.loop_break{'.' + section if section else ''}.{key}"
+    if key in table:
+        raise ValueError(f"`{old}` and `{new}` both given: keep `{new}` (`{old}` is its old name)")
+    table[key] = value
+
+
 class GameConfiguration(_Section):
     """The whole `[tool.zorkgpt]` table."""
 
@@ -462,9 +700,13 @@ class GameConfiguration(_Section):
     knowledge: KnowledgeConfig = Field(default_factory=KnowledgeConfig)
     """Learning across episodes."""
     loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
-    """The loop-break system."""
-    action_loops: ActionLoopsConfig = Field(default_factory=ActionLoopsConfig)
-    """Loop detectors beyond rooms."""
+    """The loop-break system, each detector's settings in a section of its own."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _move_action_loops(cls, data: Any) -> Any:
+        """Earlier versions' `[tool.zorkgpt.action_loops]` is `[tool.zorkgpt.loop_break.action_loops]`."""
+        return move_action_loops(data) if isinstance(data, dict) else data
 
     @classmethod
     def from_toml(cls, path: str | Path = "pyproject.toml", overrides: dict[str, dict[str, Any]] | None = None):
@@ -494,11 +736,20 @@ class GameConfiguration(_Section):
     def from_dict(
         cls, data: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None, source: str = "config"
     ) -> GameConfiguration:
-        merged = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
-        for section, values in (overrides or {}).items():
+        try:
+            merged = _modern(data)
+            overrides = _modern(overrides or {}, _max_turns(merged))
+        except ValueError as exc:
+            raise ConfigError(f"invalid configuration in {source}: {exc}") from None
+        for section, values in overrides.items():
             if not isinstance(merged.setdefault(section, {}), dict):
                 raise ConfigError(f"invalid configuration in {source}: tool.zorkgpt.{section} must be a table")
-            merged[section].update({k: v for k, v in values.items() if v is not None})
+            for key, value in values.items():
+                if value is None:
+                    continue
+                table = merged[section].get(key)
+                nested = section == "loop_break" and isinstance(value, dict) and isinstance(table, dict)
+                merged[section][key] = {**table, **value} if nested else value  # a detector's section: key by key
         try:
             return cls.model_validate(merged)
         except ValidationError as exc:
@@ -519,6 +770,45 @@ class RunOptions:
     """The replay agent's file of commands (`--agent replay --actions FILE`)."""
     quiet: bool = False
     """No per-turn console line."""
+
+
+_BUILT_IN_SECTIONS = frozenset(detector_sections())
+
+
+def _modern(data: dict[str, Any], max_turns: int | None = None) -> dict[str, Any]:
+    """`[tool.zorkgpt]` (or overrides of it) with the keys of earlier versions in their new places (`modernize`,
+    and `[tool.zorkgpt.action_loops]` under loop_break). `max_turns`: the no-progress limit an old
+    `stuck_warning_threshold` counts back from when the same tables do not give one."""
+    data = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
+    if isinstance(data.get("loop_break"), dict):
+        data["loop_break"] = modernize(data["loop_break"], max_turns)
+    return move_action_loops(data)
+
+
+def move_action_loops(data: dict[str, Any]) -> dict[str, Any]:
+    """`[tool.zorkgpt]` with earlier versions' `[tool.zorkgpt.action_loops]` moved to `loop_break.action_loops` (a key
+    given both ways: ValueError naming the new one)."""
+    if "action_loops" not in data:
+        return data
+    data = dict(data)
+    old = data.pop("action_loops")
+    loop_break = data.get("loop_break", {})
+    if not isinstance(old, dict) or not isinstance(loop_break, dict):
+        raise ValueError("tool.zorkgpt.action_loops and tool.zorkgpt.loop_break must be tables")
+    loop_break = modernize(loop_break)
+    given = loop_break.get("action_loops", {})
+    if not isinstance(given, dict):
+        raise ValueError("tool.zorkgpt.loop_break.action_loops must be a table")
+    for key in sorted(set(old) & set(given)):
+        new = f"tool.zorkgpt.loop_break.action_loops.{key}"
+        raise ValueError(f"`tool.zorkgpt.action_loops.{key}` and `{new}` both given: keep `{new}`")
+    data["loop_break"] = {**loop_break, "action_loops": {**old, **given}}
+    return data
+
+
+def _max_turns(data: dict[str, Any]) -> int | None:
+    no_progress = data.get("loop_break", {}).get("no_progress") if isinstance(data.get("loop_break"), dict) else None
+    return no_progress.get("max_turns") if isinstance(no_progress, dict) else None
 
 
 def _describe(exc: ValidationError, source: str) -> str:
@@ -552,20 +842,26 @@ def _allowed_keys(loc: tuple) -> list[str]:
 
 # -- docs/configuration.md's tables, generated from the models above (one source of truth) --------------------
 def markdown_tables() -> str:
-    """One Markdown table per `[tool.zorkgpt.*]` section: key, default, meaning (the docstring) and allowed range."""
+    """One Markdown table per `[tool.zorkgpt.*]` section (a detector's section under the loop break's): key, default,
+    meaning (the docstring) and allowed range."""
     blocks = []
     for section, field in GameConfiguration.model_fields.items():
-        model = field.annotation
-        lines = [f"### `[tool.zorkgpt.{section}]`", "", "| key | default | meaning |", "|---|---|---|"]
-        for key, info in model.model_fields.items():
-            default = info.default_factory() if info.default_factory is not None else info.default
-            meaning = " ".join((info.description or "").split()).replace("|", "\\|")
-            allowed = _allowed(info)
-            lines.append(
-                f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |"
-            )
-        blocks.append("\n".join(lines))
+        blocks.append(_table(f"tool.zorkgpt.{section}", field.annotation))
+        if field.annotation is LoopBreakConfig:
+            blocks += [_table(f"tool.zorkgpt.{section}.{name}", model) for name, model in detector_sections().items()]
     return "\n\n".join(blocks) + "\n"
+
+
+def _table(title: str, model: type[BaseModel]) -> str:
+    lines = [f"### `[{title}]`", "", "| key | default | meaning |", "|---|---|---|"]
+    for key, info in model.model_fields.items():
+        if isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection):
+            continue  # a table of its own
+        default = info.default_factory() if info.default_factory is not None else info.default
+        meaning = " ".join((info.description or "").split()).replace("|", "\\|")
+        allowed = _allowed(info)
+        lines.append(f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |")
+    return "\n".join(lines)
 
 
 def _toml(value: Any) -> str:

@@ -5,21 +5,30 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from session.config import modernize, stop_rules_off
 from session.records import TurnRecord
 
 SEED_LOOP_BREAK = {
-    "max_turns_stuck": 40,
-    "stuck_warning_threshold": 20,
+    **stop_rules_off(),
+    "no_progress": {"max_turns": 40},
+    "warning_lead_turns": 20,
     "progress_signals": ["score", "objective", "new_room"],
-    "enable_repetition_detection": False,
+    "repetition": {"enabled": False},
     "wait_allowance": 0,
-    "fruitless_turns": 0,
-    "cycle_turns": 0,
-    "churn_changes": 0,
-    "churn_repeats": 0,
 }
 """`[tool.zorkgpt.loop_break]` as seeds 000 and 001 specify it (before issue 9's corpus-measured defaults): the
-tests of seed behaviour run under it, so both the seed behaviour and its flags stay covered."""
+no-progress rule alone stops (every other stop rule off, as its section says: session.config.stop_rules_off), no
+repetition window, no free waits. The tests of seed behaviour run under it, so both the seed behaviour and its flags
+stay covered."""
+
+
+def seed_loop_break(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """SEED_LOOP_BREAK with `overrides` (keys old or new, session.config.modernize) merged in: a detector's section
+    key by key (`{"churn_window": 12}` keeps the seed's `churn.changes = 0`), any other key replaced."""
+    merged = {key: dict(value) if isinstance(value, dict) else value for key, value in SEED_LOOP_BREAK.items()}
+    for key, value in modernize(overrides or {}).items():
+        merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
+    return merged
 
 
 def turn_record(turn: int, **fields: Any) -> TurnRecord:

@@ -166,7 +166,7 @@ def _gate_config(tmp_path, action):
 def test_gate_terminate(rom_path, tmp_path):
     config = _gate_config(tmp_path, "terminate")
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 10))
-    after = config.action_loops.gate_after_loops
+    after = config.loop_break.action_loops.gate_after_loops
     assert result.summary["termination_reason"] == "loop_gate"
     assert result.summary["turns"] == 1 + after  # the first failure, then gate_after_loops identical repeats
     assert [e["loop_count"] for e in result.events("failure_loop")] == list(range(1, after + 1))
@@ -180,8 +180,8 @@ def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
     assert result.summary["termination_reason"] == "loop_gate"
     [gate] = result.events("loop_gate")
-    assert gate["loop_count"] % config.action_loops.gate_after_loops == 0
-    assert result.summary["turns"] >= config.action_loops.gate_min_turns_stuck
+    assert gate["loop_count"] % config.loop_break.action_loops.gate_after_loops == 0
+    assert result.summary["turns"] >= config.loop_break.action_loops.gate_min_turns_stuck
 
 
 @pytest.mark.parametrize("seed_gate, ended", [(False, False), (True, True)])

@@ -15,8 +15,8 @@ from tests.factories import first_stop, turn_record
 
 ROOM = 7
 DEFAULTS = LoopBreakConfig()
-CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn_changes, DEFAULTS.churn_window, DEFAULTS.churn_min_turns
-CHURN_REPEATS = DEFAULTS.churn_repeats
+CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn.changes, DEFAULTS.churn.window, DEFAULTS.churn.min_turns
+CHURN_REPEATS = DEFAULTS.churn.repeats
 
 
 def loop_break(**config) -> LoopBreak:
@@ -125,7 +125,7 @@ def test_looks_wrong_verbs_and_walks_do_not_churn():
     turns = [detours[i % len(detours)] for i in range(CHURN_WINDOW * 3)]
     breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
     assert play(breaker, turns) == (None, None)
-    assert breaker.churn.changes == 0
+    assert breaker.detectors["churn"].count.changes == 0
 
 
 def test_fewer_changes_than_the_rule_needs_in_its_window_never_stop():

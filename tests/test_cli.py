@@ -64,14 +64,17 @@ def test_unknown_config_key(tmp_path, capsys, rom_path):
     err = capsys.readouterr().err
     assert code == 2
     assert "tool.zorkgpt.loop_break.bogus_window" in err
-    assert "unknown key" in err and "camping_window" in err
+    assert "unknown key" in err and "room_loops" in err
 
 
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
         ("camping_threshold = 50\n", ["camping_threshold (50)", "camping_window (10)"]),
-        ("oscillation_return_penalty = 0.3\n", ["tool.zorkgpt.loop_break.oscillation_return_penalty", "0.3"]),
+        (
+            "oscillation_return_penalty = 0.3\n",
+            ["tool.zorkgpt.loop_break.room_loops.oscillation_return_penalty", "0.3"],
+        ),
     ],
 )
 def test_out_of_range_config_value(tmp_path, capsys, rom_path, toml, expected):

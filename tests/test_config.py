@@ -25,8 +25,8 @@ def test_defaults_load_from_pyproject():
     assert config.orchestrator.max_invalid_replies == 3
     assert config.llm.api_key_env == "OPENAI_API_KEY"
     assert config.loop_break.progress_signals == DEFAULT_PROGRESS_SIGNALS
-    assert config.loop_break.enable_repetition_detection is True
-    assert config.loop_break.camping_threshold <= config.loop_break.camping_window
+    assert config.loop_break.repetition.enabled is True
+    assert config.loop_break.room_loops.camping_threshold <= config.loop_break.room_loops.camping_window
     assert config.files.episode_dir == "game_files/episodes"
 
 
@@ -44,7 +44,7 @@ def test_file_values_are_read(tmp_path):
     config = GameConfiguration.from_toml(path)
     assert config.gameplay.max_turns_per_episode == 77
     assert config.gameplay.max_rejections == 1
-    assert config.loop_break.max_turns_stuck == 60
+    assert config.loop_break.no_progress.max_turns == 60
     assert config.loop_break.destination_prediction == "lookahead"
     assert config.llm.agent_model == "gpt-4o-mini"  # sections and keys not in the file keep their defaults
 
@@ -68,7 +68,7 @@ def test_unknown_section_key_is_rejected(tmp_path):
         GameConfiguration.from_toml(path)
     message = str(caught.value)
     assert "tool.zorkgpt.loop_break.camping_treshold: unknown key" in message
-    assert "camping_threshold" in message  # the allowed keys are listed
+    assert "room_loops" in message  # the allowed keys are listed (camping_threshold is in its section)
     assert str(path) in message
 
 
@@ -88,7 +88,7 @@ def test_unknown_override_key_is_rejected():
     [
         (
             "[tool.zorkgpt.loop_break]\noscillation_return_penalty = 0.3\n",
-            r"tool\.zorkgpt\.loop_break\.oscillation_return_penalty: .*less than or equal to 0.*0\.3",
+            r"tool\.zorkgpt\.loop_break\.room_loops\.oscillation_return_penalty: .*less than or equal to 0.*0\.3",
         ),
         (
             "[tool.zorkgpt.loop_break]\ncamping_threshold = 50\n",
@@ -96,11 +96,11 @@ def test_unknown_override_key_is_rejected():
         ),
         (
             "[tool.zorkgpt.loop_break]\nstuck_warning_threshold = 64\n",
-            r"stuck_warning_threshold \(64\) must be < max_turns_stuck \(64\)",
+            r"stuck_warning_threshold \(64\) must be >= 1 and < max_turns_stuck \(64\)",
         ),
         (
             "[tool.zorkgpt.loop_break]\nrepetition_min_turns = 70\n",
-            r"repetition_min_turns \(70\) must be <= max_turns_stuck \(64\)",
+            r"repetition\.min_turns \(70\) must be <= no_progress\.max_turns \(64\)",
         ),
         (
             "[tool.zorkgpt.gameplay]\ncritic_rejection_threshold = 1.5\n",

@@ -14,7 +14,7 @@ DEFAULT = LoopBreakConfig()
 
 
 def detector() -> CycleDetector:
-    return CycleDetector(DEFAULT.cycle_turns, DEFAULT.cycle_rounds, DEFAULT.cycle_max_period)
+    return CycleDetector(DEFAULT.cycle.turns, DEFAULT.cycle.rounds, DEFAULT.cycle.max_period)
 
 
 def feed(cycle: CycleDetector, turns: list[tuple], signals: tuple[str, ...] = ()) -> int | None:
@@ -32,8 +32,8 @@ def ab(rounds: int) -> list[tuple]:
 
 def test_two_rooms_back_and_forth_is_a_cycle_at_cycle_turns():
     cycle = detector()
-    assert feed(cycle, ab(20)) == DEFAULT.cycle_turns
-    assert cycle.found() == (2, DEFAULT.cycle_turns)
+    assert feed(cycle, ab(20)) == DEFAULT.cycle.turns
+    assert cycle.found() == (2, DEFAULT.cycle.turns)
 
 
 def test_a_long_round_needs_cycle_rounds_of_it():
@@ -61,12 +61,12 @@ def test_one_command_again_and_again_is_no_cycle():
 def test_new_rooms_do_not_break_a_cycle_but_points_and_waits_do():
     """A carousel sends the same moves to other rooms: the cycle goes on. Points, or a wait, start it again."""
     carousel = [("north", 1, 10 + n) if n % 2 == 0 else ("south", 10 + n - 1, 1) for n in range(40)]
-    assert feed(detector(), carousel, signals=("new_room", "new_room_inventory")) == DEFAULT.cycle_turns
+    assert feed(detector(), carousel, signals=("new_room", "new_room_inventory")) == DEFAULT.cycle.turns
     assert feed(detector(), ab(20), signals=("score",)) is None
     cycle = detector()
     assert feed(cycle, ab(6)) is None
     feed(cycle, [("wait", 1, 1)])
-    assert feed(cycle, ab(20)) == DEFAULT.cycle_turns
+    assert feed(cycle, ab(20)) == DEFAULT.cycle.turns
 
 
 def test_a_conversation_with_the_same_detours_learns_something_each_round():
@@ -90,7 +90,7 @@ def test_nearest_counts_down_from_the_second_round():
     feed(cycle, ab(1) + [("north", 1, 2)])
     assert cycle.nearest() is None  # three commands: not two rounds yet
     feed(cycle, [("south", 2, 1)])
-    assert cycle.nearest() == (DEFAULT.cycle_turns - 4, 2)
+    assert cycle.nearest() == (DEFAULT.cycle.turns - 4, 2)
 
 
 def loop_break(**config) -> LoopBreak:
@@ -104,7 +104,7 @@ def test_the_cycle_rule_stops_the_episode_and_says_why():
         verdict = breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after))
         if verdict.terminate:
             break
-    assert verdict.reason == "stuck_no_progress" and turn == DEFAULT.cycle_turns
+    assert verdict.reason == "stuck_no_progress" and turn == DEFAULT.cycle.turns
     [stop] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
     assert stop["rule"] == "cycle"
     assert stop["why"] == "the same 2 commands in the same order for 16 turns"
@@ -115,14 +115,14 @@ def test_cycle_turns_zero_turns_the_rule_off():
     for turn, (command, before, after) in enumerate(ab(20), start=1):
         verdict = breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after))
         assert not verdict.terminate or verdict.events[-1]["rule"] != "cycle"
-    assert breaker.cycle.nearest() is None
+    assert breaker.detectors["cycle"].cycle.nearest() is None
 
 
 def test_the_warning_before_a_cycle_stop_names_the_cycle():
     """The countdown's nearest stop is the cycle: the warning says so (a new room would not help), and counts down to
     the turn the rule fires."""
     breaker = loop_break()
-    lead = DEFAULT.max_turns_stuck - DEFAULT.stuck_warning_threshold
+    lead = DEFAULT.warning_lead_turns
     warned = {}
     for turn, (command, before, after) in enumerate(ab(20), start=1):
         view = GameView(before, f"room {before}", 0, turn, (), (), "hash", "")
@@ -131,9 +131,9 @@ def test_the_warning_before_a_cycle_stop_names_the_cycle():
             warned[turn] = warning
         if breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after)).terminate:
             break
-    assert turn == DEFAULT.cycle_turns
+    assert turn == DEFAULT.cycle.turns
     first = min(warned)
-    assert first == DEFAULT.cycle_turns - lead + 1  # "in 8 turns" before the turn that stops
+    assert first == DEFAULT.cycle.turns - lead + 1  # "in 8 turns" before the turn that stops
     assert "GOING ROUND IN CIRCLES" in warned[first] and "same 2 commands in the same order" in warned[first]
     commands = warned[first].split("same order (", 1)[1].split(")", 1)[0].split(", ")
     assert sorted(commands) == sorted({command for command, _, _ in ab(2)})  # it says which commands cycle

@@ -6,14 +6,22 @@ from pathlib import Path
 
 import pytest
 
-from session.config import GameConfiguration, markdown_tables
+from session.config import DetectorSection, GameConfiguration, LoopBreakConfig, detector_sections, markdown_tables
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 """The README and the docs pages: what a reader is told."""
 CONFIGURATION = ROOT / "docs" / "configuration.md"
+SECTIONS = {
+    **{section: field.annotation for section, field in GameConfiguration.model_fields.items()},
+    **{f"loop_break.{name}": model for name, model in detector_sections().items()},
+}
+"""Every `[tool.zorkgpt.*]` table: the top-level sections and the loop-break detectors' sections under theirs."""
 KEYS = [
-    (section, key) for section, field in GameConfiguration.model_fields.items() for key in field.annotation.model_fields
+    (section, key)
+    for section, model in SECTIONS.items()
+    for key, info in model.model_fields.items()
+    if not (isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection))
 ]
 
 
@@ -22,13 +30,20 @@ def test_key_documented(section, key):
     page = CONFIGURATION.read_text()
     assert f"`[tool.zorkgpt.{section}]`" in page
     assert f"| `{key}` |" in page, f"docs/configuration.md lacks a table row for {section}.{key}"
-    field = GameConfiguration.model_fields[section].annotation.model_fields[key]
+    field = SECTIONS[section].model_fields[key]
     assert field.description, f"{section}.{key} has no docstring"
 
 
-@pytest.mark.parametrize("section, key", [k for k in KEYS if k[0] in ("loop_break", "action_loops")])
+@pytest.mark.parametrize("section, key", [k for k in KEYS if k[0].startswith("loop_break")])
 def test_loop_break_key_in_pyproject(section, key):
-    assert f"\n{key} = " in (ROOT / "pyproject.toml").read_text()
+    text = (ROOT / "pyproject.toml").read_text()
+    table = text.split(f"[tool.zorkgpt.{section}]", 1)[1].split("\n[", 1)[0]
+    assert f"\n{key} = " in table, f"pyproject.toml's [tool.zorkgpt.{section}] lacks {key}"
+
+
+def test_pyproject_gives_the_defaults():
+    """The file spells out every loop-break key at its default."""
+    assert GameConfiguration.from_toml(ROOT / "pyproject.toml").loop_break == LoopBreakConfig()
 
 
 def test_configuration_tables_are_generated_from_the_models():

@@ -315,7 +315,7 @@ def test_wandering_loop_is_detected_and_stopped_within_40_turns(tmp_path, wander
     assert result.summary["termination_reason"] == "stuck_no_progress"
     assert result.summary["turns"] - wandering.loop_start + 1 <= 40
     [detected] = [e for e in result.events("loop_detected") if e["kind"] == "wandering"]
-    assert len(detected["rooms"]) > config.loop_break.region_max_rooms
+    assert len(detected["rooms"]) > config.loop_break.room_loops.region_max_rooms
 
 
 def test_steerable_looper_leaves_a_wandering_loop(tmp_path, wandering):
@@ -441,7 +441,7 @@ def test_a_player_who_only_waits_is_stopped_on_the_first_wait_past_the_free_ones
     [stop] = result.events("stuck_termination")
     rules = config.loop_break
     assert stop["rule"] == "repetition" and stop["last_progress_turn"] == 0
-    assert result.summary["turns"] == max(rules.wait_allowance + 1, rules.repetition_window)
+    assert result.summary["turns"] == max(rules.wait_allowance + 1, rules.repetition.window)
 
 
 def test_semi_novel_stuck_play_ends_within_60_turns(tmp_path):

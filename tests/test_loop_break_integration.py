@@ -14,7 +14,7 @@ from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
 from tests.conftest import make_config, run_episode
-from tests.factories import SEED_LOOP_BREAK
+from tests.factories import SEED_LOOP_BREAK, seed_loop_break
 
 ORIGINAL_EPISODE_TURNS = 341  # episode 2025-11-03T12:38:53 ran 341 turns
 
@@ -43,12 +43,12 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     loop_break = result.summary["loop_break"]
     assert result.summary["termination_reason"] == "stuck_no_progress"
-    assert result.summary["turns"] == loop_break["last_progress_turn"] + config.loop_break.max_turns_stuck
+    assert result.summary["turns"] == loop_break["last_progress_turn"] + config.loop_break.no_progress.max_turns
     assert result.summary["turns"] < len(built.commands)
     assert detector in loop_break["detections"]
     assert loop_break["first_detection_turn"][detector] > len(built.prefix)
     [termination] = result.events("stuck_termination")
-    assert termination["turns_stuck"] == config.loop_break.max_turns_stuck
+    assert termination["turns_stuck"] == config.loop_break.no_progress.max_turns
 
     baseline = run_episode(
         rom_path, make_config(tmp_path, loop_break={"enable_velocity_detection": False}), ReplayAgent(built.commands)
@@ -98,7 +98,7 @@ def test_stuck_episode_terminates_early(rom_path, tmp_path):
     config = make_config(
         tmp_path,
         gameplay={"max_turns_per_episode": 200},
-        loop_break={**SEED_LOOP_BREAK, "max_turns_stuck": 20, "stuck_warning_threshold": 10},
+        loop_break=seed_loop_break({"max_turns_stuck": 20, "stuck_warning_threshold": 10}),
     )
     result = run_episode(rom_path, config, ReplayAgent(["open door", "east", "take house"] * 100))
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -163,7 +163,7 @@ def test_objective_gaming_cannot_reset_timer(rom_path, tmp_path, scenarios):
     )
     assert result.summary["termination_reason"] == "stuck_no_progress"
     last_progress = result.summary["loop_break"]["last_progress_turn"]
-    assert result.summary["turns"] == last_progress + config.loop_break.max_turns_stuck
+    assert result.summary["turns"] == last_progress + config.loop_break.no_progress.max_turns
     late_claims = [c for c in objectives.completed_objectives if c["completed_turn"] > len(built.prefix) + 2]
     assert late_claims == []
     assert any(r["objectives_added"] for r in result.records)  # the critic did review
@@ -202,7 +202,7 @@ def test_loop_detection_off_still_terminates(rom_path, tmp_path, scenarios):
 
 def test_stuck_check_interval_ten_reproduces_seed(rom_path, tmp_path, scenarios):
     built = scenarios["dam_ab"]
-    config = make_config(tmp_path, loop_break={**SEED_LOOP_BREAK, "stuck_check_interval": 10})
+    config = make_config(tmp_path, loop_break=seed_loop_break({"stuck_check_interval": 10}))
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     turns = result.summary["turns"]
     assert turns % 10 == 0

@@ -9,7 +9,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
 from tests.conftest import RecordingReplay, make_config, run_episode
-from tests.factories import SEED_LOOP_BREAK
+from tests.factories import SEED_LOOP_BREAK, seed_loop_break
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +17,7 @@ def dam_ab(rom_path):
     return build_scenario("dam_ab", rom_path)
 
 
-SCORE_AND_OBJECTIVES = {**SEED_LOOP_BREAK, "progress_signals": ["score", "objective"]}
+SCORE_AND_OBJECTIVES = seed_loop_break({"progress_signals": ["score", "objective"]})
 
 
 def test_episode_continues_with_objective_completions(rom_path, tmp_path):
@@ -96,6 +96,10 @@ def test_phase_1a_1b_1c_integration(rom_path, tmp_path, dam_ab):
     result = run_episode(rom_path, config, LooperAgent(dam_ab.prefix, dam_ab.loop))
     assert result.events("loop_penalty_applied")
     warnings = result.events("loop_break_warning")
-    assert warnings and min(w["turns_stuck"] for w in warnings) == config.loop_break.stuck_warning_threshold
+    assert (
+        warnings
+        and min(w["turns_stuck"] for w in warnings)
+        == config.loop_break.no_progress.max_turns - config.loop_break.warning_lead_turns
+    )
     assert result.summary["termination_reason"] == "stuck_no_progress"
     assert result.summary["turns"] == result.summary["loop_break"]["last_progress_turn"] + 40

@@ -16,7 +16,7 @@ from managers.map_graph import MapGraph
 from managers.objectives import ObjectiveManager
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 KITCHEN = 7
 LANTERN = GameObject(40, "brass lantern")
@@ -57,7 +57,7 @@ class Episode:
     """The orchestrator's per-turn wiring of map, objectives and loop break, on synthetic records."""
 
     def __init__(self, **config):
-        self.config = LoopBreakConfig(**{**SEED_LOOP_BREAK, **config})
+        self.config = LoopBreakConfig(**seed_loop_break(config))
         self.map = MapGraph()
         self.map.visit(KITCHEN, "Kitchen", 0)
         self.objectives = ObjectiveManager(self.config)

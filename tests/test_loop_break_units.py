@@ -25,7 +25,7 @@ from managers.loop_break.room_loops import (
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -86,7 +86,7 @@ def dam_map() -> MapGraph:
 
 def make_loop_break(game_map: MapGraph | None = None, **config) -> LoopBreak:
     game_map = game_map if game_map is not None else dam_map()
-    return LoopBreak(LoopBreakConfig(**{**SEED_LOOP_BREAK, **config}), game_map, DestinationPredictor("map", game_map))
+    return LoopBreak(LoopBreakConfig(**seed_loop_break(config)), game_map, DestinationPredictor("map", game_map))
 
 
 def stuck_turns(loop_break: LoopBreak, first: int, last: int, room: int = DAM, score: int = 40):
@@ -270,7 +270,7 @@ def test_penalty_applied_on_oscillation_return():
     """A move back into the A-B-A-B pattern: 0.9 + (-0.8) = 0.1."""
     config = LoopBreakConfig()
     judgement = Judgement(0.9, "good move")
-    adjusted = apply_loop_penalties(judgement, DAM, no_detections(oscillation=OSCILLATION), config, name_of)
+    adjusted = apply_loop_penalties(judgement, DAM, no_detections(oscillation=OSCILLATION), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.1)
     assert adjusted.base_score == 0.9 and adjusted.base == 0.9
     assert len(adjusted.adjustments) == 1 and "Oscillation penalty" in adjusted.adjustments[0]
@@ -280,7 +280,7 @@ def test_penalty_applied_on_oscillation_return():
     # The same through the LoopBreak: the learned map predicts "north" from the Dam leads to the Lobby.
     loop_break = make_loop_break(enable_location_penalty=False)
     oscillate(loop_break, 6)  # Lobby, Dam, Lobby, Dam, Lobby, Dam
-    assert loop_break.active.oscillation.detected
+    assert loop_break.detectors["room_loops"].active.oscillation.detected
     events: list[dict] = []
     through = loop_break.adjust("north", Judgement(0.9, "good move"), make_view(DAM), events, turn=7)
     assert through.score == pytest.approx(0.1)
@@ -296,7 +296,7 @@ def test_bonus_applied_on_exploration():
     """A move out of the oscillation to a room outside it: min(1.0, 0.6 + 0.5) = 1.0."""
     config = LoopBreakConfig()
     adjusted = apply_loop_penalties(
-        Judgement(0.6, "ok"), DAM_BASE, no_detections(oscillation=OSCILLATION), config, name_of
+        Judgement(0.6, "ok"), DAM_BASE, no_detections(oscillation=OSCILLATION), config.room_loops, name_of
     )
     assert adjusted.score == 1.0 and adjusted.base == 0.6
     assert "Exploration bonus" in adjusted.adjustments[0] and "+0.50" in adjusted.adjustments[0]
@@ -315,11 +315,14 @@ def test_penalty_not_applied_without_prediction():
     """No predicted destination (not a move, or an exit the map does not know): the score is unchanged."""
     config = LoopBreakConfig()
     judgement = Judgement(0.8, "examine things")
-    assert apply_loop_penalties(judgement, None, no_detections(oscillation=OSCILLATION), config, name_of) is judgement
+    assert (
+        apply_loop_penalties(judgement, None, no_detections(oscillation=OSCILLATION), config.room_loops, name_of)
+        is judgement
+    )
 
     loop_break = make_loop_break()
     oscillate(loop_break, 6)
-    assert loop_break.active.oscillation.detected
+    assert loop_break.detectors["room_loops"].active.oscillation.detected
     events: list[dict] = []
     view = make_view(DAM)
     for command in ("examine lamp", "west", "take all"):  # "west" from the Dam is not on the map
@@ -331,9 +334,9 @@ def test_score_clamping():
     """0.2 + (-0.8) -> 0.0 and 0.9 + 0.5 -> 1.0."""
     config = LoopBreakConfig()
     detections = no_detections(oscillation=OSCILLATION)
-    low = apply_loop_penalties(Judgement(0.2, "meh"), LOBBY, detections, config, name_of)
+    low = apply_loop_penalties(Judgement(0.2, "meh"), LOBBY, detections, config.room_loops, name_of)
     assert low.score == 0.0 and low.base == 0.2
-    high = apply_loop_penalties(Judgement(0.9, "great"), DAM_BASE, detections, config, name_of)
+    high = apply_loop_penalties(Judgement(0.9, "great"), DAM_BASE, detections, config.room_loops, name_of)
     assert high.score == 1.0 and high.base == 0.9
 
 
@@ -379,7 +382,10 @@ def test_flag_velocity_detection_disabled_turns_everything_off():
 def test_flag_loop_detection_disabled_no_detections_no_penalties():
     loop_break = make_loop_break(enable_loop_detection=False, max_turns_stuck=30)
     verdicts = oscillate(loop_break, 24)
-    assert not loop_break.active.any and loop_break.active.recent_rooms == ()
+    assert (
+        not loop_break.detectors["room_loops"].active.any
+        and loop_break.detectors["room_loops"].active.recent_rooms == ()
+    )
     assert not any(e["event_type"] == "loop_detected" for v in verdicts for e in v.events)
     events: list[dict] = []
     judgement = Judgement(0.9, "ok")
@@ -393,7 +399,7 @@ def test_flag_loop_detection_disabled_no_detections_no_penalties():
 
     enabled = make_loop_break(max_turns_stuck=30)
     verdicts = oscillate(enabled, 24)
-    assert enabled.active.oscillation.detected
+    assert enabled.detectors["room_loops"].active.oscillation.detected
     kinds = [e["kind"] for v in verdicts for e in v.events if e["event_type"] == "loop_detected"]
     assert "oscillation" in kinds and "region_loop" in kinds
 
@@ -410,7 +416,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
 
     on = make_loop_break()
     wander(on)
-    assert not on.active.any and LOBBY in on.active.recent_rooms
+    assert not on.detectors["room_loops"].active.any and LOBBY in on.detectors["room_loops"].active.recent_rooms
     events: list[dict] = []
     adjusted = on.adjust("north", Judgement(0.7, "ok"), make_view(DAM), events, turn=6)
     assert adjusted.score == pytest.approx(0.5) and "Revisit penalty" in adjusted.adjustments[0]
@@ -419,11 +425,11 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
     off = make_loop_break(enable_location_penalty=False)
     wander(off)
     judgement = Judgement(0.7, "ok")
-    assert off.active.recent_rooms == ()
+    assert off.detectors["room_loops"].active.recent_rooms == ()
     assert off.adjust("north", judgement, make_view(DAM), [], turn=6) is judgement
     # apply_loop_penalties honours the flag too, even when given recent rooms.
     detections = no_detections(recent_rooms=(LOBBY,))
-    assert apply_loop_penalties(judgement, LOBBY, detections, off.config, name_of) is judgement
+    assert apply_loop_penalties(judgement, LOBBY, detections, off.config.room_loops, name_of) is judgement
 
 
 @pytest.mark.parametrize("min_stuck", [0, 4, 7])
@@ -436,7 +442,7 @@ def test_flag_penalty_min_turns_stuck_gates_detections_and_penalties(min_stuck):
         loop_break.observe(make_record(turn, here, room_before=previous))
         previous = here
         expected = turn >= max(4, min_stuck)  # A-B-A-B needs four turns; the gate needs min_stuck stuck turns
-        assert loop_break.active.oscillation.detected is expected, turn
+        assert loop_break.detectors["room_loops"].active.oscillation.detected is expected, turn
         other = DAM if here == LOBBY else LOBBY
         command = "north" if here == DAM else "south"
         adjusted = loop_break.adjust(command, judgement, make_view(here), [], turn=turn + 1)
@@ -447,9 +453,9 @@ def test_flag_penalty_min_turns_stuck_gates_detections_and_penalties(min_stuck):
 def test_flag_penalty_min_turns_stuck_resets_with_progress():
     loop_break = make_loop_break(penalty_min_turns_stuck=4, enable_location_penalty=False)
     oscillate(loop_break, 6)
-    assert loop_break.active.oscillation.detected
+    assert loop_break.detectors["room_loops"].active.oscillation.detected
     loop_break.observe(make_record(7, LOBBY, room_before=DAM, score_before=0, score_after=5))
-    assert not loop_break.active.any  # progress: turns_stuck 0 < 4
+    assert not loop_break.detectors["room_loops"].active.any  # progress: turns_stuck 0 < 4
     judgement = Judgement(0.9, "ok")
     assert loop_break.adjust("south", judgement, make_view(LOBBY), [], turn=8) is judgement
 
@@ -479,7 +485,7 @@ def test_config_rejects_penalty_above_zero_and_negative_bonus(key, value):
     with pytest.raises(ConfigError) as excinfo:
         GameConfiguration.from_dict({"loop_break": {key: value}})
     message = str(excinfo.value)
-    assert f"tool.zorkgpt.loop_break.{key}" in message
+    assert f"tool.zorkgpt.loop_break.room_loops.{key}" in message
     assert repr(value) in message
 
 
@@ -505,8 +511,8 @@ def test_config_accepts_valid_loop_break_section_and_rejects_unknown_key():
     config = GameConfiguration.from_dict(
         {"loop_break": {"stuck_warning_threshold": 39, "max_turns_stuck": 40, "oscillation_return_penalty": -1.0}}
     )
-    assert config.loop_break.oscillation_return_penalty == -1.0
+    assert config.loop_break.room_loops.oscillation_return_penalty == -1.0
     with pytest.raises(ConfigError) as excinfo:
         GameConfiguration.from_dict({"loop_break": {"max_turn_stuck": 40}})
     assert "tool.zorkgpt.loop_break.max_turn_stuck" in str(excinfo.value)
-    assert "max_turns_stuck" in str(excinfo.value)  # the allowed keys are listed
+    assert "no_progress" in str(excinfo.value)  # the allowed keys are listed

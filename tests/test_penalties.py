@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.loop_break import room_loop_lines
+from managers.loop_break.detectors import room_loop_lines
 from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties, why_rejected
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, turn_record
+from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
 
@@ -62,25 +62,27 @@ REGION = RegionLoopResult(True, (1, 2, 3), ("Kitchen", "Living Room", "Attic"), 
 def test_camping_penalty_only_for_the_camped_room():
     config = LoopBreakConfig()
     judgement = Judgement(0.9, "ok")
-    adjusted = apply_loop_penalties(judgement, 1, detections(camping=CAMPING), config, name_of)
+    adjusted = apply_loop_penalties(judgement, 1, detections(camping=CAMPING), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.3)
     assert adjusted.adjustments == ("Camping penalty (returning to Kitchen) -0.60",)
-    assert apply_loop_penalties(judgement, 2, detections(camping=CAMPING), config, name_of) is judgement
+    assert apply_loop_penalties(judgement, 2, detections(camping=CAMPING), config.room_loops, name_of) is judgement
 
 
 def test_region_penalty_only_inside_the_region():
     config = LoopBreakConfig()
     judgement = Judgement(0.8, "ok")
-    adjusted = apply_loop_penalties(judgement, 3, detections(region=REGION), config, name_of)
+    adjusted = apply_loop_penalties(judgement, 3, detections(region=REGION), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.2)
     assert "Region-loop penalty" in adjusted.adjustments[0] and "Kitchen, Living Room, Attic" in adjusted.adjustments[0]
-    assert apply_loop_penalties(judgement, 5, detections(region=REGION), config, name_of) is judgement
+    assert apply_loop_penalties(judgement, 5, detections(region=REGION), config.room_loops, name_of) is judgement
 
 
 def test_revisit_penalty_is_exact_at_threshold():
     """0.7 - 0.2 is 0.5 (accepted at threshold 0.5), not 0.49999999999999994."""
     config = LoopBreakConfig()
-    adjusted = apply_loop_penalties(Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config, name_of)
+    adjusted = apply_loop_penalties(
+        Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config.room_loops, name_of
+    )
     assert adjusted.score == 0.5
     assert adjusted.adjustments == ("Revisit penalty (Living Room visited recently) -0.20",)
 
@@ -93,7 +95,7 @@ def test_all_adjustments_stack_and_are_listed():
         region=REGION,
         recent_rooms=(1, 2),
     )
-    adjusted = apply_loop_penalties(Judgement(1.0, "ok"), 1, everything, config, name_of)
+    adjusted = apply_loop_penalties(Judgement(1.0, "ok"), 1, everything, config.room_loops, name_of)
     assert adjusted.score == 0.0  # 1.0 - 0.8 - 0.6 - 0.6 - 0.2, clamped
     assert [a.split(" (")[0] for a in adjusted.adjustments] == [
         "Oscillation penalty",
@@ -102,22 +104,26 @@ def test_all_adjustments_stack_and_are_listed():
         "Revisit penalty",
     ]
     # Leaving every loop for a new room: only the exploration bonus.
-    leaving = apply_loop_penalties(Judgement(0.3, "ok"), 5, everything, config, name_of)
+    leaving = apply_loop_penalties(Judgement(0.3, "ok"), 5, everything, config.room_loops, name_of)
     assert leaving.score == pytest.approx(0.8) and len(leaving.adjustments) == 1
 
 
 def test_configured_amounts_are_used_and_zero_is_no_adjustment():
     config = LoopBreakConfig(oscillation_return_penalty=-0.3, oscillation_exploration_bonus=0.0)
     oscillation = detections(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
-    assert apply_loop_penalties(Judgement(0.9, "ok"), 2, oscillation, config, name_of).score == pytest.approx(0.6)
+    assert apply_loop_penalties(
+        Judgement(0.9, "ok"), 2, oscillation, config.room_loops, name_of
+    ).score == pytest.approx(0.6)
     judgement = Judgement(0.6, "ok")
-    assert apply_loop_penalties(judgement, 5, oscillation, config, name_of) is judgement  # bonus 0: unchanged
+    assert (
+        apply_loop_penalties(judgement, 5, oscillation, config.room_loops, name_of) is judgement
+    )  # bonus 0: unchanged
 
 
 def test_base_score_survives_a_second_adjustment():
     config = LoopBreakConfig()
-    first = apply_loop_penalties(Judgement(0.9, "ok"), 1, detections(camping=CAMPING), config, name_of)
-    second = apply_loop_penalties(first, 1, detections(recent_rooms=(1,)), config, name_of)
+    first = apply_loop_penalties(Judgement(0.9, "ok"), 1, detections(camping=CAMPING), config.room_loops, name_of)
+    second = apply_loop_penalties(first, 1, detections(recent_rooms=(1,)), config.room_loops, name_of)
     assert second.base_score == 0.9 and second.score == pytest.approx(0.1)
     assert len(second.adjustments) == 2
 
@@ -125,7 +131,7 @@ def test_base_score_survives_a_second_adjustment():
 def test_camping_penalty_through_loop_break():
     game_map = house_map()
     loop_break = LoopBreak(
-        LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False}),
+        LoopBreakConfig(**seed_loop_break({"enable_location_penalty": False})),
         game_map,
         DestinationPredictor("map", game_map),
     )
@@ -133,8 +139,14 @@ def test_camping_penalty_through_loop_break():
     rooms = [1, 2, 1, 3, 1, 4, 1, 5, 1, 1]
     for turn, room in enumerate(rooms, start=1):
         loop_break.observe(make_record(turn, room))
-    assert loop_break.active.camping.detected and loop_break.active.camping.camped_location_id == 1
-    assert not loop_break.active.oscillation.detected and not loop_break.active.region.detected
+    assert (
+        loop_break.detectors["room_loops"].active.camping.detected
+        and loop_break.detectors["room_loops"].active.camping.camped_location_id == 1
+    )
+    assert (
+        not loop_break.detectors["room_loops"].active.oscillation.detected
+        and not loop_break.detectors["room_loops"].active.region.detected
+    )
     events: list[dict] = []
     back = loop_break.adjust("south", Judgement(0.8, "ok"), view_at(5), events, turn=11)
     assert back.score == pytest.approx(0.8)  # south from the Clearing is Behind House, not the Kitchen
@@ -143,7 +155,7 @@ def test_camping_penalty_through_loop_break():
     assert [e["event_type"] for e in events] == ["loop_penalty_applied"]
     assert events[0]["destination"] == 1 and events[0]["turned_to_reject"] is True
     line = "You have spent 6 of the last 10 turns in Kitchen, repeating what you did before."
-    assert line in room_loop_lines(loop_break.active)
+    assert line in room_loop_lines(loop_break.detectors["room_loops"].active)
     # Shown to the agent only while it repeats itself: these ten turns each went somewhere new.
     assert line not in loop_break.status(11, view_at(1), (), []).loop_info
 
@@ -156,7 +168,7 @@ def test_adjust_without_active_detections_is_a_no_op():
     loop_break.observe(make_record(1, 1))
     loop_break.observe(make_record(2, 2, room_before=1))
     # turns_stuck 2 < penalty_min_turns_stuck 4: even the revisit penalty waits.
-    assert loop_break.active.recent_rooms == ()
+    assert loop_break.detectors["room_loops"].active.recent_rooms == ()
     assert loop_break.adjust("east", judgement, view_at(2), [], turn=3) is judgement
 
 
@@ -166,7 +178,7 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
     game_map = house_map()
     config = LoopBreakConfig()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
-    for turn in range(1, config.repetition_window + 1):  # Living Room <-> Kitchen, a whole window of turns
+    for turn in range(1, config.repetition.window + 1):  # Living Room <-> Kitchen, a whole window of turns
         here, there, command = (2, 1, "east") if turn % 2 else (1, 2, "west")
         loop_break.observe(
             turn_record(
@@ -178,9 +190,9 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
                 room_name_after=name_of(there),
             )
         )
-    assert loop_break.active.oscillation.detected
+    assert loop_break.detectors["room_loops"].active.oscillation.detected
     # From the Living Room the only way anywhere is east, through the Kitchen, to Behind House and beyond.
-    turn = config.repetition_window + 1
+    turn = config.repetition.window + 1
     way_out = loop_break.adjust("east", Judgement(0.6, "ok"), view_at(2), [], turn=turn)
     assert way_out.score == pytest.approx(1.0)
     assert [a.split(" (")[0] for a in way_out.adjustments] == ["Way-out bonus"]

@@ -38,7 +38,7 @@ def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path)
     result = evaluate(rows, config)
     rules = config.loop_break
     # Turn 1 (the progress) and 2 (the first look) are new; the clock counts from turn 1.
-    stop = max(rules.repetition_min_turns + 1, 2 + rules.repetition_window - rules.repetition_misses)
+    stop = max(rules.repetition.min_turns + 1, 2 + rules.repetition.window - rules.repetition.misses)
     assert result["healthy_margins"]["optimal"] == {
         "runs": 1,
         "longest_without_progress": [24, "reader/walkthrough"],
@@ -48,5 +48,5 @@ def test_healthy_margins_give_the_longest_stretch_and_the_most_repeats(tmp_path)
     }
     noisy = result["healthy_margins"]["noisy factor 3"]
     assert noisy["longest_without_progress"] == [stop - 1, "looker/factor 3, seed 1"]
-    assert noisy["most_repeats"] == [rules.repetition_window - rules.repetition_misses, "looker/factor 3, seed 1"]
+    assert noisy["most_repeats"] == [rules.repetition.window - rules.repetition.misses, "looker/factor 3, seed 1"]
     assert result["healthy_false_stops"] == [f"looker/noisy/factor 3, seed 1 @ {stop}"]

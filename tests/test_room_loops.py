@@ -4,13 +4,13 @@ edge cases of oscillation and camping (unknown locations, windows)."""
 from __future__ import annotations
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.loop_break import room_loop_lines
+from managers.loop_break.detectors import room_loop_lines
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.room_loops import CampingDetector, OscillationDetector, RegionLoopDetector
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Cellar", 4: "Troll Room", 5: "East-West Passage", 6: "Round Room"}
 CORRIDOR = [1, 2, 3, 4, 3, 2]  # Kitchen <-> Living Room <-> Cellar <-> Troll Room and back
@@ -119,7 +119,7 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
         game_map.visit(room_id, name, 0)
     game_map.rooms[2].exits.update({"west": 1, "down": 3})
     game_map.rooms[3].exits.update({"up": 2, "east": 4, "south": 6})
-    config = LoopBreakConfig(**{**SEED_LOOP_BREAK, "enable_location_penalty": False})
+    config = LoopBreakConfig(**seed_loop_break({"enable_location_penalty": False}))
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     rooms = corridor_walk(20)
     previous = rooms[0]
@@ -129,10 +129,11 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
         events += [e for e in verdict.events if e["event_type"] == "loop_detected"]
         previous = room
     assert [e["kind"] for e in events] == ["region_loop"] and events[0]["turn"] == 20
-    assert loop_break.active.region.room_ids == (1, 2, 3, 4)
+    assert loop_break.detectors["room_loops"].active.region.room_ids == (1, 2, 3, 4)
     cellar = GameView(3, "Cellar", 0, 0, (), (), "h", "")
     assert (
-        "You keep to Kitchen, Living Room, Cellar, Troll Room without progress" in room_loop_lines(loop_break.active)[0]
+        "You keep to Kitchen, Living Room, Cellar, Troll Room without progress"
+        in room_loop_lines(loop_break.detectors["room_loops"].active)[0]
     )
     # Staying inside the region is penalised; leaving it (Round Room) is not.
     penalised = loop_break.adjust("up", Judgement(0.9, "ok"), cellar, [], 21)

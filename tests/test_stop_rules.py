@@ -45,7 +45,7 @@ def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None
 def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
     """The turn the repetition rule fires on when only the first `new_turns` turns are new: once the window holds
     at most repetition_misses of them, and not before repetition_min_turns."""
-    return max(config.repetition_min_turns, new_turns + config.repetition_window - config.repetition_misses)
+    return max(config.repetition.min_turns, new_turns + config.repetition.window - config.repetition.misses)
 
 
 def test_waiting_stops_no_clock_up_to_the_allowance():
@@ -55,11 +55,11 @@ def test_waiting_stops_no_clock_up_to_the_allowance():
     free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the seeds' counting
     the first two waits are new (from the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
-    first_loop = max(config.wait_allowance + 1, config.repetition_window)
+    first_loop = max(config.wait_allowance + 1, config.repetition.window)
     assert play(loop_break(), [("wait", 1)] * 100) == (first_loop, "repetition")
     assert play(loop_break(wait_allowance=30), [("wait", 1)] * 100) == (31, "repetition")
     assert play(loop_break(enable_repetition_detection=False), [("wait", 1)] * 100) == (
-        config.max_turns_stuck + config.wait_allowance,
+        config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
     assert play(loop_break(wait_allowance=0), [("wait", 1)] * 100) == (repetition_stop(2, config), "repetition")
@@ -73,7 +73,7 @@ def test_waits_between_repeats_do_not_make_a_loop():
     looking = [("look", 1), ("inventory", 1)]
     assert play(loop_break(), (looking + [("wait", 1)]) * config.wait_allowance) == (None, None)
     assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] == "repetition"
-    assert play(loop_break(), looking * 45) == (config.cycle_turns, "cycle")
+    assert play(loop_break(), looking * 45) == (config.cycle.turns, "cycle")
     assert play(loop_break(cycle_turns=0), looking * 45) == (repetition_stop(3, config), "repetition")
 
 
@@ -87,19 +87,19 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
     waiting = [("look", 1), ("inventory", 1), ("wait", 1)] * 60
     between = 2  # look and inventory between two waits, each left out up to wait_detours
     credit = config.wait_allowance + (config.wait_allowance - 1) * min(between, config.wait_detours)
-    assert play(clock_only, waiting) == (config.max_turns_stuck + credit, "no_progress")
+    assert play(clock_only, waiting) == (config.no_progress.max_turns + credit, "no_progress")
     assert play(loop_break(enable_repetition_detection=False, wait_detours=0), waiting) == (
-        config.max_turns_stuck + config.wait_allowance,
+        config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
     no_progress_only = loop_break(enable_repetition_detection=False, fruitless_turns=0)
     assert play(no_progress_only, varied[:40] + [("wait", 1)] * 100) == (
-        config.max_turns_stuck + config.wait_allowance,
+        config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
     assert play(loop_break(fruitless_turns=0), [("wait", 1)] * 10 + varied) == (
-        config.max_turns_stuck + 10,
+        config.no_progress.max_turns + 10,
         "no_progress",
     )
 
@@ -117,21 +117,24 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     config = LoopBreakConfig()
     clock = {"fruitless_turns": 0}
     assert play(loop_break(**clock), trek(200, every=6)) == (
-        config.max_turns_stuck + config.trek_extra_turns,
+        config.no_progress.max_turns + config.no_progress.trek_extra_turns,
         "no_progress",
     )
     last_room = 49  # the turn of index 48
-    assert last_room + config.trek_grace > config.max_turns_stuck
-    assert play(loop_break(**clock), trek(200, every=6, until=48)) == (last_room + config.trek_grace, "no_progress")
-    rooms = config.trek_rooms + 3
+    assert last_room + config.no_progress.trek_grace > config.no_progress.max_turns
+    assert play(loop_break(**clock), trek(200, every=6, until=48)) == (
+        last_room + config.no_progress.trek_grace,
+        "no_progress",
+    )
+    rooms = config.no_progress.trek_rooms + 3
     cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
-    assert play(loop_break(**clock), cycle) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(**clock), cycle) == (config.no_progress.max_turns, "no_progress")
     assert play(loop_break(trek_grace=0, **clock), cycle) == (
-        config.max_turns_stuck + config.trek_extra_turns,
+        config.no_progress.max_turns + config.no_progress.trek_extra_turns,
         "no_progress",
     )
     camp = [(f"examine thing {turn}", 1 + turn % 2) for turn in range(200)]
-    assert play(loop_break(**clock), camp) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(**clock), camp) == (config.no_progress.max_turns, "no_progress")
 
 
 def test_the_warning_counts_down_on_the_same_clock():
@@ -142,14 +145,14 @@ def test_the_warning_counts_down_on_the_same_clock():
     breaker = loop_break()
     play(breaker, turns)
     # The earliest: a window of repeats but for repetition_misses turns.
-    assert breaker.turns_to_stop(len(turns)) == config.repetition_window - config.repetition_misses
+    assert breaker.turns_to_stop(len(turns)) == config.repetition.window - config.repetition.misses
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, turns)
     # 8 new tries in the 8 turns that count: the fruitless rule's share holds (the waits try nothing), so it is next.
-    assert breaker.turns_to_stop(len(turns)) == config.fruitless_turns - 8
+    assert breaker.turns_to_stop(len(turns)) == config.fruitless.turns - 8
     breaker = loop_break(enable_repetition_detection=False, fruitless_turns=0)
     play(breaker, turns)
-    assert breaker.turns_to_stop(len(turns)) == config.max_turns_stuck - 8
+    assert breaker.turns_to_stop(len(turns)) == config.no_progress.max_turns - 8
 
 
 def test_waits_repeat_only_past_the_free_waits():
@@ -192,7 +195,7 @@ def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
     config = GameConfiguration.from_dict(
         {"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90, "fruitless_turns": 0}}
     )
-    expected = 100 + config.loop_break.trek_extra_turns
+    expected = 100 + config.loop_break.no_progress.trek_extra_turns
     assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")
 
 
@@ -217,17 +220,20 @@ def test_new_tries_that_get_nowhere_are_fruitless():
             for turn in range(1, 101)
         ]
 
-    assert play(loop_break(), tries(1)) == (config.fruitless_turns, "fruitless")
-    assert play(loop_break(fruitless_turns=0), tries(1)) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(), tries(1)) == (config.fruitless.turns, "fruitless")
+    assert play(loop_break(fruitless_turns=0), tries(1)) == (config.no_progress.max_turns, "no_progress")
     walking = tries(2, between=lambda turn: ("north", "south")[turn // 2 % 2])
     turn, rule = play(loop_break(), walking)
-    assert rule == "fruitless" and turn < config.fruitless_turns + 5  # its first three moves were new ones
+    assert rule == "fruitless" and turn < config.fruitless.turns + 5  # its first three moves were new ones
     assert play(loop_break(), tries(2))[1] != "fruitless"
-    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (config.max_turns_stuck, "no_progress")
-    assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.max_turns_stuck, "no_progress")
+    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (
+        config.no_progress.max_turns,
+        "no_progress",
+    )
+    assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.no_progress.max_turns, "no_progress")
     breaker = loop_break(enable_repetition_detection=False)
     play(breaker, tries(1)[:24])
-    assert breaker.turns_to_stop(24) == config.fruitless_turns - 24
+    assert breaker.turns_to_stop(24) == config.fruitless.turns - 24
 
 
 def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_stretch():
@@ -256,8 +262,8 @@ def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_s
                 return turn, event["rule"]
         return None, None
 
-    assert config.fruitless_weak_signals == ["new_room_inventory"]
-    assert carousel(loop_break()) == (config.fruitless_turns, "fruitless")
+    assert config.weak_signals == ["new_room_inventory"]
+    assert carousel(loop_break()) == (config.fruitless.turns, "fruitless")
     assert carousel(loop_break(fruitless_weak_signals=[])) == (None, None)
 
 
@@ -299,4 +305,4 @@ def test_waits_before_the_tries_do_not_dilute_the_fruitless_share():
     alone_turn, alone_rule = play(loop_break(), loop)
     waited_turn, waited_rule = play(loop_break(), [("wait", 1, "no_effect")] * 9 + loop)
     assert alone_rule == waited_rule == "fruitless"
-    assert waited_turn - 9 <= alone_turn < config.fruitless_turns + 5
+    assert waited_turn - 9 <= alone_turn < config.fruitless.turns + 5

@@ -12,7 +12,7 @@ from managers.loop_break.warnings import build_stuck_warning
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, turn_record
+from tests.factories import seed_loop_break, turn_record
 
 CELLAR, TROLL_ROOM = 60, 61
 SIGNALS = ("score", "objective", "new_room")
@@ -46,7 +46,7 @@ def cellar_map() -> MapGraph:
 
 def make_loop_break(**config) -> LoopBreak:
     game_map = cellar_map()
-    return LoopBreak(LoopBreakConfig(**{**SEED_LOOP_BREAK, **config}), game_map, DestinationPredictor("map", game_map))
+    return LoopBreak(LoopBreakConfig(**seed_loop_break(config)), game_map, DestinationPredictor("map", game_map))
 
 
 def countdown(text: str) -> int:
@@ -182,13 +182,13 @@ def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears()
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     warned = []
-    for turn in range(1, config.max_turns_stuck + 1):
+    for turn in range(1, config.no_progress.max_turns + 1):
         if loop_break.status(turn, cellar_view(), (), []).warning:
             warned.append(turn - 1)  # turns stuck when warned
         command = f"examine thing {turn}" if turn % 2 else ("look", "inventory")[turn // 2 % 2]
         loop_break.observe(make_record(turn, command))
-    lead = config.max_turns_stuck - config.stuck_warning_threshold
-    assert warned and min(warned) == config.max_turns_stuck - lead
+    lead = config.warning_lead_turns
+    assert warned and min(warned) == config.no_progress.max_turns - lead
 
 
 @pytest.mark.parametrize("cycle_turns, rule", [(16, "cycle"), (0, "repetition")])
@@ -199,16 +199,16 @@ def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule)
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     first_warning = None
-    for turn in range(1, config.max_turns_stuck):
+    for turn in range(1, config.no_progress.max_turns):
         status = loop_break.status(turn, cellar_view(), (), [])
         if status.warning and first_warning is None:
             first_warning = turn
-            assert countdown(status.warning) <= config.max_turns_stuck - config.stuck_warning_threshold
+            assert countdown(status.warning) <= config.warning_lead_turns
         verdict = loop_break.observe(make_record(turn, ("look", "listen")[turn % 2]))
         if verdict.terminate:
             break
     [stop] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
-    assert stop["rule"] == rule and turn < config.max_turns_stuck
+    assert stop["rule"] == rule and turn < config.no_progress.max_turns
     assert first_warning is not None and first_warning < turn
 
 

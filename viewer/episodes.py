@@ -12,19 +12,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from managers.loop_break import marked_events
+from session.events import EventType
 from session.records import LOOP_ENDINGS
 
-MARKED_EVENTS = {
-    "loop_detected": "detection",
-    "loop_break_warning": "warning",
-    "loop_penalty_applied": "penalty",
-    "stuck_termination": "termination",
-    "loop_gate": "termination",
-    "identical_action_warning": "warning",
-    "failure_loop": "detection",
-    "collaboration_loop": "detection",
-}
-"""Event types marked on the chart, by marker kind."""
 RESPONSE_CHARS = 2000
 """The game's response kept per turn on the page."""
 
@@ -88,7 +79,7 @@ def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]
                 notes.append(f"events.jsonl line {number} is not a turn record: skipped")
                 continue
             events = record.get("events") or []
-            if any(e.get("event_type") == "progress_detected" for e in events if isinstance(e, dict)):
+            if any(e.get("event_type") == EventType.PROGRESS_DETECTED for e in events if isinstance(e, dict)):
                 last_progress = record["turn"]
             if record["turn"] > since:
                 yield compact(record, record["turn"] - last_progress)
@@ -103,6 +94,7 @@ def compact(record: dict, turns_stuck: int) -> dict:
     calls = record.get("llm_calls") or {}
     tokens = record.get("llm_tokens") or {}
     cost = record.get("llm_cost_usd") or {}
+    marked = marked_events()  # the registered detectors' (a detector registered since included)
     return {
         "turn": record["turn"],
         "command": str(record.get("command", "")),
@@ -127,9 +119,9 @@ def compact(record: dict, turns_stuck: int) -> dict:
         "stuck": turns_stuck,
         "category": record.get("result_category", ""),
         "marks": [
-            {"kind": MARKED_EVENTS[e["event_type"]], "type": e["event_type"], "text": describe(e)}
+            {"kind": marked[e["event_type"]], "type": e["event_type"], "text": describe(e)}
             for e in record.get("events") or []
-            if isinstance(e, dict) and e.get("event_type") in MARKED_EVENTS
+            if isinstance(e, dict) and e.get("event_type") in marked
         ],
         "objectives": [o.get("objective", "") for o in record.get("objectives_completed") or [] if isinstance(o, dict)],
     }

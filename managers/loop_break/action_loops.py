@@ -6,7 +6,8 @@
 - CollaborationLoopDetector (seed 002): the agent re-proposing what the critic rejected -> final rejection.
 - FailureGate (seed 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
 
-`ActionLoops` composes them for the LoopBreak: observe, status text, bans, and score adjustments.
+`ActionLoops` composes them into one detector (managers/loop_break/detector.py): observe, status text, bans, gates
+and score adjustments.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ import hashlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 
-from managers.loop_break.penalties import adjust_score
+from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn
 from managers.loop_break.progress import ProgressResult
 from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
 from session.config import ActionLoopsConfig
 from session.context import FORMAT_RULE
-from session.events import emit
+from session.events import EventType, emit
 from session.outcomes import is_failure
 from session.records import GameView, Judgement, TurnRecord
 
@@ -117,7 +118,7 @@ class IdenticalActionDetector:
         if self.count == self.warning:
             emit(
                 events,
-                "identical_action_warning",
+                EventType.IDENTICAL_ACTION_WARNING,
                 f"'{command}' repeated {self.count} times in a row",
                 level="WARNING",
                 turn=record.turn,
@@ -128,7 +129,7 @@ class IdenticalActionDetector:
             self.bans[command] = record.turn + self.ban_turns
             emit(
                 events,
-                "identical_action_recovery",
+                EventType.IDENTICAL_ACTION_RECOVERY,
                 f"'{command}' repeated {self.count} times: forbidden for {self.ban_turns} turns",
                 level="WARNING",
                 turn=record.turn,
@@ -175,7 +176,7 @@ class ParseFailureDetector:
         self.guidance_active = True
         emit(
             events,
-            "parse_failure_recovery",
+            EventType.PARSE_FAILURE_RECOVERY,
             f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
             level="WARNING",
             turn=turn,
@@ -218,7 +219,7 @@ class CollaborationLoopDetector:
         emit(
             # DEBUG: several a turn while looping; the record keeps every one, rejection_final is the outcome
             events,
-            "collaboration_loop",
+            EventType.COLLABORATION_LOOP,
             f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
             level="DEBUG",
             turn=turn,
@@ -229,7 +230,7 @@ class CollaborationLoopDetector:
             self.final.setdefault(room, set()).add(first)
             emit(
                 events,
-                "rejection_final",
+                EventType.REJECTION_FINAL,
                 f"'{first}' is now rejected for good in this room",
                 level="WARNING",
                 turn=turn,
@@ -246,13 +247,6 @@ class CollaborationLoopDetector:
 
 
 # -- failure signatures and gates ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GateRequest:
-    action: str
-    loop_count: int
-    description: str
-
-
 class FailureGate:
     def __init__(self, gate_after: int, action: str, memory: int, min_turns_stuck: int = 0, max_gap: int = 0):
         self.gate_after = gate_after
@@ -273,7 +267,7 @@ class FailureGate:
             if self.loop_count:
                 emit(
                     events,
-                    "loop_counter_reset",
+                    EventType.LOOP_COUNTER_RESET,
                     "Loop counter reset: progress",
                     turn=record.turn,
                     reason="progress",
@@ -302,7 +296,7 @@ class FailureGate:
         self.last_loop = (signature[1], record.response.strip()[:200])
         emit(
             events,
-            "failure_loop",
+            EventType.FAILURE_LOOP,
             f"Identical failure again ({self.loop_count}): '{signature[1]}'",
             level="INFO",
             turn=record.turn,
@@ -319,7 +313,7 @@ class FailureGate:
         )
         emit(
             events,
-            "loop_gate",
+            EventType.LOOP_GATE,
             f"Loop gate ({self.action}): {description}",
             level="WARNING",
             turn=record.turn,
@@ -340,7 +334,7 @@ class FailureGate:
         """A human answered the gate: the guidance goes to the agent and the counter resets."""
         emit(
             events,
-            "loop_counter_reset",
+            EventType.LOOP_COUNTER_RESET,
             "Loop counter reset: human intervention",
             turn=turn,
             reason="human",
@@ -371,9 +365,26 @@ class ActionLoopsStatus:
     banned: tuple[str, ...] = ()
 
 
-class ActionLoops:
-    def __init__(self, config: ActionLoopsConfig):
-        self.config = config
+class ActionLoops(Detector):
+    name = "action_loops"
+    config_model = ActionLoopsConfig
+    events = {
+        EventType.LOOP_DETECTED: "detection",
+        EventType.SIGNATURE_LOOP_SUPPRESSED: None,
+        EventType.IDENTICAL_ACTION_WARNING: "warning",
+        EventType.IDENTICAL_ACTION_RECOVERY: None,
+        EventType.PARSE_FAILURE_RECOVERY: None,
+        EventType.COLLABORATION_LOOP: "detection",
+        EventType.REJECTION_FINAL: None,
+        EventType.FAILURE_LOOP: "detection",
+        EventType.LOOP_GATE: "termination",
+        EventType.LOOP_COUNTER_RESET: None,
+        EventType.COMMAND_BLOCKED: None,
+    }
+    config: ActionLoopsConfig
+
+    def __init__(self, config: ActionLoopsConfig, tools: Tools | None = None):
+        super().__init__(config, tools)
         self.signatures = SignatureLoopDetector(config.signature_window, config.signature_loop_threshold)
         self.identical = IdenticalActionDetector(
             config.identical_action_warning, config.identical_action_recovery, config.recovery_ban_turns
@@ -392,8 +403,19 @@ class ActionLoops:
             config.gate_max_gap,
         )
         self.signature_result = SignatureLoopResult(False)
+        self.opened: GateRequest | None = None
+        """The gate opened on the last turn observed."""
 
-    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
+    def observe(self, turn: Turn) -> None:
+        self.opened = self.observe_record(turn.record, turn.progress, turn.events)
+
+    def opened_gate(self) -> GateRequest | None:
+        return self.opened
+
+    def lines(self, moment: Moment) -> list[str]:
+        return self.status(moment.view.room_id, list(moment.banned)).lines
+
+    def observe_record(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
         config = self.config
         if config.enable_signature_detection:
             self.signatures.observe(record, progress)
@@ -402,7 +424,7 @@ class ActionLoops:
             if result.detected and (not previous.detected or previous.signature != result.signature):
                 emit(
                     events,
-                    "loop_detected",
+                    EventType.LOOP_DETECTED,
                     f"Loop detected: signature_loop '{result.command}' "
                     f"({result.signature.category}) {result.count}x in {result.window} turns",
                     level="WARNING",
@@ -415,7 +437,7 @@ class ActionLoops:
             elif result.suppressed and not previous.suppressed:
                 emit(
                     events,
-                    "signature_loop_suppressed",
+                    EventType.SIGNATURE_LOOP_SUPPRESSED,
                     f"Pattern '{result.command}' {result.count}x, but progress in the window: not a loop",
                     level="INFO",
                     turn=record.turn,
@@ -496,13 +518,12 @@ class ActionLoops:
                 )
         return None
 
-    def adjust(self, command: str, judgement: Judgement) -> Judgement:
-        """The signature-loop penalty on the critic's judgement of `command`."""
+    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+        """The signature-loop penalty on a proposal that repeats the looping signature's verb and arguments."""
         result = self.signature_result
-        if result.detected and action_key(command) == result.signature.action:
-            reason = f"Action-loop penalty ('{result.command}' keeps failing)"
-            return adjust_score(judgement, [(self.config.signature_repeat_penalty, reason)])
-        return judgement
+        if result.detected and action_key(proposal.command) == result.signature.action:
+            return [(self.config.signature_repeat_penalty, f"Action-loop penalty ('{result.command}' keeps failing)")]
+        return []
 
     def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
         if self._collaboration_on:
@@ -519,7 +540,7 @@ class ActionLoops:
     def _block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
         emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
             events,
-            "command_blocked",
+            EventType.COMMAND_BLOCKED,
             f"Blocked '{command}': {reason}",
             level="DEBUG",
             turn=turn,

@@ -26,6 +26,9 @@ class OscillationResult:
     pattern_names: tuple[str, ...] = ()
     recent_locations: tuple[int | None, ...] = ()
 
+    def describe(self) -> str:
+        return " → ".join(self.pattern_names)
+
 
 @dataclass(frozen=True)
 class CampingResult:
@@ -34,6 +37,9 @@ class CampingResult:
     camped_location_name: str = ""
     visit_count: int = 0
     window_size: int = 0
+
+    def describe(self) -> str:
+        return f"{self.camped_location_name} ({self.visit_count} of {self.window_size} turns)"
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,9 @@ class RegionLoopResult:
     window_size: int = 0
     visits: tuple[int, ...] = ()
     """Per-turn entries of each room in `room_ids`, same order."""
+
+    def describe(self) -> str:
+        return f"{', '.join(self.room_names)} ({self.window_size} turns, no new room, no progress)"
 
 
 class OscillationDetector:

@@ -1,0 +1,221 @@
+"""The loop-break detector protocol and its registry.
+
+A detector watches play from one angle. The LoopBreak feeds every registered detector each executed turn (`observe`)
+and asks each, in the registry's order, whether its stop rule ends the episode now (`stop`), how soon it could
+(`turns_to_stop`), what it adds to the critic's score of a proposal (`adjust`) and what it tells the agent
+(`lines`). What the turns since the last progress share (the progress clock, the wait clock, the repetition window)
+is the `Stretch`, kept by the LoopBreak and handed to every detector: no detector reaches into another.
+
+A detector's settings are its own section, `[tool.zorkgpt.loop_break.<name>]`, validated by its `config_model`;
+`register` adds both, so a detector defined anywhere (a test module) plays without an edit elsewhere. Subclass
+`Detector`: the optional parts answer "nothing" here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
+
+from managers.loop_break.progress import ProgressResult, ProgressTracker
+from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
+from managers.map_graph import MapGraph
+from session.commands import is_wait
+from session.config import DetectorSection, LoopBreakConfig, register_section, unregister_section
+from session.events import EventType
+from session.records import GameView, Judgement, TurnRecord
+
+
+class Predictor(Protocol):
+    def predict(self, room_id: int | None, command: str, world_hash: str) -> int | None: ...
+
+
+@dataclass
+class Stretch:
+    """What the turns since the last progress share, for every detector: kept by the LoopBreak, updated before the
+    detectors observe a turn."""
+
+    config: LoopBreakConfig
+    progress: ProgressTracker
+    window: RepetitionDetector
+    """The repetition window (fed only while `[loop_break.repetition] enabled`)."""
+    repeating: RepetitionResult = RepetitionResult(0, 0)
+    """The repetition window after the last turn (empty while repetition detection is off)."""
+    wait_credit: int = 0
+    """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each with up
+    to wait_detours of the other turns since the wait before it."""
+    waits: int = 0
+    """Waits since the last progress."""
+    since_wait: int | None = None
+    """Other turns since the last wait (None: no wait since the last progress)."""
+
+    @property
+    def weak_signals(self) -> frozenset[str]:
+        return frozenset(self.config.weak_signals)
+
+    def count_wait(self, record: TurnRecord, progress: bool) -> None:
+        """The wait clock, after one turn."""
+        config = self.config
+        if progress:
+            self.wait_credit = self.waits = 0
+            self.since_wait = None
+        elif is_wait(record.command):
+            self.waits += 1
+            if self.waits <= config.wait_allowance:
+                between = min(self.since_wait, config.wait_detours) if self.since_wait is not None else 0
+                self.wait_credit += 1 + between
+            self.since_wait = 0
+        elif self.since_wait is not None:
+            self.since_wait += 1
+
+    def clock(self, turns_stuck: int) -> int:
+        """The turns since the last progress that count towards the stop rules: the waits and the turns between them
+        left out (a timed event needs them; measured: tryst205's jail takes 14 waits in 52-75 turns among detours,
+        balances' feather up to 13). Turns after the last wait count: a loop that starts after waiting is a loop."""
+        return turns_stuck - self.wait_credit
+
+    def repetition_clock(self, turns_stuck: int) -> int:
+        """The repetition rule's clock: the stop rules' clock, or every turn since the last progress once the player
+        has waited more times in a row than the free waits (RepetitionDetector.waited_out): a player who only waits
+        is stopped on the first wait past the free ones, not repetition.min_turns later."""
+        return turns_stuck if self.window.waited_out else self.clock(turns_stuck)
+
+
+@dataclass(frozen=True)
+class Tools:
+    """What a detector may consult besides the turns: the learned map and the destination predictor."""
+
+    game_map: MapGraph
+    predictor: Predictor | None = None
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One executed turn, as every detector observes it."""
+
+    record: TurnRecord
+    progress: ProgressResult
+    stretch: Stretch
+    events: list[dict]
+    """The turn's events: a detector appends its own (session.events.emit)."""
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A command the critic has judged, before the loop break adjusts its score."""
+
+    command: str
+    judgement: Judgement
+    view: GameView
+    turn: int
+    turns_stuck: int
+    """Turns since the last progress, before this turn."""
+    stretch: Stretch
+    facts: dict[str, Any] = field(default_factory=dict)
+    """What a detector found out and the adjustment's event should show (the room loops' predicted destination)."""
+
+
+@dataclass(frozen=True)
+class Moment:
+    """The start of a turn, when the loop status is made."""
+
+    turn: int
+    view: GameView
+    turns_stuck: int
+    stretch: Stretch
+    banned: tuple[str, ...] = ()
+    """Commands the loop break refuses this turn."""
+
+
+@dataclass(frozen=True)
+class GateRequest:
+    """A gate a detector opened: `terminate` ends the episode (`loop_gate`), `human` asks for guidance, `warn` logs."""
+
+    action: str
+    loop_count: int
+    description: str
+
+
+class Detector:
+    """One angle on loops. Subclass it, set `name` and `config_model`, implement `observe` and what applies."""
+
+    name: ClassVar[str]
+    """Its section, `[tool.zorkgpt.loop_break.<name>]`, and its key in LoopBreak.detectors."""
+    config_model: ClassVar[type[DetectorSection]]
+    stop_rule: ClassVar[str | None] = None
+    """The rule name its stops carry (`stuck_termination`'s `rule`, the summary's `stop_rule`); None: it never
+    stops an episode."""
+    events: ClassVar[dict[EventType, str | None]] = {}
+    """The event types it emits, each with its marker on the viewer's chart (None: not marked)."""
+
+    def __init__(self, config: Any, tools: Tools):
+        self.config = config
+        self.tools = tools
+
+    def observe(self, turn: Turn) -> None:
+        """Take in one executed turn."""
+        raise NotImplementedError
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        """Why its stop rule ends the episode after the turn just observed (a sentence for the log); None: it does
+        not."""
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        """Turns until its stop rule could fire at the earliest, if play goes on as it is; None: it cannot."""
+        return None
+
+    def warning_round(self, remaining: int) -> tuple[str, ...]:
+        """The commands the player keeps saying in order, when its stop is `remaining` turns off or nearer (the
+        warning names them); (): none."""
+        return ()
+
+    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+        """(delta, reason) for each adjustment it makes to the critic's score of the proposal."""
+        return []
+
+    def lines(self, moment: Moment) -> list[str]:
+        """Its notes for the agent and critic in the loop status (plain words)."""
+        return []
+
+    def opened_gate(self) -> GateRequest | None:
+        """A gate it opened on the turn just observed."""
+        return None
+
+    def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:
+        """Canonical commands it refuses in this room this turn (`walled_in`: no move, see LoopBreak._walled_in)."""
+        return []
+
+    def blocked(self, command: str, view: GameView, turn: int, events: list[dict], walled_in: bool) -> Judgement | None:
+        """A blocking judgement when it refuses `command` outright (asked before the critic), else None."""
+        return None
+
+    def note_rejection(self, turn: int, room_id: int | None, command: str, events: list[dict]) -> None:
+        """The critic (after adjustments) rejected `command`."""
+
+    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
+        """A human answered a gate."""
+
+
+REGISTRY: dict[str, type[Detector]] = {}
+"""Detector name -> class, in the order the LoopBreak builds, feeds and asks them (the first stop rule that fires
+names the stop). The built-in ones are registered by managers/loop_break/detectors.py."""
+
+
+def register(detector: type[Detector]) -> type[Detector]:
+    """Add a detector class (usable as a decorator), after those registered before, with its config section."""
+    if detector.name in REGISTRY:
+        raise ValueError(f"a detector named {detector.name!r} is registered already")
+    register_section(detector.name, detector.config_model)
+    REGISTRY[detector.name] = detector
+    return detector
+
+
+def unregister(name: str) -> None:
+    """Drop a detector registered since the built-in ones, and its config section (a test's toy)."""
+    REGISTRY.pop(name, None)
+    unregister_section(name)
+
+
+def stop_rules() -> list[str]:
+    """Every stop rule's name, in the order they are asked."""
+    return [d.stop_rule for d in REGISTRY.values() if d.stop_rule is not None]

@@ -1,0 +1,376 @@
+"""The built-in detectors, registered in the order the LoopBreak asks them: the room loops, then the stop rules in
+the order they are checked (the first that fires names the stop: the no-progress backstop first), the agent<->critic
+loops among them where their events and notes have always come. Each wraps the small counters of its module."""
+
+from __future__ import annotations
+
+from collections import deque
+
+from managers.loop_break.action_loops import ActionLoops
+from managers.loop_break.churn import OBJECT_STATE_SIGNAL, ChurnCount, ChurnTurn
+from managers.loop_break.cycle import CycleDetector
+from managers.loop_break.detector import Detector, Moment, Proposal, Stretch, Turn, register
+from managers.loop_break.fruitless import FruitlessTries
+from managers.loop_break.penalties import Detections, room_loop_deltas
+from managers.loop_break.repetition import RepetitionResult
+from managers.loop_break.room_loops import (
+    CampingDetector,
+    CampingResult,
+    OscillationDetector,
+    OscillationResult,
+    RegionLoopDetector,
+    RegionLoopResult,
+)
+from session.commands import canonical_command, direction_of, is_observation
+from session.config import (
+    ChurnConfig,
+    CycleConfig,
+    FruitlessConfig,
+    NoProgressConfig,
+    RepetitionConfig,
+    RoomLoopsConfig,
+)
+from session.events import EventType, emit
+
+NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
+
+
+class RoomLoops(Detector):
+    """Oscillation, camping and region loops over the rooms, and the penalties and bonuses that steer out of them
+    (also out of loops of any size, while the repetition window repeats)."""
+
+    name = "room_loops"
+    config_model = RoomLoopsConfig
+    events = {EventType.LOOP_DETECTED: "detection"}
+    config: RoomLoopsConfig
+
+    def __init__(self, config: RoomLoopsConfig, tools):
+        super().__init__(config, tools)
+        self.oscillation = OscillationDetector()
+        self.camping = CampingDetector(config.camping_window, config.camping_threshold)
+        self.region = RegionLoopDetector(config.region_window, config.region_max_rooms)
+        self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
+        self.active: Detections = NO_DETECTIONS
+        """The room-loop detections that are active this turn."""
+
+    def observe(self, turn: Turn) -> None:
+        record, progress = turn.record, turn.progress
+        for detector in (self.oscillation, self.camping, self.region):
+            detector.observe(record, progress)
+        self.recent_rooms.append(record.room_id_after)
+        previous = self.active
+        if not self.config.enabled or progress.turns_stuck < turn.stretch.config.penalty_min_turns_stuck:
+            self.active = NO_DETECTIONS
+            return
+        name_of = self.tools.game_map.name_of
+        self.active = Detections(
+            self.oscillation.detect(name_of),
+            self.camping.detect(name_of),
+            self.region.detect(name_of),
+            tuple(self.recent_rooms) if self.config.enable_location_penalty else (),
+        )
+        for kind, now, before in (
+            ("oscillation", self.active.oscillation, previous.oscillation),
+            ("camping", self.active.camping, previous.camping),
+            ("region_loop", self.active.region, previous.region),
+        ):
+            if now.detected and not before.detected:
+                emit(
+                    turn.events,
+                    EventType.LOOP_DETECTED,
+                    f"Loop detected: {kind} {now.describe()}",
+                    level="WARNING",
+                    turn=record.turn,
+                    kind=kind,
+                    detail=now.describe(),
+                    turns_stuck=progress.turns_stuck,
+                )
+
+    def looping(self, turns_stuck: int, stretch: Stretch) -> bool:
+        """Stuck for penalty_min_turns_stuck turns, and at least half of the recent turns repeat earlier ones (never
+        while repetition detection is off: the window stays empty)."""
+        if not self.config.enabled:
+            return False
+        return turns_stuck >= stretch.config.penalty_min_turns_stuck and stretch.repeating.share >= 0.5
+
+    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+        command, view, stretch = proposal.command, proposal.view, proposal.stretch
+        proposal.facts["destination"] = None
+        deltas: list[tuple[float, str]] = []
+        looping = self.looping(proposal.turns_stuck, stretch)
+        direction = direction_of(command)
+        if looping and direction is not None and direction == self._way_out(view.room_id, stretch):
+            # The way out of a loop runs through the loop's rooms: their penalties would wall it in.
+            reason = "Way-out bonus (the next step towards the nearest room with untried exits outside the loop)"
+            deltas.append((self.config.way_out_bonus, reason))
+            return deltas
+        if self.config.enabled and (self.active.any or self.active.recent_rooms):
+            destination = self.tools.predictor.predict(view.room_id, command, view.world_hash)
+            proposal.facts["destination"] = destination
+            deltas += room_loop_deltas(destination, self.active, self.config, self.tools.game_map.name_of)
+        if looping and self._repeats_move(command, view.room_id, stretch):
+            reason = "Repeat penalty (this move was already made from here since the last progress)"
+            deltas.append((self.config.repeated_move_penalty, reason))
+        return deltas
+
+    def _way_out(self, room_id: int | None, stretch: Stretch) -> str | None:
+        """The first step of the shortest known way to a room with untried exits outside the loop (every room since
+        the last progress, so a round longer than the repetition window counts whole); None when there is none."""
+        loop_rooms = frozenset(stretch.window.stretch_rooms)
+        path = self.tools.game_map.path_to_frontier(room_id, avoid=loop_rooms)
+        return path[0] if path else None
+
+    def _repeats_move(self, command: str, room_id: int | None, stretch: Stretch) -> bool:
+        """A move already made from here since the last progress, when another way out of here is still untried
+        (a penalty must steer, never wall the agent in)."""
+        window, game_map = stretch.window, self.tools.game_map
+        if not window.repeats_move(command):
+            return False
+        room = game_map.rooms.get(room_id) if room_id is not None else None
+        ways = set(game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
+        return any(not window.repeats_move(way) for way in ways)
+
+    def lines(self, moment: Moment) -> list[str]:
+        return room_loop_lines(self.active) if self.looping(moment.turns_stuck, moment.stretch) else []
+
+
+def room_loop_lines(detections: Detections) -> list[str]:
+    """The room loops going on, in plain words (shown only while the player repeats itself: a puzzle worked on in
+    one room with new commands is no loop)."""
+    lines = []
+    if detections.oscillation.detected:
+        rooms = " and ".join(dict.fromkeys(detections.oscillation.pattern_names))
+        lines.append(f"You keep going back and forth between {rooms}.")
+    if detections.camping.detected:
+        camping = detections.camping
+        lines.append(
+            f"You have spent {camping.visit_count} of the last {camping.window_size} turns in "
+            f"{camping.camped_location_name}, repeating what you did before."
+        )
+    if detections.region.detected:
+        lines.append(f"You keep to {', '.join(detections.region.room_names)} without progress or a new room.")
+    return lines
+
+
+class NoProgress(Detector):
+    """The backstop: max_turns on the stop rules' clock, more over a walk through many rooms (the trek rule)."""
+
+    name = "no_progress"
+    config_model = NoProgressConfig
+    stop_rule = "no_progress"
+    config: NoProgressConfig
+
+    def observe(self, turn: Turn) -> None:
+        """Nothing of its own: it reads the stretch's clock and rooms."""
+
+    def limit(self, stretch: Stretch) -> int:
+        """max_turns; when the turns since the last progress went through more than trek_rooms rooms, up to
+        trek_extra_turns more, but no more than trek_grace turns after the player last reached a room not yet seen
+        since the last progress. A walk back through known rooms keeps reaching rooms (karn's shafts, night's maze,
+        zork1's coal mine, with detours); a loop over many rooms has reached all of them in its first round."""
+        config, window = self.config, stretch.window
+        if len(window.stretch_rooms) <= config.trek_rooms:
+            return config.max_turns
+        limit = config.max_turns + config.trek_extra_turns
+        if config.trek_grace:
+            arrived = window.last_arrival - stretch.progress.last_progress_turn  # in turns since the progress
+            limit = min(limit, arrived + config.trek_grace)
+        return max(config.max_turns, limit)
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        if stretch.clock(turns_stuck) >= self.limit(stretch):
+            return f"no progress for {turns_stuck} turns"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        return self.limit(stretch) - stretch.clock(turns_stuck)
+
+
+class Repetition(Detector):
+    """The repetition rule: the window (the stretch's) repeating what the turns since the last progress did, and
+    wandering loops over more rooms than a region loop holds."""
+
+    name = "repetition"
+    config_model = RepetitionConfig
+    stop_rule = "repetition"
+    events = {EventType.LOOP_DETECTED: "detection"}
+    config: RepetitionConfig
+
+    def __init__(self, config: RepetitionConfig, tools):
+        super().__init__(config, tools)
+        self.previous = RepetitionResult(0, 0)
+
+    def observe(self, turn: Turn) -> None:
+        if not self.config.enabled:
+            return
+        previous, now = self.previous, turn.stretch.repeating
+        self.previous = now
+        max_rooms = turn.stretch.config.room_loops.region_max_rooms
+        if _wandering(now, max_rooms) and not _wandering(previous, max_rooms):
+            names = ", ".join(self.tools.game_map.name_of(room) for room in now.rooms)
+            emit(
+                turn.events,
+                EventType.LOOP_DETECTED,
+                f"Loop detected: wandering over {len(now.rooms)} rooms ({names})",
+                level="WARNING",
+                turn=turn.record.turn,
+                kind="wandering",
+                detail=names,
+                rooms=list(now.rooms),
+                turns_stuck=turn.progress.turns_stuck,
+            )
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        repeating = stretch.repeating
+        if self.config.stop and repeating.repeating and stretch.repetition_clock(turns_stuck) >= self.config.min_turns:
+            detail = f"{repeating.repeats} of the last {repeating.window} repeating what they did before"
+            return f"no progress for {turns_stuck} turns, {detail}"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        if not (self.config.enabled and self.config.stop):
+            return None
+        until_min_turns = self.config.min_turns - stretch.repetition_clock(turns_stuck)
+        return max(until_min_turns, stretch.window.turns_until_repeating())
+
+
+def _wandering(result: RepetitionResult, max_rooms: int) -> bool:
+    """Going round more rooms than a region loop holds, the repetition window repeating."""
+    return result.repeating and len(result.rooms) > max_rooms
+
+
+class Fruitless(Detector):
+    """The fruitless rule: turns without progress that keep trying new things (managers/loop_break/fruitless.py)."""
+
+    name = "fruitless"
+    config_model = FruitlessConfig
+    stop_rule = "fruitless"
+    config: FruitlessConfig
+
+    def __init__(self, config: FruitlessConfig, tools):
+        super().__init__(config, tools)
+        self.tries = FruitlessTries()
+        """What the turns since the last progress tried: none of it got anywhere."""
+        self.across = FruitlessTries()
+        """The same since the last progress by a signal other than the weak ones: a semi-novel loop whose walks reach
+        rooms it had seen only with other things in hand (zork2's carousel) is one stretch."""
+
+    def observe(self, turn: Turn) -> None:
+        signals = turn.progress.signals
+        walked_again = turn.stretch.window.moved_again  # never while repetition detection is off: it is not fed
+        for tries, restart in (
+            (self.tries, bool(signals)),
+            (self.across, bool(set(signals) - turn.stretch.weak_signals)),
+        ):
+            if restart:
+                tries.restart()
+            else:
+                tries.observe(turn.record.command, walked_again)
+
+    def holding(self, turns_stuck: int, stretch: Stretch) -> list[tuple[FruitlessTries, int]]:
+        """The counts whose share holds now, each with its clock: the turns since the last progress, on the stop
+        rules' clock, and those since the last progress by a signal other than the weak ones, every wait left out.
+        The rule fires when one of them reaches `turns`."""
+        if not self.config.turns:
+            return []
+        counts = ((self.tries, stretch.clock(turns_stuck)), (self.across, self.across.clock))
+        return [(tries, clock) for tries, clock in counts if tries.holds(self.config.share)]
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        tries = next((t for t, clock in self.holding(turns_stuck, stretch) if clock >= self.config.turns), None)
+        if tries is None:
+            return None
+        if tries is self.across:
+            weak = ", ".join(sorted(stretch.weak_signals))
+            return f"no progress but {weak} for {tries.turns} turns, {len(tries.tried)} different things tried"
+        return f"no progress for {turns_stuck} turns, {len(tries.tried)} different things tried in them"
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        clocks = [self.config.turns - clock for _, clock in self.holding(turns_stuck, stretch)]
+        return min(clocks) if clocks else None
+
+
+class Churn(Detector):
+    """The churn rule: changes in place that reach nothing new (managers/loop_break/churn.py)."""
+
+    name = "churn"
+    config_model = ChurnConfig
+    stop_rule = "churn"
+    config: ChurnConfig
+
+    def __init__(self, config: ChurnConfig, tools):
+        super().__init__(config, tools)
+        self.count = ChurnCount(config.window, config.changes, config.repeats, config.min_turns)
+        """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
+        self.situation = ""
+        """The situation the last turn left ("" before the first): a churning turn leaves another one."""
+
+    def observe(self, turn: Turn) -> None:
+        """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
+        made no progress but by the weak signals."""
+        record = turn.record
+        before, self.situation = self.situation, record.situation
+        strong = set(turn.progress.signals) - turn.stretch.weak_signals
+        if strong - {OBJECT_STATE_SIGNAL}:
+            self.count.restart()
+            return
+        command = record.command
+        in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
+        doing = direction_of(command) is None and not is_observation(command)
+        made = (record.room_id_before, canonical_command(command))
+        churned = bool(before) and in_place and doing and record.situation != before
+        self.count.observe(ChurnTurn(churned, self.count.made_before(made), bool(strong)))
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        churn = self.count
+        if not churn.holds():
+            return None
+        weak = ", ".join(sorted(stretch.weak_signals))
+        if churn.by_repeats:
+            return (
+                f"{churn.repeats} of the last {len(churn.repeated)} turns changed things in place by commands made "
+                f"here before, {churn.turns_across} turns without progress but {weak} and new object states"
+            )
+        return (
+            f"{churn.changes} of the last {len(churn.changed)} turns changed things in place and reached nothing "
+            f"new, {churn.turns} turns without progress but {weak}"
+        )
+
+
+class Cycle(Detector):
+    """The cycle rule: the player's commands coming round in the same order (managers/loop_break/cycle.py)."""
+
+    name = "cycle"
+    config_model = CycleConfig
+    stop_rule = "cycle"
+    config: CycleConfig
+
+    def __init__(self, config: CycleConfig, tools):
+        super().__init__(config, tools)
+        self.cycle = CycleDetector(config.turns, config.rounds, config.max_period)
+
+    def observe(self, turn: Turn) -> None:
+        self.cycle.observe(turn.record, turn.progress.signals)
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        found = self.cycle.found()
+        if found is None:
+            return None
+        period, span = found
+        return f"the same {period} commands in the same order for {span} turns"
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        nearest = self.cycle.nearest()
+        return nearest[0] if nearest is not None else None
+
+    def warning_round(self, remaining: int) -> tuple[str, ...]:
+        nearest = self.cycle.nearest()
+        if nearest is None or nearest[0] > remaining:
+            return ()
+        return tuple(self.cycle.last_round(nearest[1]))
+
+
+BUILT_IN = (ActionLoops, RoomLoops, NoProgress, Repetition, Fruitless, Churn, Cycle)
+"""The built-in detectors in the registry's order. Registered when this module is first imported (by loop_break.py)."""
+for _detector in BUILT_IN:
+    register(_detector)

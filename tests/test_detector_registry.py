@@ -1,0 +1,200 @@
+"""A detector defined here alone, with its own config section, plays a real zork1 episode and stops it; the loop
+break's configuration keeps every key of earlier versions working."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+from managers.loop_break import Detector, Stretch, Turn, register, unregister
+from managers.loop_break.detector import REGISTRY, stop_rules
+from managers.loop_break.loop_break import marked_events
+from orchestration.wiring import RunOptions, build_orchestrator
+from session.config import ConfigError, DetectorSection, GameConfiguration, LoopBreakConfig, stop_rules_off
+from session.events import EventType, emit
+from viewer.episodes import load_episode
+
+
+class ToyConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.toy]`: stop once the player has looked around too often."""
+
+    looks: int = Field(5, ge=0, le=100)
+    """`look` commands after which the toy rule stops the episode (0: off)."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict:
+        return {"looks": 0}
+
+
+class Toy(Detector):
+    name = "toy"
+    config_model = ToyConfig
+    stop_rule = "toy"
+    events = {EventType.LOOP_DETECTED: "detection"}
+    config: ToyConfig
+
+    def __init__(self, config: ToyConfig, tools):
+        super().__init__(config, tools)
+        self.looks = 0
+
+    def observe(self, turn: Turn) -> None:
+        if turn.record.command.strip().lower() == "look":
+            self.looks += 1
+            emit(turn.events, EventType.LOOP_DETECTED, "toy: looked again", turn=turn.record.turn, kind="toy")
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        if self.config.looks and self.looks >= self.config.looks:
+            return f"looked around {self.looks} times"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        return max(0, self.config.looks - self.looks) if self.config.looks else None
+
+
+@pytest.fixture
+def toy():
+    register(Toy)
+    yield Toy
+    unregister(Toy.name)
+
+
+def _pyproject(tmp_path: Path, toy_table: str) -> Path:
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        "[tool.zorkgpt.gameplay]\n"
+        'agent = "replay"\ncritic = "offline"\nmax_turns_per_episode = 40\n'
+        f'[tool.zorkgpt.files]\nepisode_dir = "{tmp_path / "episodes"}"\n'
+        "[tool.zorkgpt.knowledge]\nenabled = false\n"
+        f"[tool.zorkgpt.loop_break.toy]\n{toy_table}\n"
+    )
+    return path
+
+
+def test_a_toy_detector_from_this_module_alone_stops_a_real_episode(toy, tmp_path, rom_path):
+    config = GameConfiguration.from_toml(_pyproject(tmp_path, "looks = 3"))
+    assert config.loop_break.toy.looks == 3
+    actions = tmp_path / "actions.txt"
+    actions.write_text("open mailbox\nlook\nread leaflet\nlook\nlook\nlook\nnorth\n")
+    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), actions=str(actions), quiet=True))
+    assert list(orchestrator.loop_break.detectors)[-1] == "toy"
+    summary_path = orchestrator.play_episode()
+
+    summary = json.loads(summary_path.read_text())
+    assert summary["termination_reason"] == "stuck_no_progress"
+    assert summary["turns"] == 5
+    assert summary["loop_break"]["stop_rule"] == "toy"
+    assert summary["loop_break"]["stop_why"] == "looked around 3 times"
+    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    [stop] = [e for e in records[-1]["events"] if e["event_type"] == "stuck_termination"]
+    assert (stop["rule"], stop["why"]) == ("toy", "looked around 3 times")
+    # the viewer marks what the toy declared
+    marks = [m for turn in load_episode(summary_path.parent)["turns"] for m in turn["marks"]]
+    assert any(m["type"] == "loop_detected" and "toy" in m["text"] for m in marks)
+
+
+def test_the_toy_section_validates_and_is_documented(toy, tmp_path):
+    with pytest.raises(ConfigError, match=r"tool\.zorkgpt\.loop_break\.toy\.looks"):
+        GameConfiguration.from_toml(_pyproject(tmp_path, "looks = -1"))
+    with pytest.raises(ConfigError, match=r"loop_break\.toy\.bogus: unknown key"):
+        GameConfiguration.from_toml(_pyproject(tmp_path, "bogus = 1"))
+    assert GameConfiguration().loop_break.toy.looks == 5
+    assert stop_rules_off()["toy"] == {"looks": 0}
+    assert LoopBreakConfig(**stop_rules_off()).toy.looks == 0
+    assert stop_rules()[-1] == "toy"
+    assert marked_events()["loop_detected"] == "detection"
+
+
+def test_unregistering_the_toy_leaves_the_built_in_ones(toy):
+    unregister(Toy.name)
+    assert "toy" not in REGISTRY and "toy" not in LoopBreakConfig.model_fields
+    with pytest.raises(ConfigError, match="unknown key"):
+        GameConfiguration.from_dict({"loop_break": {"toy": {"looks": 3}}})
+    assert list(REGISTRY) == ["action_loops", "room_loops", "no_progress", "repetition", "fruitless", "churn", "cycle"]
+
+
+def test_a_name_is_registered_once():
+    with pytest.raises(ValueError, match="registered already"):
+        register(type("Churn", (Detector,), {"name": "churn", "config_model": ToyConfig}))
+
+
+# -- the keys of earlier versions ---------------------------------------------------------------------------------
+OLD_FILE = """
+[tool.zorkgpt.loop_break]
+enable_velocity_detection = false
+max_turns_stuck = 50
+stuck_warning_threshold = 30
+churn_changes = 7
+enable_repetition_detection = false
+repetition_min_turns = 20
+fruitless_weak_signals = []
+enable_loop_detection = false
+camping_window = 12
+[tool.zorkgpt.action_loops]
+gate_action = "terminate"
+"""
+
+
+def test_every_old_key_lands_in_its_new_place(tmp_path):
+    path = tmp_path / "old.toml"
+    path.write_text(OLD_FILE)
+    loop_break = GameConfiguration.from_toml(path).loop_break
+    assert loop_break.enabled is False
+    assert loop_break.no_progress.max_turns == 50
+    assert loop_break.warning_lead_turns == 20  # the warning at 30 turns of 50: 20 turns ahead, as before
+    assert loop_break.churn.changes == 7
+    assert (loop_break.repetition.enabled, loop_break.repetition.min_turns) == (False, 20)
+    assert loop_break.weak_signals == []
+    assert (loop_break.room_loops.enabled, loop_break.room_loops.camping_window) == (False, 12)
+    assert loop_break.action_loops.gate_action == "terminate"
+
+
+def test_the_old_pyproject_gives_the_same_configuration(tmp_path):
+    """Every flat key of the file before the sections, at its value then, gives today's defaults."""
+    old = (Path(__file__).parent / "data" / "pyproject_flat_loop_break.toml").read_text()
+    path = tmp_path / "old.toml"
+    path.write_text(old)
+    assert GameConfiguration.from_toml(path).loop_break == LoopBreakConfig()
+
+
+@pytest.mark.parametrize(
+    "tables, new",
+    [
+        ({"loop_break": {"churn_changes": 3, "churn": {"changes": 4}}}, "tool.zorkgpt.loop_break.churn.changes"),
+        ({"loop_break": {"enable_velocity_detection": True, "enabled": True}}, "tool.zorkgpt.loop_break.enabled"),
+        (
+            {"loop_break": {"stuck_warning_threshold": 50, "warning_lead_turns": 8}},
+            "tool.zorkgpt.loop_break.warning_lead_turns",
+        ),
+        (
+            {"action_loops": {"gate_action": "warn"}, "loop_break": {"action_loops": {"gate_action": "human"}}},
+            "tool.zorkgpt.loop_break.action_loops.gate_action",
+        ),
+    ],
+)
+def test_an_old_and_a_new_key_together_are_one_error_naming_the_new_one(tables, new):
+    with pytest.raises(ConfigError) as error:
+        GameConfiguration.from_dict(tables)
+    assert f"keep `{new}`" in str(error.value)
+    assert str(error.value).count("both given") == 1
+
+
+def test_an_override_by_an_old_name_replaces_the_file_value(tmp_path):
+    """`--set loop_break.max_turns_stuck=40` still works over a file that uses the sections, as do dotted keys."""
+    config = GameConfiguration.from_toml(
+        Path(__file__).parents[1] / "pyproject.toml",
+        {"loop_break": {"max_turns_stuck": 40, "stuck_warning_threshold": 30, "churn.window": 12}},
+    )
+    loop_break = config.loop_break
+    assert (loop_break.no_progress.max_turns, loop_break.warning_lead_turns, loop_break.churn.window) == (40, 10, 12)
+    assert loop_break.churn.changes == 6  # the rest of the section stays
+
+
+def test_the_warning_lead_is_the_old_threshold_turned_round():
+    assert LoopBreakConfig(stuck_warning_threshold=56).warning_lead_turns == LoopBreakConfig().warning_lead_turns
+    with pytest.raises(ValueError, match="stuck_warning_threshold"):
+        LoopBreakConfig(max_turns_stuck=40, stuck_warning_threshold=40)
+    with pytest.raises(ValueError, match="warning_lead_turns"):
+        LoopBreakConfig(no_progress={"max_turns": 40}, warning_lead_turns=40)
