@@ -5,6 +5,7 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic import BaseModel
 
 from session.config import DetectorSection, GameConfiguration, LoopBreakConfig, detector_sections, markdown_tables
 
@@ -190,8 +191,22 @@ def test_the_price_table_is_the_built_in_prices():
     assert len(listed) == len(DEFAULT_PRICES), "a model in docs/llm.md's price table has no built-in price"
 
 
-DEFAULT_MENTION = re.compile(r"`(\w+_\w+)`\s+\((-?\d+(?:\.\d+)?)\)")
-"""A key with its default in prose: "`max_turns_stuck` (64)"."""
+DEFAULT_MENTION = re.compile(r"`(\w+(?:[._]\w+)+)`\s+\((-?\d+(?:\.\d+)?)\)")
+"""A key with its default in prose: "`max_turns` (64)", or with its section: "`no_progress.max_turns` (64)"."""
+
+
+def _numeric_defaults(model, prefix: str = "") -> dict[str, set[float]]:
+    """Every numeric default of a config model, by key and by its path below the section (`churn.changes`)."""
+    defaults: dict[str, set[float]] = {}
+    for key, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            for path, values in _numeric_defaults(annotation, f"{prefix}{key}.").items():
+                defaults.setdefault(path, set()).update(values)
+        elif isinstance(field.default, int | float) and not isinstance(field.default, bool):
+            for name in {key, f"{prefix}{key}"}:
+                defaults.setdefault(name, set()).add(float(field.default))
+    return defaults
 
 
 def test_a_default_quoted_in_prose_is_the_default():
@@ -199,9 +214,8 @@ def test_a_default_quoted_in_prose_is_the_default():
     mention whose key no section has (a renamed key) fails too, so the prose follows a rename."""
     defaults: dict[str, set[float]] = {}
     for section in GameConfiguration.model_fields.values():
-        for key, field in section.annotation.model_fields.items():
-            if isinstance(field.default, int | float) and not isinstance(field.default, bool):
-                defaults.setdefault(key, set()).add(float(field.default))
+        for key, values in _numeric_defaults(section.annotation).items():
+            defaults.setdefault(key, set()).update(values)
     mentions = [
         (page.name, key, value)
         for page in PAGES
