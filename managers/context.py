@@ -42,6 +42,12 @@ class ContextBuilder:
         if self.reader is not None:
             self.reader.begin(view)
 
+    def rewind(self) -> None:
+        """The game was put back to an earlier turn: the recent turns are no longer what led to where the player
+        stands, so they leave the history (the harness note says what they tried). What rooms said stays known."""
+        self.recent.clear()
+        self.harness_commands.clear()
+
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))

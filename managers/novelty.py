@@ -219,6 +219,13 @@ class WorldNovelty:
         self.situation = self._situation(after)
         return Novelty(tuple(kinds), self.situation)
 
+    def restart(self, view: GameView) -> str:
+        """The game was put back to `view` (a rewind): the next command starts from its situation, which it returns.
+        What the episode saw stays seen."""
+        self._scope = {o.num for o in view.room_objects + view.inventory} | {view.room_id or 0}
+        self.situation = self._situation(view)
+        return self.situation
+
     # -- the facts -----------------------------------------------------------------------------------------
     def _objects(self, before: GameView, after: GameView, idle: IdleWorld) -> bool:
         """Whether the command left an object with a parent or attributes it never had."""

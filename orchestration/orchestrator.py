@@ -24,6 +24,7 @@ from managers.game_reader import GameReader
 from managers.knowledge import Knowledge
 from managers.loop_break import DestinationPredictor, LoopBreak, Verdict
 from managers.loop_break.penalties import why_rejected
+from managers.loop_break.rewind import rewind_note
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
 from managers.objectives import ObjectiveManager
@@ -34,12 +35,13 @@ from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import EventType, emit
-from session.jericho_session import JerichoSession
+from session.jericho_session import JerichoSession, Snapshot
 from session.outcomes import classify_outcome
 from session.records import (
     BLOCKING_SOURCES,
     BROKEN_ENDINGS,
     DEATH_ENDING,
+    LOOP_ENDINGS,
     UNPARSEABLE_FALLBACK,
     Candidate,
     Ending,
@@ -54,6 +56,16 @@ EPISODE_FILE = "episode.json"
 
 class ResumeError(Exception):
     """An episode folder cannot be resumed: no records, a game that replays differently, or an ended episode."""
+
+
+@dataclass(frozen=True)
+class ProgressPoint:
+    """The game right after a progress turn (turn 0: the reset), as a rewind restores it."""
+
+    snapshot: Snapshot
+    turn: int
+    situation: str
+    """TurnRecord.situation after that turn: where the abandoned turns began."""
 
 
 @dataclass
@@ -114,6 +126,12 @@ class Orchestrator:
         self.recorder: EpisodeRecorder | None = None
         self.best_score = 0
         self.spending = Spending(llm_client)
+        self.progress_point: ProgressPoint | None = None
+        """The game right after the last progress (after the reset at first): where a rewind goes back to."""
+        self.abandoning: list[TurnRecord] = []
+        """The turns since the last progress: a rewind abandons them."""
+        self.rewinds = 0
+        self.abandoned_turns = 0
         self.last_record: TurnRecord | None = None
         """The previous turn's record: what the critic's objective review judges."""
         self.review: ObjectiveReview | None = None
@@ -154,6 +172,7 @@ class Orchestrator:
                 self.session.answer_on_copy, self.session.object_vocabulary(), self.session.dictionary_word_length
             )
         self.contexts.begin(self.view)
+        self.progress_point = ProgressPoint(self.session.snapshot(), 0, self.novelty.situation)
         if resume:
             self.recorder.muted = True
             try:
@@ -214,12 +233,12 @@ class Orchestrator:
             self._learn(record)
             self.objectives.restore(record)
             self.spending.add_resumed(record)
+            self.last_record = record
+            self.view = after
             verdict = self._after_turn(record, [], lambda _, recorded=record: _recorded_guidance(recorded))
             if self._ending(record, verdict) is not None:
                 raise ResumeError(f"the records end the episode at turn {turn}: nothing to resume")
             self.recorder.count(record)
-            self.last_record = record
-            self.view = after
         self.agent.resume(len(records))  # scripted agents go on from where they were
 
     def _run_game_loop(self) -> int:
@@ -254,7 +273,52 @@ class Orchestrator:
         self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
         self.game_state.previous_zork_score = record.score_after
         self.best_score = max(self.best_score, record.score_after)
+        if verdict.progress.progress:
+            self.progress_point = ProgressPoint(self.session.snapshot(), record.turn, record.situation)
+            self.abandoning = []
+        else:
+            self.abandoning.append(record)
+        if verdict.terminate and self._may_rewind(verdict):
+            self._rewind(record, verdict, events)
+            verdict.terminate = False
         return verdict
+
+    def _may_rewind(self, verdict: Verdict) -> bool:
+        """A loop's stop verdict, `on_stuck = "rewind"`, and rewinds left."""
+        config = self.config.loop_break
+        return config.on_stuck == "rewind" and verdict.reason in LOOP_ENDINGS and self.rewinds < config.max_rewinds
+
+    def _rewind(self, record: TurnRecord, verdict: Verdict, events: list[dict]) -> None:
+        """Put the game back exactly as it was right after the last progress and play on from there: the turns
+        since stay in the records (their branch abandoned), the agent is told what they tried, and what they
+        repeated is off the table there for a while."""
+        point, abandoned = self.progress_point, self.abandoning
+        view, how = self.session.restore(point.snapshot)
+        self.rewinds += 1
+        self.abandoned_turns += len(abandoned)
+        self.view = view
+        self.contexts.rewind()
+        note = rewind_note(abandoned, point.turn, view.room_name, view.score)
+        self.loop_break.rewind(record.turn, self.novelty.restart(view), abandoned, note, start=point.situation)
+        if self.knowledge is not None:
+            self.knowledge.note_loop(abandoned, verdict.reason, self.game_state.episode_id)
+        self.abandoning = []
+        emit(
+            events,
+            EventType.REWIND,
+            f"Rewind {self.rewinds}: {verdict.why or verdict.reason}; back to turn {point.turn} "
+            f"({view.room_name}, score {view.score}), {len(abandoned)} turns abandoned",
+            level="WARNING",
+            turn=record.turn,
+            to_turn=point.turn,
+            abandoned=len(abandoned),
+            branch=record.branch,
+            rewinds=self.rewinds,
+            reason=verdict.reason,
+            rule=verdict.rule,
+            why=verdict.why,
+            restored=how,
+        )
 
     def _ending(self, record: TurnRecord, verdict: Verdict) -> tuple[Ending, str] | None:
         """How the episode ends after this turn, with a detail for the log; None: it goes on."""
@@ -364,6 +428,7 @@ class Orchestrator:
             result_category=category,
             fallback=fallback,
             events=events,
+            branch=self.rewinds,
         )
 
     def _learn(self, record: TurnRecord) -> None:
@@ -558,7 +623,10 @@ class Orchestrator:
                 "progress_signals": list(self.loop_break.signals),
                 "last_progress_turn": self.loop_break.progress.last_progress_turn,
                 "turns_stuck_at_end": self.recorder.turns - self.loop_break.progress.last_progress_turn,
+                "on_stuck": self.config.loop_break.on_stuck,
             },
+            "rewinds": self.rewinds,
+            "abandoned_turns": self.abandoned_turns,
             "completed_objectives": self.objectives.completed_objectives,
         }
         summary["strategy_notes"] = notes

@@ -20,6 +20,7 @@ class EventType(StrEnum):
     STUCK_TERMINATION = "stuck_termination"
     LOOP_BREAK_WARNING = "loop_break_warning"
     LOOP_PENALTY_APPLIED = "loop_penalty_applied"
+    REWIND = "rewind"
     # its detectors (each declares the ones it emits)
     LOOP_DETECTED = "loop_detected"
     SIGNATURE_LOOP_SUPPRESSED = "signature_loop_suppressed"

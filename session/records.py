@@ -169,6 +169,9 @@ class TurnRecord:
     llm_cost_usd: dict[str, float] = field(default_factory=dict)
     """This turn's LLM cost by role, from the configured price table."""
     events: list[dict[str, Any]] = field(default_factory=list)
+    branch: int = 0
+    """Rewinds before this turn (`on_stuck = "rewind"`): a `rewind` event in a later turn's record says which turns
+    of this branch were abandoned."""
 
     @property
     def ended_unparseable(self) -> bool:

@@ -29,6 +29,9 @@ class Knowledge:
     def observe(self, record: TurnRecord, episode: str) -> None:
         self.learning.observe(record, episode)
 
+    def note_loop(self, turns: list[TurnRecord], reason: str, episode: str) -> None:
+        self.learning.note_loop(turns, reason, episode)
+
     def valuables(self) -> set[str]:
         return self.learning.valuables()
 

@@ -68,6 +68,8 @@ class Learning:
         """Nouns of things a way refused by name (`You haven't a prayer of getting the coffin down there.`): put down
         for it, they stay where they are."""
         self.tail: deque[TurnRecord] = deque(maxlen=STUCK_TAIL)
+        self.rewound: list[StuckLoop] = []
+        """The loops this episode was rewound from (`on_stuck = "rewind"`)."""
         self.steps: list[RouteStep] = []
         """This episode's way so far, shortened as a `Route` is."""
         self.walks: list[bool] = []
@@ -275,17 +277,27 @@ class Learning:
         for noun, item in self.items.items():
             store.items.setdefault(noun, item)
         loop = self._loop(summary)
-        if loop is not None:
-            store.loops = [x for x in store.loops if x.episode != episode] + [loop]
+        loops = self.rewound + ([loop] if loop is not None else [])
+        if loops:
+            store.loops = [x for x in store.loops if x.episode != episode] + loops
         if self.best is not None and _shorter_or_higher(self.best, store.route):
             store.route = self.best
         return store
+
+    def note_loop(self, turns: list[TurnRecord], reason: str, episode: str) -> None:
+        """A loop the episode was rewound from (its turns since the last progress): kept like one that ended it."""
+        loop = self._loop_of(turns, reason, episode)
+        if loop is not None:
+            self.rewound.append(loop)
 
     def _loop(self, summary: dict) -> StuckLoop | None:
         if summary.get("termination_reason") not in LOOP_ENDINGS:
             return None
         since = summary.get("loop_break", {}).get("last_progress_turn", 0)
         turns = [r for r in self.tail if r.turn > since]
+        return self._loop_of(turns, summary["termination_reason"], summary["episode_id"])
+
+    def _loop_of(self, turns: list[TurnRecord], reason: str, episode: str) -> StuckLoop | None:
         if not turns:
             return None
         rooms = {str(r.room_id_after): r.room_name_after for r in turns if r.room_id_after is not None}
@@ -300,8 +312,7 @@ class Learning:
                 commands = failed.setdefault(str(r.room_id_before), [])
                 if command not in commands:
                     commands.append(command)
-        reason = summary["termination_reason"]
-        return StuckLoop(episode=summary["episode_id"], reason=reason, rooms=rooms, failed_commands=failed)
+        return StuckLoop(episode=episode, reason=str(reason), rooms=rooms, failed_commands=failed)
 
     def episode_facts(self) -> list[str]:
         """This episode's score events and deaths, one line each with its turn (what a synthesis may rest on)."""

@@ -17,6 +17,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 
 from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn
+from managers.loop_break.penalties import block
 from managers.loop_break.progress import ProgressResult
 from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
 from session.config import ActionLoopsConfig
@@ -503,13 +504,11 @@ class ActionLoops(Detector):
         night's Hall, whose two exits were rejected while ten walls were tried, was never left again)."""
         key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
-            return self._block(
-                command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn
-            )
+            return block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
         if self._collaboration_on and not (walled_in and direction_of(command) is not None):
             final = self.collaboration.is_final(view.room_id, command)
             if final:
-                return self._block(
+                return block(
                     command,
                     "final_rejection",
                     f"'{final}' was re-proposed after rejections: rejected for good here",
@@ -535,17 +534,3 @@ class ActionLoops(Detector):
     @property
     def _collaboration_on(self) -> bool:
         return self.config.enable_collaboration_loop_detection
-
-    @staticmethod
-    def _block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
-        emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
-            events,
-            EventType.COMMAND_BLOCKED,
-            f"Blocked '{command}': {reason}",
-            level="DEBUG",
-            turn=turn,
-            action=command,
-            source=source,
-            reason=reason,
-        )
-        return Judgement(0.0, reason, source=source, adjustments=(reason,))

@@ -7,14 +7,16 @@ adjusted critic scores while the agent's proposals are judged (`adjust`). It nev
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import managers.loop_break.detectors  # noqa: F401  (registers the built-in detectors, in their order)
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.detector import REGISTRY, Detector, GateRequest, Moment, Proposal, Stretch, Tools, Turn
-from managers.loop_break.penalties import adjust_score
+from managers.loop_break.penalties import adjust_score, block
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector
+from managers.loop_break.rewind import RewindBans
 from managers.loop_break.warnings import NOT_TRIED_RECENTLY, build_stuck_warning
 from managers.map_graph import MapGraph
 from session.commands import canonical_command
@@ -90,14 +92,32 @@ class LoopBreak:
             signals.discard("objective")
         self.signals = tuple(s for s in config.progress_signals if s in signals)
         self.progress = ProgressTracker(signals)
+        self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
+        self.situation = ""
+        """The situation the last turn left the player in (TurnRecord.situation; "" before the first)."""
+        self.bans = RewindBans()
+        """What the abandoned loop of the last rewind repeated, refused for a while."""
+        self._start_detectors()
+
+    def _start_detectors(self) -> None:
+        """Every registered detector, fresh, and the stretch they share."""
+        config = self.config
         repetition = config.repetition
         window = RepetitionDetector(repetition.window, free_waits=config.wait_allowance, misses=repetition.misses)
         self.stretch = Stretch(config, self.progress, window)
-        self.recent_commands: deque[str] = deque(maxlen=config.action_novelty_window)
-        tools = Tools(game_map, predictor)
+        tools = Tools(self.game_map, self.predictor)
         self.detectors: dict[str, Detector] = {
             name: detector(getattr(config, name), tools) for name, detector in REGISTRY.items()
         }
+
+    def rewind(self, turn: int, situation: str, abandoned: Sequence[TurnRecord], note: str, start: str) -> None:
+        """The game was put back to the last progress after `turn`, the player in `situation`: the detectors start
+        again from here (the stuck clock with them), and what `abandoned` (begun in situation `start`) repeated is
+        refused for rewind_ban_turns, with `note` to the agent."""
+        self.bans.start(turn, self.config.rewind_ban_turns, start, abandoned, note)
+        self.progress.last_progress_turn = turn
+        self.situation = situation
+        self._start_detectors()
 
     @property
     def enabled(self) -> bool:
@@ -109,6 +129,9 @@ class LoopBreak:
         before = self.progress.last_progress_turn
         progress = self.progress.observe(record)
         verdict = Verdict(progress)
+        self.situation = record.situation
+        if progress.progress:
+            self.bans.end()
         if not self.enabled or not record.ran:  # a refused interpreter command is no agent loop
             return verdict
         events = verdict.events
@@ -218,7 +241,7 @@ class LoopBreak:
             else self.game_map.untried_directions(view.room_id)
         )
         names = list(things) if things is not None else [o.noun for o in view.room_objects]
-        banned = self._banned(view.room_id, self._walled_in(view.room_id))
+        banned = self._banned(view.room_id, self._walled_in(view.room_id), turn)
         hints = self._novelty_hints(view, untried, names, banned) if self.config.enable_exploration_hints else ()
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
@@ -244,14 +267,31 @@ class LoopBreak:
             )
         moment = Moment(turn, view, turns_stuck, self.stretch, tuple(banned))
         lines = [line for detector in self.detectors.values() for line in detector.lines(moment)]
+        if self.bans.note and self.bans.active(turn):
+            lines.insert(0, self.bans.note)
         if lines and hints and not warning:
             lines.append(f"{NOT_TRIED_RECENTLY}: {', '.join(hints)}.")
         return LoopStatus(turns_stuck, warning, "\n".join(lines), tuple(banned))
 
-    def _banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:
-        """Every detector's refused commands here, once each."""
+    def _banned(self, room_id: int | None, walled_in: bool = False, turn: int | None = None) -> list[str]:
+        """Every detector's refused commands here, once each, and (given the turn) what a rewind refuses in this
+        situation, unless that would wall the player in."""
         banned = [command for d in self.detectors.values() for command in d.banned(room_id, walled_in)]
+        if turn is not None and not walled_in:
+            banned += sorted(self._rewind_banned(room_id, turn))
         return list(dict.fromkeys(banned))
+
+    def _rewind_banned(self, room_id: int | None, turn: int) -> frozenset[str]:
+        """What the last rewind refuses here now; nothing when it would leave no known way out of the room."""
+        banned = self.bans.banned(self.situation, turn)
+        if not banned:
+            return banned
+        room = self.game_map.rooms.get(room_id) if room_id is not None else None
+        ways = set(self.game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
+        final = set(self._banned(room_id)) | banned
+        if ways and all(canonical_command(way) in final for way in ways):
+            return frozenset(b for b in banned if canonical_command(b) not in {canonical_command(w) for w in ways})
+        return banned
 
     def _novelty_hints(
         self, view: GameView, untried: list[str], names: list[str], banned: list[str]
@@ -278,6 +318,9 @@ class LoopBreak:
             judgement = detector.blocked(command, view, turn, events, walled_in)
             if judgement is not None:
                 return judgement
+        if not walled_in and canonical_command(command) in self._rewind_banned(view.room_id, turn):
+            reason = "Rewind ban (repeated in this same situation by the loop the game was rewound from)"
+            return block(command, "ban", reason, events, turn)
         return None
 
     def _walled_in(self, room_id: int | None) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, replace
 
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from session.config import LoopBreakConfig
+from session.events import EventType, emit
 from session.records import Judgement
 
 
@@ -110,3 +111,18 @@ def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judge
         adjustments=judgement.adjustments + reasons,
         reason=f"{judgement.reason}{OVERRIDE}{'; '.join(reasons)}]",
     )
+
+
+def block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
+    """A judgement that rejects `command` outright (`source` among BLOCKING_SOURCES), with its event."""
+    emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
+        events,
+        EventType.COMMAND_BLOCKED,
+        f"Blocked '{command}': {reason}",
+        level="DEBUG",
+        turn=turn,
+        action=command,
+        source=source,
+        reason=reason,
+    )
+    return Judgement(0.0, reason, source=source, adjustments=(reason,))
