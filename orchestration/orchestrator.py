@@ -70,7 +70,7 @@ class ProgressPoint:
 
 @dataclass
 class GameState:
-    """Episode-level state (the seed's `game_state`)."""
+    """Episode-level state (the design's `game_state`)."""
 
     episode_id: str
     turn_count: int = 0

@@ -210,7 +210,7 @@ class ActionLoopsConfig(DetectorSection):
     keeps working."""
 
     enable_signature_detection: bool = True
-    """Flag the same (verb, arguments, problematic result) repeated with no progress (seed 004)."""
+    """Flag the same (verb, arguments, problematic result) repeated with no progress (design 004)."""
     signature_loop_threshold: int = Field(3, ge=2, le=1000)
     """Repetitions of one problematic signature within signature_window that make a loop."""
     signature_window: int = Field(10, ge=2, le=1000)
@@ -218,7 +218,7 @@ class ActionLoopsConfig(DetectorSection):
     signature_repeat_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
     """Added to the critic score of a proposal that repeats a looping signature's verb and arguments."""
     enable_identical_action_detection: bool = True
-    """Warn, then ban, when the same command runs many turns in a row without progress (seed 003)."""
+    """Warn, then ban, when the same command runs many turns in a row without progress (design 003)."""
     identical_action_warning: int = Field(5, ge=2, le=1000)
     """Consecutive identical commands that bring a warning with guidance into the agent's context."""
     identical_action_recovery: int = Field(10, ge=3, le=1000)
@@ -226,7 +226,7 @@ class ActionLoopsConfig(DetectorSection):
     recovery_ban_turns: int = Field(10, ge=1, le=1000)
     """Turns a recovered command stays forbidden (the critic rejects it programmatically)."""
     enable_parse_failure_detection: bool = True
-    """Count LLM replies that fail validation and recover with explicit format guidance (seed 003)."""
+    """Count LLM replies that fail validation and recover with explicit format guidance (design 003)."""
     parse_failure_threshold: int = Field(5, ge=2, le=1000)
     """The same unparseable reply this many times triggers recovery."""
     parse_failure_streak: int = Field(5, ge=2, le=1000)
@@ -234,7 +234,7 @@ class ActionLoopsConfig(DetectorSection):
     parse_failure_memory: int = Field(50, ge=2, le=10_000)
     """Recent unparseable replies among which parse_failure_threshold identical ones are counted."""
     enable_collaboration_loop_detection: bool = True
-    """Agent re-proposing what the critic rejected (seed 002's collaboration loops)."""
+    """Agent re-proposing what the critic rejected (design 002's collaboration loops)."""
     rejection_similarity: float = Field(0.85, gt=0.0, le=1.0)
     """Similarity (session.commands.command_similarity, word by word: 1.0 the same command, 0.91 `examine troll`/
     `examine trolls`, 0.89 `take lamp`/`take lamps`, 0.4 `turn on lamp`/`turn off lamp`) at or above which a
@@ -244,10 +244,10 @@ class ActionLoopsConfig(DetectorSection):
     collaboration_loop_threshold: int = Field(3, ge=1, le=100)
     """Re-proposals of a rejected command after which its rejection is final in that room."""
     enable_failure_gate: bool = True
-    """Count identical failures (same command, room and game response) and open a gate (seed 002)."""
+    """Count identical failures (same command, room and game response) and open a gate (design 002)."""
     gate_after_loops: int = Field(4, ge=1, le=100)
     """Repeated identical failures, without progress or a human in between, that fire the gate (and again at every
-    further multiple: 4, 8, 12...). Seed 002's 3 ended 7 of the 532 noisy walkthroughs of seeds 4-22 with
+    further multiple: 4, 8, 12...). design 002's 3 ended 7 of the 532 noisy walkthroughs of seeds 4-22 with
     `terminate`: a clumsy player says the same wrong verb four times in a dozen turns."""
     gate_min_turns_stuck: int = Field(14, ge=0, le=100_000)
     """Turns without progress before the gate may open: a few identical slips soon after progress are clumsy play,
@@ -509,9 +509,9 @@ class LoopBreakConfig(_Section):
     command gave a game variable a value it never had), `new_information` (a question, a look-up or a reply answered
     with something never said), `new_position` (a move inside one room id answered with a text never seen),
     `new_arrangement` (a command that is no move left the objects the player pushed, never held, in places they
-    never stood in together), `new_world_state` (a whole-world hash never seen; noisy, seed behaviour). See
+    never stood in together), `new_world_state` (a whole-world hash never seen; noisy, the design's behaviour). See
     managers/novelty.
-    The seed's set is ["score", "objective", "new_room"]."""
+    The design's set is ["score", "objective", "new_room"]."""
     enable_objective_based_progress: bool = True
     """Count verified objective completions as progress (needs `objective` in progress_signals)."""
     objective_update_interval: int = Field(10, ge=1, le=1000)
@@ -526,7 +526,7 @@ class LoopBreakConfig(_Section):
     repeat: waiting is how a player lets a timed event come (a sheriff, a falling feather; optimal walkthroughs wait
     up to 16 times in a row). The waits after them repeat like any command, and more than this many in a row all
     repeat, with every turn since the last progress on the repetition rule's clock: a player who only waits is
-    stopped on the first wait past the free ones. 0: a wait is a turn like any other (the seeds)."""
+    stopped on the first wait past the free ones. 0: a wait is a turn like any other (the designs)."""
     wait_detours: int = Field(3, ge=0, le=100)
     """With each wait left out, up to this many of the other turns since the wait before it are left out too: a player
     waiting for a timed event looks around between waits (tryst205's jail: 14 waits in 52-75 turns at 3 detours per

@@ -16,15 +16,15 @@ SEED_LOOP_BREAK = {
     "repetition": {"enabled": False},
     "wait_allowance": 0,
 }
-"""`[tool.zorkgpt.loop_break]` as seeds 000 and 001 specify it (before issue 9's corpus-measured defaults): the
+"""`[tool.zorkgpt.loop_break]` as design documents 000 and 001 specify it (before the corpus-measured defaults): the
 no-progress rule alone stops (every other stop rule off, as its section says: session.config.stop_rules_off), no
-repetition window, no free waits. The tests of seed behaviour run under it, so both the seed behaviour and its flags
-stay covered."""
+repetition window, no free waits. The tests of the designs' behaviour run under it, so both the designs' behaviour
+and its flags stay covered."""
 
 
 def seed_loop_break(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
     """SEED_LOOP_BREAK with `overrides` (keys old or new, session.config.modernize) merged in: a detector's section
-    key by key (`{"churn_window": 12}` keeps the seed's `churn.changes = 0`), any other key replaced."""
+    key by key (`{"churn_window": 12}` keeps the design's `churn.changes = 0`), any other key replaced."""
     merged = {key: dict(value) if isinstance(value, dict) else value for key, value in SEED_LOOP_BREAK.items()}
     for key, value in modernize(overrides or {}).items():
         merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value

@@ -129,7 +129,7 @@ def test_rejections_older_than_the_window_are_forgotten():
     assert events == []
 
 
-# -- unparseable replies (seed 003): both triggers, the streak reset and the memory ----------------------------------
+# -- unparseable replies (design 003): both triggers, the streak reset and the memory ----------------------------------
 def unparseable_turn(turn: int, replies: list[str], valid_at_end: bool) -> object:
     failures = [{"kind": "prose", "reply": reply} for reply in replies]
     fallback = None if valid_at_end else "unparseable_reply:prose"
@@ -198,7 +198,7 @@ def test_parse_failure_memory_is_configuration():
     assert ActionLoopsConfig(parse_failure_memory=7).parse_failure_memory == 7
 
 
-# -- failure gate (seed 002): reset on progress or a human only ------------------------------------------------------
+# -- failure gate (design 002): reset on progress or a human only ------------------------------------------------------
 def failure(turn: int, command: str = "open grating", response: str = "The grating is locked.") -> object:
     return turn_record(turn, command=command, response=response, room_id_before=4, result_category="refused")
 
@@ -277,7 +277,7 @@ def test_different_slips_are_no_loop():
     assert gate.loop_count == 0
 
 
-# -- identical actions (seed 003): reset on progress, and the ban's exact length ---------------------------------
+# -- identical actions (design 003): reset on progress, and the ban's exact length ---------------------------------
 def test_progress_resets_the_identical_action_count():
     detector = IdenticalActionDetector(warning=5, recovery=10, ban_turns=10)
     events: list[dict] = []

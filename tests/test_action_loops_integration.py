@@ -1,5 +1,5 @@
-"""Loops beyond rooms on the real story file (issue 5): seed 004 scenarios A-D, seed 003's identical-action and
-unparseable-reply loops, seed 002's agent<->critic loops and failure gates."""
+"""Loops beyond rooms on the real story file (issue 5): design 004 scenarios A-D, design 003's identical-action and
+unparseable-reply loops, design 002's agent<->critic loops and failure gates."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ def signature_loops(result) -> list[dict]:
     return [e for e in result.events("loop_detected") if e["kind"] == "signature_loop"]
 
 
-# -- seed 004 §3 scenarios A-D in zork1 terms -------------------------------------------------------------------
+# -- design 004 §3 scenarios A-D in zork1 terms -------------------------------------------------------------------
 def test_scenario_a_healthy_varied_play_with_repeated_verbs(walkthrough_episode):
     """A: the walkthrough's first 60 turns repeat verbs (take, open, get, light, douse...) with different objects
     and successes: no signature loop, no failure gate."""
@@ -55,7 +55,7 @@ def test_scenario_d_same_verb_different_objects_succeeding(rom_path, tmp_path, w
 
 
 def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
-    """Seed 004 §4.7: a failing command repeated while progress happens in the window is a suppressed false
+    """Design 004 §4.7: a failing command repeated while progress happens in the window is a suppressed false
     positive, logged as such, not a loop."""
     commands = ["push mailbox", "push mailbox", "north", "south", "push mailbox"]  # north: a new room
     result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(commands))
@@ -64,7 +64,7 @@ def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
     assert suppressed["turn"] == 5 and suppressed["count"] == 3
 
 
-# -- seed 003: identical consecutive commands ----------------------------------------------------------------
+# -- design 003: identical consecutive commands ----------------------------------------------------------------
 def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
     """The READ_FILE analogue: the same `examine` 10x -> warning at 5 in the agent's context, recovery at 10:
     the command is forbidden (the critic rejects it programmatically) and alternatives are offered."""
@@ -92,7 +92,7 @@ def test_banned_command_is_replaced_for_a_steerable_agent(rom_path, tmp_path):
     assert all(r["rejections"] >= 1 for r in result.records[10:])
 
 
-# -- seed 003: unparseable replies (pre-parse detection) -----------------------------------------------------
+# -- design 003: unparseable replies (pre-parse detection) -----------------------------------------------------
 def test_markdown_options_loop_gets_format_guidance(rom_path, tmp_path):
     """An LLM answering with a markdown list of options never reaches the game; the repeated unparseable reply
     triggers recovery with explicit format guidance, after which a model that reads it answers properly."""
@@ -135,7 +135,7 @@ def test_api_errors_are_not_parse_failures(rom_path, tmp_path):
     assert result.summary["parse_failures"] == {}
 
 
-# -- seed 002: agent <-> critic loops ------------------------------------------------------------------------
+# -- design 002: agent <-> critic loops ------------------------------------------------------------------------
 def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
     """An agent re-proposing what the critic rejected (here: moving back into an oscillation) loops with the
     critic; after 3 such loops the rejection is final in that room and the agent is told it is off the table."""
@@ -148,9 +148,9 @@ def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
     assert blocked and all(e["turn"] > final["turn"] for e in blocked)
 
 
-# -- seed 002: failure signatures and gates ----------------------------------------------------------------
+# -- design 002: failure signatures and gates ----------------------------------------------------------------
 def _gate_config(tmp_path, action):
-    # The gate's mechanics as seed 002 gives them (the third repeat), from the first repeat on; its wait for turns
+    # The gate's mechanics as design 002 gives them (the third repeat), from the first repeat on; its wait for turns
     # without progress has its own test.
     return make_config(
         tmp_path,
@@ -188,7 +188,7 @@ def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
 def test_a_wrong_verb_said_four_times_among_looks_is_clumsy_play(rom_path, tmp_path, seed_gate, ended):
     """A clumsy player, after 12 turns of looking around, says `yodel` four times in 7 turns among harmless looks
     (the noisy walkthroughs of seeds 17-20 did so with `yodel`, `wave hands` and `xyzzq`). With `terminate`, the
-    seed's gate (the third repeat, at most 5 turns apart on average) ends it; the default gate waits for a fourth
+    design's gate (the third repeat, at most 5 turns apart on average) ends it; the default gate waits for a fourth
     repeat at most 4 turns apart."""
     looks = [f"examine {thing}" for thing in ("mailbox", "house", "door", "window", "path", "forest", "tree")]
     clumsy = ["yodel", "look", "yodel", "inventory", "yodel", "look", "yodel"]

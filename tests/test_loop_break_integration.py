@@ -1,4 +1,4 @@
-"""Loop break on real play: `_run_game_loop` on the real story file with scripted agents (seed 000 and 001)."""
+"""Loop break on real play: `_run_game_loop` on the real story file with scripted agents (design 000 and 001)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def test_healthy_walkthrough_never_terminated(walkthrough_episode):
     )
 
 
-# -- seed 000 integration tests ------------------------------------------------------------------------------
+# -- design 000 integration tests ------------------------------------------------------------------------------
 def test_stuck_episode_terminates_early(rom_path, tmp_path):
     """An agent that always proposes failing actions ends as stuck_no_progress, not at max_turns."""
     config = make_config(

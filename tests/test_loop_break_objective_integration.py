@@ -1,4 +1,4 @@
-"""Seed 001 §6 integration tests: objective-based progress on real play (`_run_game_loop`, real story file)."""
+"""Design 001 §6 integration tests: objective-based progress on real play (`_run_game_loop`, real story file)."""
 
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def test_objective_completion_after_score_increase(rom_path, tmp_path, walkthrou
 
 
 def test_phase_1a_1b_1c_integration(rom_path, tmp_path, dam_ab):
-    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper, under the seed's settings:
+    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper, under the design's settings:
     penalties fire, warnings appear once stuck, and termination comes exactly max_turns_stuck after the last
     progress."""
     config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)

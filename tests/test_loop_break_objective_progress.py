@@ -1,6 +1,6 @@
-"""Seed 001 section 6 (unit tests): progress = score change OR a verified objective completion.
+"""Design 001 section 6 (unit tests): progress = score change OR a verified objective completion.
 
-Mapping: the seed's "stuck timer" is `ProgressResult.turns_stuck` (turns since the last progress, after a turn),
+Mapping: the design's "stuck timer" is `ProgressResult.turns_stuck` (turns since the last progress, after a turn),
 `score_increased` / `objective_completed` are the fired `signals` ("score", "objective"), and completions come
 from the real `ObjectiveManager` (state mode) exactly as the orchestrator wires it: map.observe, then
 objectives.observe -> record.objectives_completed, then LoopBreak.observe, then ObjectiveManager.prune.

@@ -1,7 +1,7 @@
-"""Seed 000 ("Testing Strategy" / Unit Tests) against this code's loop-break classes, plus feature flags and the
+"""Design 000 ("Testing Strategy" / Unit Tests) against this code's loop-break classes, plus feature flags and the
 validation of the `[tool.zorkgpt.loop_break]` section.
 
-Mapping of the seed's wording to this code:
+Mapping of the design's wording to this code:
 - `game_over_flag` / `termination_reason` -> `Verdict.terminate` / `Verdict.reason` returned by `LoopBreak.observe()`
 - `_get_turns_since_score_change` -> `ProgressTracker.turns_stuck` / `ProgressResult.turns_stuck`
 - `oscillation_info` / `_location_id_history` -> `OscillationDetector.detect()` / `OscillationDetector.history`

@@ -1,4 +1,4 @@
-"""Programmatic penalties and bonuses (`apply_loop_penalties`, `LoopBreak.adjust`) beyond the seed's four cases."""
+"""Programmatic penalties and bonuses (`apply_loop_penalties`, `LoopBreak.adjust`) beyond the design's four cases."""
 
 from __future__ import annotations
 

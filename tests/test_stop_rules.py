@@ -52,7 +52,7 @@ def test_waiting_stops_no_clock_up_to_the_allowance():
     """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat. The first wait past
     them in a row takes that back: every wait of the window repeats and every turn counts on the repetition rule's
     clock, so it ends there, or once the waits fill the window (it was a window later while the free waits stayed
-    free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the seeds' counting
+    free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the designs' counting
     the first two waits are new (from the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
     first_loop = max(config.wait_allowance + 1, config.repetition.window)
@@ -156,7 +156,7 @@ def test_the_warning_counts_down_on_the_same_clock():
 
 
 def test_waits_repeat_only_past_the_free_waits():
-    """The seeds' counting (no free waits): a wait repeats like any command. With free waits, the first ones since
+    """The designs' counting (no free waits): a wait repeats like any command. With free waits, the first ones since
     the last progress never repeat and the ones after them do; progress frees them again."""
     seeds = RepetitionDetector(window=4)
     for turn in range(1, 7):

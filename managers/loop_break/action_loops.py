@@ -1,10 +1,10 @@
 """Loops beyond rooms, each a small detector with typed state fed one record per turn:
 
-- SignatureLoopDetector (seed 004): the same (verb, argument hash, problematic result) repeated; progress trumps it.
-- IdenticalActionDetector (seed 003): the same command many turns in a row -> warning, then a temporary ban.
-- ParseFailureDetector (seed 003): LLM replies that are not one command -> format guidance.
-- CollaborationLoopDetector (seed 002): the agent re-proposing what the critic rejected -> final rejection.
-- FailureGate (seed 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
+- SignatureLoopDetector (design 004): the same (verb, argument hash, problematic result) repeated; progress trumps it.
+- IdenticalActionDetector (design 003): the same command many turns in a row -> warning, then a temporary ban.
+- ParseFailureDetector (design 003): LLM replies that are not one command -> format guidance.
+- CollaborationLoopDetector (design 002): the agent re-proposing what the critic rejected -> final rejection.
+- FailureGate (design 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
 
 `ActionLoops` composes them into one detector (managers/loop_break/detector.py): observe, status text, bans, gates
 and score adjustments.
@@ -89,7 +89,7 @@ class SignatureLoopDetector:
             return SignatureLoopResult(False)
         command = next(cmd for _, sig, cmd in reversed(self.history) if sig == signature)
         window_start = self.turn - self.window + 1
-        # Progress trumps pattern (seed 004 §4.7).
+        # Progress trumps pattern (design 004 §4.7).
         suppressed = self.last_progress_turn is not None and self.last_progress_turn >= window_start
         return SignatureLoopResult(not suppressed, signature, command, count, self.window, suppressed)
 
@@ -147,7 +147,7 @@ class IdenticalActionDetector:
 
 # -- unparseable replies --------------------------------------------------------------------------------------
 class ParseFailureDetector:
-    """Seed 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
+    """design 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
     `streak_limit` unparseable replies in a row. A valid reply ends the streak, and the guidance once it worked."""
 
     def __init__(self, threshold: int, streak_limit: int, memory: int):
@@ -346,7 +346,7 @@ class FailureGate:
         self.guidance = guidance.strip()
 
     def _reset(self) -> None:
-        """Progress or a human answer: earlier failures are history, not a loop to continue (seed 002)."""
+        """Progress or a human answer: earlier failures are history, not a loop to continue (design 002)."""
         self.loop_count = 0
         self.repeats.clear()
         self.history.clear()

@@ -50,7 +50,7 @@ class LoopStatus:
     turns_stuck: int
     warning: str = ""
     loop_info: str = ""
-    """The seed's `_build_loop_context_info`: every detector's notes, one line each."""
+    """The design's `_build_loop_context_info`: every detector's notes, one line each."""
     banned: tuple[str, ...] = ()
     """Commands the loop break rejects outright this turn."""
 

@@ -42,7 +42,7 @@ def build_stuck_warning(
     untried_directions: tuple[str, ...] = (),
     cycle: tuple[str, ...] = (),
 ) -> str:
-    """Seed 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
+    """design 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
     not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere. `cycle`: the
     commands of one round of the command cycle that is the nearest stop (empty: none): only other commands break
     it, whatever rooms the cycle reaches. Untried directions are not claimed to be exits: nobody has tried them."""
