@@ -88,6 +88,8 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         "max_score": summary["max_score"],
         "turns": summary["turns"],
         "termination_reason": summary["termination_reason"],
+        "rewinds": summary.get("rewinds", 0),  # on_stuck = "rewind"; a summary from before rewinds has none
+        "abandoned_turns": summary.get("abandoned_turns", 0),
         "llm_calls": sum(summary["llm_calls"].values()),
         "tokens": sum(summary["tokens"].values()),
         "cost_usd": summary["cost_usd"].get("total", 0.0),

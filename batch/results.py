@@ -21,6 +21,8 @@ COLUMNS = (
     "best_score",
     "score_share",
     "mean_turns",
+    "rewinds",
+    "abandoned_turns",
     "terminations",
     "llm_calls",
     "tokens",
@@ -40,6 +42,9 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
         "best_score": max((r["best_score"] for r in finished), default=None),
         "score_share": round(mean(shares), 4) if shares else None,
         "mean_turns": round(mean(r["turns"] for r in finished), 1) if finished else None,
+        # all the episodes' (on_stuck = "rewind"); a manifest row from before rewinds counts none
+        "rewinds": sum(r.get("rewinds", 0) for r in finished),
+        "abandoned_turns": sum(r.get("abandoned_turns", 0) for r in finished),
         "terminations": dict(Counter(r["termination_reason"] for r in finished)),
         "llm_calls": sum(r["llm_calls"] for r in finished),
         "tokens": sum(r["tokens"] for r in finished),

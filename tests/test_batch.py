@@ -212,3 +212,45 @@ def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, m
     assert results["episodes"] == 4 and results["crashed"] == 0
     assert results["cells"][0]["llm_calls"] >= 4 * 6 * 2
     assert crowded.most <= 2 and crowded.refused == 0  # four workers, never more than two requests at once
+
+
+REWIND_GRID = """
+[cells.end.loop_break]
+on_stuck = "end"
+[cells.rewind.loop_break]
+on_stuck = "rewind"
+max_rewinds = 2
+warning_lead_turns = 4
+[cells.rewind.loop_break.no_progress]
+max_turns = 12
+[cells.rewind.loop_break.repetition]
+min_turns = 10
+"""
+"""The design's ending beside rewinds after 12 turns without progress (the offline agent rewinds on zork2)."""
+
+
+def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
+    """Issue 33: each episode's rewinds and abandoned turns (summary.json) in its manifest row, summed per cell and
+    game in the results; a manifest row written before rewinds counts none."""
+    out, grid = tmp_path / "batch", tmp_path / "grid.toml"
+    grid.write_text(REWIND_GRID)
+    command = ["--games", str(story_file("zork2.z5")), "--seeds", "1,2", "--workers", "2", "--max-turns", "80"]
+    command += ["--agent", "offline", "--critic", "offline", "--grid", str(grid), "--out", str(out), "--quiet"]
+    assert batch_main(command) == 0
+    rows = [json.loads(line) for line in (out / MANIFEST).read_text().splitlines()]
+    for row in rows:
+        summary = json.loads(next((out / "episodes" / row["id"]).glob("*/summary.json")).read_text())
+        assert (row["rewinds"], row["abandoned_turns"]) == (summary["rewinds"], summary["abandoned_turns"])
+    rewound = [row for row in rows if row["cell"] == "rewind"]
+    assert all(row["rewinds"] > 0 for row in rewound), "the offline agent gets stuck on zork2 within 80 turns"
+    assert all(row["rewinds"] == row["abandoned_turns"] == 0 for row in rows if row["cell"] == "end")
+    cells = {line["cell"]: line for line in table(out) if line["game"] == "all"}
+    assert cells["rewind"]["rewinds"] == sum(row["rewinds"] for row in rewound)
+    assert cells["rewind"]["abandoned_turns"] == sum(row["abandoned_turns"] for row in rewound)
+    assert "| rewinds | abandoned_turns |" in (out / "results.md").read_text()
+    assert "rewinds,abandoned_turns" in (out / "results.csv").read_text().splitlines()[0]
+
+    old = [{k: v for k, v in row.items() if k not in ("rewinds", "abandoned_turns")} for row in rows]
+    (out / MANIFEST).write_text("".join(json.dumps(row) + "\n" for row in old))  # as written before rewinds
+    assert batch_main(command) == 0  # every job done: the results are read again from the manifest
+    assert all(line["rewinds"] == line["abandoned_turns"] == 0 for line in table(out))

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
-from tests.conftest import make_config, run_episode
+from orchestration.wiring import RunOptions, build_orchestrator
+from tests.conftest import make_config, read_episode, run_episode
 from viewer.report import REPORT_FILE, write_report
 from viewer.server import HOST, Viewer, serve
 
@@ -43,6 +44,39 @@ def stuck_episode(rom_path, tmp_path_factory) -> Path:
     result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop), after_episode=(write_report,))
     assert result.summary["termination_reason"] == "stuck_no_progress"
     return result.folder
+
+
+REWIND_LOOP_BREAK = {
+    "on_stuck": "rewind",
+    "max_rewinds": 2,
+    "warning_lead_turns": 4,
+    "no_progress": {"max_turns": 12},
+    "repetition": {"min_turns": 10},
+}
+"""Rewind on a stop verdict, twice at most, after 12 turns without progress."""
+
+
+@pytest.fixture(scope="module")
+def rewound_episode(rom_path, walkthrough, tmp_path_factory) -> Path:
+    """zork1 played as `main.py --agent replay` plays it: the walkthrough to the Chasm, then north and south until
+    the loop break stops it; it rewinds twice (to the last progress, the North-South Passage), then ends."""
+    folder = tmp_path_factory.mktemp("rewound")
+    actions = folder / "actions.txt"
+    actions.write_text("\n".join(walkthrough[:30] + ["north", "south"] * 30 + walkthrough[30:60]) + "\n")
+    config = make_config(
+        folder,
+        gameplay={"agent": "replay", "critic": "offline", "max_turns_per_episode": 150},
+        loop_break=REWIND_LOOP_BREAK,
+    )
+    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), actions=str(actions), quiet=True))
+    played = read_episode(orchestrator.play_episode(), orchestrator)
+    assert played.summary["rewinds"] == 2 and played.summary["abandoned_turns"] > 0
+    return played.folder
+
+
+def rewinds_of(folder: Path) -> list[dict]:
+    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    return [e for r in records for e in r["events"] if e["event_type"] == "rewind"]
 
 
 def open_page(browser, url: str):
@@ -220,3 +254,95 @@ def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_epis
         streamed["turns"] = list(streamed["turns"])
         assert streamed == whole and whole["turns"]
     assert load_episode(stuck_episode)["loop_rooms"] and load_episode(bare)["map"]["rooms"]
+
+
+@pytest.mark.slow  # a browser
+def test_the_report_of_a_rewound_episode_shows_its_branches(browser, rewound_episode):
+    """Issue 33: the abandoned turns greyed on the chart and marked in the turn list with their branch, every
+    rewind drawn back to the turn it went to, with its why, and listed as a row of its own."""
+    summary = json.loads((rewound_episode / "summary.json").read_text())
+    rewinds = rewinds_of(rewound_episode)
+    page, errors = open_page(browser, (rewound_episode / REPORT_FILE).as_uri())
+    assert f"rewinds {summary['rewinds']} ({summary['abandoned_turns']} turns abandoned)" in page.inner_text("header")
+    assert page.locator("#turnrows tr.turn").count() == summary["turns"]
+    assert page.locator("#turnrows tr.turn.abandoned").count() == summary["abandoned_turns"]
+    assert page.locator("#chartsvg circle.point.abandoned").count() == summary["abandoned_turns"]
+    assert page.locator("#chartsvg rect.abandoned-band").count() == len(rewinds) == summary["rewinds"]
+    for rewind in rewinds:
+        branch = rewind["branch"]
+        gone = page.locator(f"#turnrows tr.turn.abandoned[data-branch='{branch}']")
+        assert gone.count() == rewind["abandoned"]
+        assert f"abandoned · branch {branch}" in gone.first.inner_text()
+        assert int(gone.first.get_attribute("data-turn")) > rewind["to_turn"]
+        assert int(gone.last.get_attribute("data-turn")) == rewind["turn"]
+        row = page.locator(f"#rewind-{rewind['rewinds']}")
+        assert f"back to turn {rewind['to_turn']}" in row.inner_text() and rewind["why"] in row.inner_text()
+        arrow = page.locator(f"#chartsvg path.rewind-arrow[data-rewind='{rewind['rewinds']}']")
+        assert rewind["why"] in arrow.text_content()
+        assert "abandoned" not in (page.get_attribute(f"#turn-{rewind['to_turn']}", "class") or "")
+        row.click()
+        assert page.inner_text("#turn-detail").startswith(f"Turn {rewind['to_turn']}")
+    first = rewinds[0]
+    page.click(f"#chartsvg circle.point[data-turn='{first['turn']}']")
+    assert f"abandoned: branch {first['branch']}" in page.inner_text("#turn-detail")
+    assert "rewind: to_turn" in page.inner_text("#events")
+    assert page.locator("#turnrows tr.turn:not(.abandoned)").count() == summary["turns"] - summary["abandoned_turns"]
+    assert errors == []
+    page.close()
+
+
+def test_turns_since_progress_are_the_loop_breaks_own_count_which_a_rewind_restarts(rewound_episode):
+    """The chart's turns since progress are what the loop break counted (its progress check every turn): the clock
+    starts again after a rewind, and a run of progress turns is 0 throughout."""
+    from viewer.episodes import read_turns
+
+    records = [json.loads(line) for line in (rewound_episode / "events.jsonl").read_text().splitlines()]
+    counted = {r["turn"]: e["turns_stuck"] for r in records for e in r["events"] if e["event_type"] == "progress_check"}
+    turns, notes = read_turns(rewound_episode)
+    assert notes == [] and len(counted) == len(turns)
+    assert {t["turn"]: t["stuck"] for t in turns} == counted
+    for rewind in rewinds_of(rewound_episode):
+        after = next(t for t in turns if t["turn"] == rewind["turn"] + 1)
+        assert after["stuck"] == 1 and after["branch"] == rewind["branch"] + 1
+    assert [t["rewind"]["to_turn"] for t in turns if t["rewind"]] == [r["to_turn"] for r in rewinds_of(rewound_episode)]
+
+
+def test_an_episode_recorded_before_branches_loads_as_one_branch(stuck_episode, tmp_path):
+    """Records written before rewinds (no `branch`) read as branch 0, and the page is the same."""
+    from viewer.episodes import load_episode
+
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("summary.json", "episode.json", "map.json"):
+        shutil.copy(stuck_episode / name, old / name)
+    summary = json.loads((stuck_episode / "summary.json").read_text())
+    for key in ("rewinds", "abandoned_turns"):
+        del summary[key]
+    (old / "summary.json").write_text(json.dumps(summary))
+    records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
+    assert all(r.pop("branch") == 0 for r in records)
+    write_lines(old / "events.jsonl", records)
+    loaded, current = load_episode(old), load_episode(stuck_episode)
+    assert loaded["turns"] == current["turns"] and not any(t["rewind"] for t in loaded["turns"])
+
+
+@pytest.mark.slow  # a browser
+def test_the_live_page_marks_a_branch_abandoned_when_its_rewind_arrives(browser, rewound_episode, server):
+    base, root = server
+    records = [json.loads(line) for line in (rewound_episode / "events.jsonl").read_text().splitlines()]
+    first = rewinds_of(rewound_episode)[0]
+    running = root / "rewinding"
+    running.mkdir()
+    shutil.copy(rewound_episode / "episode.json", running / "episode.json")
+    write_lines(running / "events.jsonl", records[: first["turn"] - 1])
+    page, errors = open_page(browser, f"{base}/episode/rewinding")
+    assert page.locator("#turnrows tr.turn").count() == first["turn"] - 1
+    assert page.locator("#turnrows tr.abandoned").count() == 0
+    write_lines(running / "events.jsonl", records[first["turn"] - 1 : first["turn"] + 2])
+    page.wait_for_selector(f"#turn-{first['turn'] + 2}", timeout=3000)
+    assert page.locator("#turnrows tr.turn.abandoned").count() == first["abandoned"]
+    assert page.locator("#turnrows tr.rewind").count() == 1 and page.locator("#chartsvg path.rewind-arrow").count() == 1
+    assert page.locator("#turnrows tr.turn").count() == first["turn"] + 2
+    assert "branch 1" in page.inner_text(f"#turn-{first['turn'] + 1}")
+    assert errors == []
+    page.close()

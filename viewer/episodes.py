@@ -78,15 +78,41 @@ def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]
             if not isinstance(record, dict) or "turn" not in record:
                 notes.append(f"events.jsonl line {number} is not a turn record: skipped")
                 continue
-            events = record.get("events") or []
-            if any(e.get("event_type") == EventType.PROGRESS_DETECTED for e in events if isinstance(e, dict)):
-                last_progress = record["turn"]
+            last_progress = progress_turn(record, last_progress)
             if record["turn"] > since:
                 yield compact(record, record["turn"] - last_progress)
     if unreadable is not None:
         notes.append(
             f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped"
         )
+
+
+def progress_turn(record: dict, last: int) -> int:
+    """The last progress turn as of this record, `last` as of the one before: the loop break's own count where it
+    recorded one (its progress check, which a rewind restarts), else the turn of a progress it announced."""
+    events = [e for e in record.get("events") or [] if isinstance(e, dict)]
+    checked = [e.get("last_progress_turn") for e in events if e.get("event_type") == EventType.PROGRESS_CHECK]
+    if checked and isinstance(checked[-1], int):
+        return checked[-1]
+    if any(e.get("event_type") in (EventType.PROGRESS_DETECTED, EventType.REWIND) for e in events):
+        return record["turn"]
+    return last
+
+
+REWIND_FIELDS = ("turn", "to_turn", "abandoned", "branch", "rewinds", "reason", "rule", "why", "restored")
+"""What the page shows of a `rewind` event: the abandoned turns are those of its `branch` after `to_turn`, up to
+`turn` (the page marks them, also while following a running episode)."""
+
+
+def rewind_of(record: dict) -> dict | None:
+    """The rewind this turn's verdict caused (`on_stuck = "rewind"`), or None."""
+    for event in record.get("events") or []:
+        if isinstance(event, dict) and event.get("event_type") == EventType.REWIND:
+            fields = {key: event.get(key) for key in REWIND_FIELDS}
+            numbers = ("turn", "to_turn", "abandoned", "branch", "rewinds")
+            if all(isinstance(fields[key], int) for key in numbers):
+                return {key: value if key in numbers else str(value or "") for key, value in fields.items()}
+    return None
 
 
 def compact(record: dict, turns_stuck: int) -> dict:
@@ -117,6 +143,8 @@ def compact(record: dict, turns_stuck: int) -> dict:
         "tokens": sum(v for v in tokens.values() if isinstance(v, int)),
         "cost": round(sum(v for v in cost.values() if isinstance(v, (int, float))), 6),
         "stuck": turns_stuck,
+        "branch": record.get("branch") if isinstance(record.get("branch"), int) else 0,  # 0: before any rewind
+        "rewind": rewind_of(record),
         "category": record.get("result_category", ""),
         "marks": [
             {"kind": marked[e["event_type"]], "type": e["event_type"], "text": describe(e)}
@@ -198,4 +226,5 @@ def episode_row(episode_id: str, folder: Path) -> dict:
         "score": summary.get("final_score"),
         "max_score": summary.get("max_score"),
         "termination_reason": summary.get("termination_reason") or "running or killed",
+        "rewinds": summary.get("rewinds", 0),
     }

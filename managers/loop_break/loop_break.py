@@ -31,6 +31,7 @@ OWN_EVENTS: dict[EventType, str | None] = {
     EventType.STUCK_TERMINATION: "termination",
     EventType.LOOP_BREAK_WARNING: "warning",
     EventType.LOOP_PENALTY_APPLIED: "penalty",
+    EventType.REWIND: "rewind",  # raised by the orchestrator on this loop break's stop verdict (on_stuck = "rewind")
 }
 """The events the LoopBreak raises itself (its detectors declare theirs), each with its marker on the viewer's chart."""
 
