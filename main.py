@@ -249,7 +249,16 @@ def closing_lines(summary: dict, folder: Path, episode_dir: str) -> list[str]:
     return lines
 
 
-RUN_COLUMNS = ("episode_id", "final_score", "best_score", "turns", "termination_reason", "rooms_visited")
+RUN_COLUMNS = (
+    "episode_id",
+    "final_score",
+    "best_score",
+    "turns",
+    "termination_reason",
+    "rooms_visited",
+    "rewinds",
+    "abandoned_turns",
+)
 
 
 def write_run(episode_dir: Path, summaries: list[dict]) -> Path:
