@@ -556,15 +556,15 @@ class LoopBreakConfig(_Section):
     """`map`: predict a move's destination from the learned map; `lookahead`: run it on a snapshot and restore."""
     on_stuck: Literal["end", "rewind"] = "end"
     """What a stop verdict does. `end`: the episode ends (the design's behaviour). `rewind`: the game goes back to
-    exactly where it was right after the last progress, the commands the loop repeated there are off the table for
-    `rewind_ban_turns`, the agent is told what it tried, and play goes on (turns and LLM calls keep counting;
+    exactly where it was right after the last progress, what the abandoned turns did is off the table where they did it
+    for `rewind_ban_turns`, the agent is told what it tried, and play goes on (turns and LLM calls keep counting;
     max_turns_per_episode and max_cost_usd still end the episode). After `max_rewinds` rewinds the next verdict ends
     it."""
     max_rewinds: int = Field(3, ge=0, le=1000)
     """Rewinds an episode may make (`on_stuck = "rewind"`); the verdict after the last one ends the episode."""
     rewind_ban_turns: int = Field(40, ge=1, le=100_000)
-    """After a rewind, the commands the abandoned loop made more than once in a situation are refused in that same
-    situation for this many turns (never all the ways out of a room: the loop break's walled-in rule still holds)."""
+    """After a rewind, each command the abandoned turns made is refused in the situation it was made in for this many
+    turns (never every way out of a room: the ways out then stay allowed)."""
     action_loops: ActionLoopsConfig = Field(default_factory=ActionLoopsConfig)
     """Loops beyond rooms: agent and critic going round, unparseable replies, failure gates."""
     room_loops: RoomLoopsConfig = Field(default_factory=RoomLoopsConfig)

@@ -97,7 +97,7 @@ def test_a_healthy_walkthrough_never_rewinds(rom_path, tmp_path, walkthrough):
 
 
 # -- the bans, without Jericho ------------------------------------------------------------------------------
-def test_bans_hold_what_the_loop_repeated_in_one_situation_and_run_out():
+def test_bans_hold_what_the_abandoned_turns_did_where_they_did_it_and_run_out():
     abandoned = [
         turn_record(11, command="north", situation="b"),
         turn_record(12, command="south", situation="a"),
@@ -106,12 +106,15 @@ def test_bans_hold_what_the_loop_repeated_in_one_situation_and_run_out():
     ]
     bans = RewindBans()
     bans.start(14, 5, "a", abandoned, f"{REWOUND}: ...")
-    assert bans.banned("a", 15) == {"north"}  # made twice from "a"; "south" once from "b"
-    assert bans.banned("b", 15) == frozenset()
+    assert bans.banned("a", 15) == {"north"}  # turns 11 and 13 began in "a" (the start, then after turn 12)
+    assert bans.banned("b", 15) == {"south", "examine door"}
+    assert bans.banned("c", 15) == frozenset()
     assert bans.banned("a", 19) == {"north"} and bans.banned("a", 20) == frozenset()
     assert bans.note and bans.active(15)
     bans.end()
     assert not bans.note and bans.banned("a", 15) == {"north"}  # progress ends the note, not the bans
+    bans.start(16, 5, "a", [turn_record(15, command="west", situation="d")], "again")
+    assert bans.banned("a", 17) == {"north", "west"}  # a rewind while the bans hold adds to them
 
 
 # -- resume ---------------------------------------------------------------------------------------------------

@@ -1,15 +1,16 @@
-"""After a rewind (`on_stuck = "rewind"`): what the abandoned loop did is off the table for a while, and the agent is
+"""After a rewind (`on_stuck = "rewind"`): what the abandoned turns did is off the table for a while, and the agent is
 told so.
 
-A loop is the same commands made again in the same situations. After the game is put back to the last progress,
-each command the abandoned turns made more than once in one situation is refused in that situation for
-`rewind_ban_turns` turns: the player must try something else where it went round before. A command made once (the
-move that led away from the progress, a single try) stays allowed: the way forward may run through it.
+A human player who restores an earlier save tries something else. After the game is put back to the last progress,
+each command the abandoned turns made is refused in the situation it was made in, for `rewind_ban_turns` turns:
+from the restored point on, the player must take another step wherever it stood before, so play leaves the old
+track at once instead of walking it again. Rewinds back to the same point add up their bans. A ban never walls the
+player in: when every way out of a room would be refused, the ways out stay allowed (LoopBreak._rewind_banned).
+Measured with benchmarks/rewind.py.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,18 +32,17 @@ class RewindBans:
     note: str = ""
 
     def start(self, turn: int, turns: int, start: str, abandoned: Sequence[TurnRecord], note: str) -> None:
-        """Ban what `abandoned` (the turns given up, oldest first) repeated, for `turns` turns after `turn`; `start`
-        is the situation the first of them began in (the one the game is put back to)."""
-        made: Counter[tuple[str, str]] = Counter()
+        """Ban what `abandoned` (the turns given up, oldest first) did, each command in the situation it was made in,
+        for `turns` turns after `turn`; `start` is the situation the first of them began in (the one the game is put
+        back to)."""
+        banned: dict[str, set[str]] = {}
+        if self.active(turn):  # a rewind while the last one's bans hold: the two add up
+            banned = {where: set(commands) for where, commands in self.by_situation.items()}
         situation = start
         for record in abandoned:
             if record.ran:
-                made[(situation, canonical_command(record.command))] += 1
+                banned.setdefault(situation, set()).add(canonical_command(record.command))
             situation = record.situation or situation
-        banned: dict[str, set[str]] = {}
-        for (where, command), times in made.items():
-            if times > 1:
-                banned.setdefault(where, set()).add(command)
         self.by_situation = {where: frozenset(commands) for where, commands in banned.items()}
         self.until = turn + 1 + turns
         self.note = note
@@ -66,5 +66,5 @@ def rewind_note(abandoned: Sequence[TurnRecord], back_to: int, room: str, score:
     return (
         f"{REWOUND}: your last {len(abandoned)} turns made no progress, so the harness put the game back exactly as "
         f"it was after turn {back_to} ({room}, score {score}). What you tried meanwhile led nowhere: {shown}. "
-        "Where you repeated a command, it is refused in the same place for a while: try something different."
+        "For a while, what you did there is refused in the same situation: try something different."
     )
