@@ -124,6 +124,16 @@ class LoopBreak:
     def enabled(self) -> bool:
         return self.config.enabled
 
+    def summary(self, turns: int) -> dict:
+        """The summary's `loop_break` section, after `turns` turns."""
+        return {
+            "enabled": self.enabled,
+            "progress_signals": list(self.signals),
+            "last_progress_turn": self.progress.last_progress_turn,
+            "turns_stuck_at_end": turns - self.progress.last_progress_turn,
+            "on_stuck": self.config.on_stuck,
+        }
+
     # -- after each turn ---------------------------------------------------------------------------------
     def observe(self, record: TurnRecord) -> Verdict:
         """Update progress and detectors from one executed turn; decide on termination."""
