@@ -52,21 +52,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from session.commands import QUESTION_PREFIXES, direction_of
+from session.config import STATE_SIGNALS
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
 from session.zmachine import WorldSnapshot
 
-NOVELTY_KINDS = (
-    "new_score",
-    "new_room",
-    "new_room_inventory",
-    "new_object_state",
-    "new_game_variable",
-    "new_position",
-    "new_information",
-    "new_arrangement",
-    "new_world_state",
-)
+NOVELTY_KINDS = ("new_score", *STATE_SIGNALS)
+"""What a turn can reach that the episode never saw: the state progress signals, and a score never had."""
 INFORMATION_WORDS = 5
 """An answer this long at least tells something ("Cholok." is a name, not news; measured on deephome's encyclopedia)."""
 COUNTER_RUN = 3

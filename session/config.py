@@ -15,9 +15,7 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-ProgressSignal = Literal[
-    "score",
-    "objective",
+STATE_SIGNALS = (
     "new_room",
     "new_world_state",
     "new_room_inventory",
@@ -26,7 +24,9 @@ ProgressSignal = Literal[
     "new_position",
     "new_information",
     "new_arrangement",
-]
+)
+"""The progress signals read off a turn's novelty (managers.novelty.NOVELTY_KINDS holds them, with `new_score`)."""
+ProgressSignal = Literal["score", "objective", *STATE_SIGNALS]
 DEFAULT_PROGRESS_SIGNALS = [
     "score",
     "new_room",
