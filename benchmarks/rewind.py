@@ -545,11 +545,10 @@ def scenarios_markdown(rows: list[dict]) -> str:
     ]
     for row in rows:
         end, rewind = row["end"], row["rewind"]
-        after = ", ".join(_number(o["to_progress"]) for o in rewind["rewind_outcomes"]) or "-"
         lines.append(
             f"| {row['scenario']} | {row['played_by']} | {end['turns']} ({end['termination_reason']}) | "
             f"{end['best_score']} | {rewind['turns']} ({rewind['termination_reason']}) | {rewind['best_score']} | "
-            f"{rewind['rewinds']} | {rewind['abandoned_turns']} | {after} |"
+            f"{rewind['rewinds']} | {rewind['abandoned_turns']} | {_progress_after(rewind)} |"
         )
     return "\n".join(lines) + "\n" + _rewind_table([(r["scenario"], r["rewind"]) for r in rows])
 
@@ -565,13 +564,17 @@ def llm_markdown(rows: list[dict]) -> str:
     for row in rows:
         for mode in MODES:
             f = row[mode]
-            after = ", ".join(_number(o["to_progress"]) for o in f["rewind_outcomes"]) or "-"
             lines.append(
                 f"| {row['scenario']} | {mode} | {f['turns']} ({f['termination_reason']}) | {f['llm_calls']} | "
                 f"{f['best_score']} | {_number(f['calls_per_point'], 2)} | {f['cost_usd']:.4f} | {f['rewinds']} | "
-                f"{after} |"
+                f"{_progress_after(f)} |"
             )
     return "\n".join(lines) + "\n" + _rewind_table([(r["scenario"], r["rewind"]) for r in rows])
+
+
+def _progress_after(figures: dict) -> str:
+    """The turns from each rewind of an episode to the progress after it ("-": none before the next rewind)."""
+    return ", ".join(_number(o["to_progress"]) for o in figures["rewind_outcomes"]) or "-"
 
 
 def _rewind_table(episodes: list[tuple[str, dict]]) -> str:
