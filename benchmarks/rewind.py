@@ -270,6 +270,7 @@ def healthy_game(job: dict) -> list[dict]:
             overrides = _mode_overrides("rewind", Path(folder) / str(index), len(trajectory.commands))
             config = GameConfiguration.from_toml(job["config"], overrides)
             summary, records = corpus.play(story, trajectory, config, "forced")
+            rewind_turns = [r["turn"] for r in records for e in r["events"] if e["event_type"] == EventType.REWIND]
             rows.append(
                 {
                     "game": trajectory.game,
@@ -277,10 +278,14 @@ def healthy_game(job: dict) -> list[dict]:
                     "variant": trajectory.variant,
                     "turns": summary["turns"],
                     "script_turns": len(trajectory.commands),
+                    "healthy_until": trajectory.healthy_until,
                     "termination_reason": summary["termination_reason"],
                     "final_score": summary["final_score"],
                     "script_score": trajectory.script_score,
+                    "clean_score": trajectory.clean_score,
                     "rewinds": summary["rewinds"],
+                    "rewind_turns": rewind_turns,
+                    "rewinds_while_healthy": sum(t <= trajectory.healthy_until for t in rewind_turns),
                     "abandoned_turns": summary["abandoned_turns"],
                 }
             )
@@ -303,15 +308,23 @@ def healthy_part(stories: list[Path], config: str, factors: list[int], seeds: li
             "turns": sum(r["turns"] for r in runs),
             "by_kind": dict(Counter(r["kind"] for r in runs)),
             "rewinds": sum(r["rewinds"] for r in runs),
-            "rewound": [f"{r['game']}/{r['kind']}/{r['variant']}" for r in runs if r["rewinds"]],
-            "loop_endings": [
-                f"{r['game']}/{r['kind']}/{r['variant']}" for r in runs if r["termination_reason"] in LOOP_ENDINGS
+            "rewinds_while_healthy": sum(r["rewinds_while_healthy"] for r in runs),
+            "rewound": [_healthy_name(r) for r in runs if r["rewinds"]],
+            "rewound_while_healthy": [_healthy_name(r) for r in runs if r["rewinds_while_healthy"]],
+            "derailed_then_rewound": [
+                f"{_healthy_name(r)}: healthy until turn {r['healthy_until']} (script score {r['script_score']} of "
+                f"{r['clean_score']}), rewinds at turns {', '.join(map(str, r['rewind_turns']))}"
+                for r in runs
+                if r["rewinds"] and not r["rewinds_while_healthy"]
             ],
-            "score_mismatches": [
-                f"{r['game']}/{r['kind']}/{r['variant']}" for r in runs if r["final_score"] != r["script_score"]
-            ],
+            "loop_endings": [_healthy_name(r) for r in runs if r["termination_reason"] in LOOP_ENDINGS],
+            "score_mismatches": [_healthy_name(r) for r in runs if r["final_score"] != r["script_score"]],
         },
     }
+
+
+def _healthy_name(row: dict) -> str:
+    return f"{row['game']}/{row['kind']}/{row['variant']}"
 
 
 # -- part 2b: the steerable looper on the corpus's stuck trajectories ---------------------------------------
@@ -502,7 +515,11 @@ def healthy_markdown(part: dict) -> str:
         f"- runs: {s['runs']} on {s['games']} games ({', '.join(f'{k} {n}' for k, n in s['by_kind'].items())}; "
         f"noisy factors {','.join(map(str, part['factors']))}, seeds {','.join(map(str, part['seeds']))}), "
         f"{s['turns']:,} turns\n"
-        f"- rewinds: **{s['rewinds']}** {s['rewound'] or ''}\n"
+        f"- rewinds while the walkthrough is healthy (up to its `healthy_until`, as the corpus measures false stops): "
+        f"**{s['rewinds_while_healthy']}** {s['rewound_while_healthy'] or ''}\n"
+        f"- rewinds in all: {s['rewinds']}; after a noisy script had left the walkthrough (its detours changed the "
+        f"game, plain Jericho's score falls short of the clean one; `end` stops these too): "
+        f"{'; '.join(s['derailed_then_rewound']) or 'none'}\n"
         f"- loop endings: {s['loop_endings'] or 'none'}; final score differing from the script's: "
         f"{s['score_mismatches'] or 'none'}\n"
     )
