@@ -68,7 +68,7 @@ def test_a_rewind_with_no_progress_before_the_end_takes_the_episodes_ending():
     records[-1]["events"].append({"event_type": "rewind", **_rewind(2, to_turn=1, abandoned=1)})
     records += [_turn(3, "wait", "hall")]
     [outcome] = rewind_outcomes(records, "stuck_no_progress")
-    assert outcome["fate"] == "stuck_no_progress" and outcome["bans"] == 0  # one wait: a single try stays allowed
+    assert outcome["fate"] == "stuck_no_progress" and outcome["bans"] == 1  # the wait is refused where it was made
 
 
 def test_an_offline_episode_row_counts_the_rewinds_its_summary_gives():
