@@ -558,8 +558,8 @@ class LoopBreakConfig(_Section):
     """What a stop verdict does. `end`: the episode ends (the design's behaviour). `rewind`: the game goes back to
     exactly where it was right after the last progress, what the abandoned turns did is off the table where they did it
     for `rewind_ban_turns`, the agent is told what it tried, and play goes on (turns and LLM calls keep counting;
-    max_turns_per_episode and max_cost_usd still end the episode). After `max_rewinds` rewinds the next verdict ends
-    it."""
+    max_turns_per_episode and max_cost_usd still end the episode). A point is gone back to once: a verdict with no
+    progress since the last rewind ends the episode, as does the verdict after `max_rewinds` rewinds."""
     max_rewinds: int = Field(3, ge=0, le=1000)
     """Rewinds an episode may make (`on_stuck = "rewind"`); the verdict after the last one ends the episode."""
     rewind_ban_turns: int = Field(40, ge=1, le=100_000)

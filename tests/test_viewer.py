@@ -46,6 +46,9 @@ def stuck_episode(rom_path, tmp_path_factory) -> Path:
     return result.folder
 
 
+TWO_LOOPS = ["north", "south"] * 7 + ["northeast"] + ["southwest", "northeast"] * 8
+"""Back and forth by the troll room (rewound to the North-South Passage), a new room (Deep Canyon), then back and forth
+from there (rewound to it): a point is gone back to once, so two loops with progress between them."""
 REWIND_LOOP_BREAK = {
     "on_stuck": "rewind",
     "max_rewinds": 2,
@@ -59,10 +62,10 @@ REWIND_LOOP_BREAK = {
 @pytest.fixture(scope="module")
 def rewound_episode(rom_path, walkthrough, tmp_path_factory) -> Path:
     """zork1 played as `main.py --agent replay` plays it: the walkthrough to the Chasm, then north and south until
-    the loop break stops it; it rewinds twice (to the last progress, the North-South Passage), then ends."""
+    the loop break stops it; it rewinds twice (to the last progress before each loop), then ends."""
     folder = tmp_path_factory.mktemp("rewound")
     actions = folder / "actions.txt"
-    actions.write_text("\n".join(walkthrough[:30] + ["north", "south"] * 30 + walkthrough[30:60]) + "\n")
+    actions.write_text("\n".join(walkthrough[:30] + TWO_LOOPS + walkthrough[30:60]) + "\n")
     config = make_config(
         folder,
         gameplay={"agent": "replay", "critic": "offline", "max_turns_per_episode": 150},
@@ -303,7 +306,7 @@ def test_turns_since_progress_are_the_loop_breaks_own_count_which_a_rewind_resta
     assert {t["turn"]: t["stuck"] for t in turns} == counted
     for rewind in rewinds_of(rewound_episode):
         after = next(t for t in turns if t["turn"] == rewind["turn"] + 1)
-        assert after["stuck"] == 1 and after["branch"] == rewind["branch"] + 1
+        assert after["stuck"] <= 1 and after["branch"] == rewind["branch"] + 1  # 0: that turn progressed
     assert [t["rewind"]["to_turn"] for t in turns if t["rewind"]] == [r["to_turn"] for r in rewinds_of(rewound_episode)]
 
 
