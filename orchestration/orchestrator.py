@@ -127,9 +127,11 @@ class Orchestrator:
         self.best_score = 0
         self.spending = Spending(llm_client)
         self.progress_point: ProgressPoint | None = None
-        """The game right after the last progress (after the reset at first): where a rewind goes back to."""
+        """The game right after the last progress (after the reset at first): where a rewind goes back to. Kept only
+        with `on_stuck = "rewind"`."""
         self.abandoning: list[TurnRecord] = []
-        """The turns since the last progress: a rewind abandons them."""
+        """The turns since the last progress: a rewind abandons them. Kept only with `on_stuck = "rewind"` (else a
+        loop the loop break lets run would keep every turn)."""
         self.rewinds = 0
         self.abandoned_turns = 0
         self.rewound_to: set[int] = set()
@@ -174,7 +176,8 @@ class Orchestrator:
                 self.session.answer_on_copy, self.session.object_vocabulary(), self.session.dictionary_word_length
             )
         self.contexts.begin(self.view)
-        self.progress_point = ProgressPoint(self.session.snapshot(), 0, self.novelty.situation)
+        if self._rewinding:
+            self._mark_progress(0, self.novelty.situation)
         if resume:
             self.recorder.muted = True
             try:
@@ -275,22 +278,30 @@ class Orchestrator:
         self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
         self.game_state.previous_zork_score = record.score_after
         self.best_score = max(self.best_score, record.score_after)
-        if verdict.progress.progress:
-            self.progress_point = ProgressPoint(self.session.snapshot(), record.turn, record.situation)
-            self.abandoning = []
-        else:
+        if self._rewinding and verdict.progress.progress:
+            self._mark_progress(record.turn, record.situation)
+        elif self._rewinding:
             self.abandoning.append(record)
         if verdict.terminate and self._may_rewind(verdict):
             self._rewind(record, verdict, events)
             verdict.terminate = False
         return verdict
 
+    @property
+    def _rewinding(self) -> bool:
+        return self.config.loop_break.on_stuck == "rewind"
+
+    def _mark_progress(self, turn: int, situation: str) -> None:
+        """The game right after a progress turn (0: the reset) is where a rewind would go back to."""
+        self.progress_point = ProgressPoint(self.session.snapshot(), turn, situation)
+        self.abandoning = []
+
     def _may_rewind(self, verdict: Verdict) -> bool:
         """A loop's stop verdict, `on_stuck = "rewind"`, rewinds left, and progress since the last rewind: a point
         is gone back to once (measured on the corpus's stuck trajectories: a first return to a point reached new
         progress within 40 turns 430 times in 892, a return to the same point again 64 times in 455)."""
         config = self.config.loop_break
-        if config.on_stuck != "rewind" or verdict.reason not in LOOP_ENDINGS or self.rewinds >= config.max_rewinds:
+        if not self._rewinding or verdict.reason not in LOOP_ENDINGS or self.rewinds >= config.max_rewinds:
             return False
         return self.progress_point.turn not in self.rewound_to
 

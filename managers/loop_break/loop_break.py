@@ -293,15 +293,17 @@ class LoopBreak:
         return list(dict.fromkeys(banned))
 
     def _rewind_banned(self, room_id: int | None, turn: int) -> frozenset[str]:
-        """What the last rewind refuses here now; nothing when it would leave no known way out of the room."""
+        """What the last rewind refuses here now (canonical commands), less the ways out of the room when every one
+        of them would be refused."""
         banned = self.bans.banned(self.situation, turn)
         if not banned:
             return banned
         room = self.game_map.rooms.get(room_id) if room_id is not None else None
         ways = set(self.game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
         final = set(self._banned(room_id)) | banned
-        if ways and all(canonical_command(way) in final for way in ways):
-            return frozenset(b for b in banned if canonical_command(b) not in {canonical_command(w) for w in ways})
+        exits = {canonical_command(way) for way in ways}
+        if exits and exits <= final:
+            return banned - exits
         return banned
 
     def _novelty_hints(
