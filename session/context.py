@@ -128,6 +128,9 @@ class AgentContext:
     """Warnings and loop detections, rendered for the agent and the critic (empty when all is well)."""
     banned: tuple[str, ...] = ()
     """Canonical commands the loop break forbids this turn."""
+    rewinds: int = 0
+    """Times this episode the harness put the game back to its last progress (`on_stuck = "rewind"`): what the agent
+    tried since then led nowhere, and the harness note says so."""
     feedback: tuple[str, ...] = ()
     """`command: reason` for each proposal rejected earlier in this turn."""
     rejected: tuple[str, ...] = ()

@@ -76,6 +76,8 @@ around here`): the same command may work once something reveals it. Measured on 
 DEATH_PHRASES = ("you have died", "you are dead")
 DARK_PHRASES = ("pitch black", "pitch dark", "too dark", "it is dark")
 """How games say the player cannot see: a dark room (grues in the Zork games)."""
+YES_NO_QUESTION = re.compile(r"\byes or no\b|\(y/n\)|\byes/no\b")
+"""The game waits for a yes or a no (wishbringer's `(Please type YES or NO.)`), in lower case."""
 BURDENED_PHRASES = ("with what you're carrying", "with all you're carrying", "too narrow for you and")
 """How a game refuses a move for the load the player carries, not for the way itself (zork1's chimney: `You can't
 get up there with what you're carrying.`): the way is there for a lighter load."""

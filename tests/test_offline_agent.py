@@ -3,6 +3,8 @@ silence or said is not in sight (zork1's thief sits hidden in the object tree); 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from agents.offline_agent import OfflineAgent
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
@@ -192,3 +194,59 @@ def test_a_direction_is_spelt_as_the_game_knows_it():
     context = AgentContext(turn=5, view=view, untried_exits=("northeast",), known_exits={"west": "Long Road"})
     assert agent.propose(context).command == "ne"
     assert offline_agent(story_file("zork1.z5")).propose(context).command == "northeast"
+
+
+# -- after a rewind: second thoughts ----------------------------------------------------------------------------------
+def spent_context(text: str, rewinds: int, **fields) -> AgentContext:
+    """A room whose first ideas are all spent: the door was taken and opened, every way out but the one back failed."""
+    door, rope = GameObject(3, "wooden door"), GameObject(4, "rope")
+    view = GameView(7, "Secret Entrance", 0, 5, (rope,), (door,), "hash", text)
+    return AgentContext(
+        turn=5,
+        view=view,
+        room_text="Secret Entrance. A heavy wooden door leads southwest.",
+        visible_objects=("wooden door",),
+        tried_here=frozenset({"take wooden door", "open wooden door", "open door"}),
+        known_exits={"north": "Cave"},
+        failed_exits=("southwest",),
+        rewinds=rewinds,
+        **fields,
+    )
+
+
+def test_before_a_rewind_a_spent_room_is_left():
+    assert OfflineAgent().propose(spent_context("Secret Entrance", rewinds=0)).command == "north"
+
+
+def test_after_a_rewind_the_agent_tries_what_a_stuck_player_tries_next():
+    """The rewind says its first ideas led nowhere: it gets up, tries again a way the description names that was
+    refused before the world here changed, looks at everything in sight and held, then handles what is in sight,
+    verb by verb; the way out comes after."""
+    made = proposals(OfflineAgent(), spent_context("Secret Entrance", rewinds=1), 9)
+    assert made == [
+        "stand up",
+        "southwest",
+        "examine door",
+        "examine rope",
+        "push door",
+        "search door",
+        "pull door",
+        "touch door",
+        "look in door",
+    ]
+    refused_still = spent_context("Secret Entrance", rewinds=1, failed_here=frozenset({"southwest"}))
+    assert "southwest" not in proposals(OfflineAgent(), refused_still, 4)
+
+
+def test_after_a_rewind_a_yes_or_no_question_is_answered():
+    asked = spent_context("Do you want to go on?\n(Please type YES or NO.)", rewinds=1)
+    assert proposals(OfflineAgent(), asked, 2) == ["yes", "no"]
+    assert OfflineAgent().propose(spent_context("(Please type YES or NO.)", rewinds=0)).command != "yes"
+
+
+def test_second_thoughts_use_only_words_the_game_knows_and_each_once_in_a_room():
+    agent = OfflineAgent(frozenset({"examine", "door", "rope", "pull", "stand", "up"}), word_length=9)
+    context = spent_context("Secret Entrance", rewinds=1, failed_here=frozenset({"southwest"}))
+    assert proposals(agent, context, 4) == ["stand up", "examine door", "examine rope", "pull door"]
+    tried = replace(context, tried_here=context.tried_here | {"stand up", "examine door", "examine rope"})
+    assert agent.propose(tried).command == "pull door"

@@ -13,7 +13,7 @@ import pytest
 from managers.loop_break.rewind import REWOUND, RewindBans
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.records import Ending
-from tests.conftest import make_config, read_episode
+from tests.conftest import make_config, read_episode, story_file
 from tests.factories import turn_record
 from tests.test_signals_and_resume import records, start
 
@@ -105,6 +105,30 @@ def test_end_is_the_default_and_never_rewinds(rom_path, tmp_path, walkthrough):
 def test_a_healthy_walkthrough_never_rewinds(rom_path, tmp_path, walkthrough):
     result = play(rom_path, tmp_path, walkthrough, {"on_stuck": "rewind"}, max_turns=len(walkthrough))
     assert result.summary["rewinds"] == 0 and result.summary["best_score"] == 350
+
+
+def offline_play(tmp_path, story: str, max_turns: int):
+    """The offline agent and critic as `main.py` builds them, with `on_stuck = "rewind"` and the pyproject's rules."""
+    config = make_config(
+        tmp_path,
+        loop_break={"on_stuck": "rewind"},
+        gameplay={"agent": "offline", "critic": "offline", "seed": 1, "max_turns_per_episode": max_turns},
+        knowledge={"enabled": False},
+    )
+    orchestrator = build_orchestrator(config, RunOptions(rom=str(story_file(story)), quiet=True))
+    return read_episode(orchestrator.play_episode(), orchestrator)
+
+
+def test_after_a_rewind_the_offline_agent_tries_something_else_and_gets_on(tmp_path):
+    """wishbringer: the offline agent walks round the first rooms while the game waits for a yes or a no; the loop is
+    rewound, and its second thoughts answer the question at once, which is progress (it was never answered)."""
+    result = offline_play(tmp_path, "wishbringer.z3", 80)
+    event = rewinds(result.records)[0]
+    abandoned = [r for r in result.records if r["branch"] == 0 and r["turn"] > event["to_turn"]]
+    after = result.records[event["at"]]  # the turn after the rewind
+    assert after["branch"] == 1 and after["command"] == "yes"
+    assert "yes" not in {r["command"] for r in abandoned}
+    assert any(e["event_type"] == "progress_check" and e.get("signals") for e in after["events"])
 
 
 # -- the bans, without Jericho ------------------------------------------------------------------------------
