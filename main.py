@@ -93,7 +93,8 @@ def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[
     """The saved configuration, the episode id and the records of the folder to resume (ConfigError otherwise).
 
     The episode's own settings (story file, agent, replay file, seed, every configuration key) are restored; only
-    --max-turns and --quiet may change."""
+    --max-turns and --quiet may change. The episode goes on in the folder given, under its name: a folder moved or
+    renamed since keeps every record in one place."""
     folder = Path(args.resume)
     try:
         info = json.loads((folder / EPISODE_FILE).read_text())
@@ -117,7 +118,7 @@ def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[
         overrides["gameplay"] = {"max_turns_per_episode": args.max_turns}
     config = GameConfiguration.from_dict(info["config"], overrides, source=str(folder / EPISODE_FILE))
     args.rom, args.actions = info["story_file"], info.get("actions")
-    return config, info["episode_id"], records
+    return config, folder.resolve().name, records
 
 
 # -- the command ---------------------------------------------------------------------------------------------------

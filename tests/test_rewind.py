@@ -208,3 +208,33 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     assert records(folder) == expected
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["rewinds"] == len(rewinds(expected))
+
+
+@pytest.mark.slow
+def test_the_offline_agents_rewound_episode_resumed_in_a_renamed_folder_goes_on_as_it_would_have(tmp_path):
+    """The offline agent's second thoughts after a rewind come from its context, which a resume rebuilds: cut after
+    the rewind, moved to a folder of another name and resumed there, the episode gives the records of an
+    uninterrupted one, all in that folder."""
+    config = tmp_path / "rewind.toml"
+    config.write_text('[tool.zorkgpt.loop_break]\non_stuck = "rewind"\n[tool.zorkgpt.knowledge]\nenabled = false\n')
+    story = str(story_file("wishbringer.z3"))
+    clean = start(
+        ["--agent", "offline", "--rom", story, "--config", str(config), "--max-turns", "90", "--quiet"]
+        + ["--episode-dir", str(tmp_path / "clean")]
+    )
+    out, err = clean.communicate(timeout=180)
+    assert clean.returncode == 0, err
+    folder = Path(out.strip().splitlines()[-1]).parent
+    expected = records(folder)
+    cut = rewinds(expected)[0]["at"] + 5
+
+    moved = tmp_path / "moved" / "renamed"
+    moved.mkdir(parents=True)
+    (moved / "episode.json").write_text((folder / "episode.json").read_text())
+    lines = (folder / "events.jsonl").read_text().splitlines(keepends=True)
+    (moved / "events.jsonl").write_text("".join(lines[:cut]))
+    resumed = start(["--resume", str(moved), "--quiet"])
+    _, err = resumed.communicate(timeout=180)
+    assert resumed.returncode == 0, err
+    assert records(moved) == expected
+    assert sorted(p.name for p in moved.parent.iterdir()) == ["renamed"]
