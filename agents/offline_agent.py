@@ -73,7 +73,9 @@ _SECOND_VERBS = ("push", "search", "pull", "touch", "look in", "look behind", "t
 """Verbs a stuck player tries on each thing in sight after looking at them all, in this order (common
 interactive-fiction verbs)."""
 _LAST_THOUGHTS = ("get out", "listen")
+"""Second thoughts once everything in sight was handled: the player may be inside something, or a sound may tell."""
 _KEYS = frozenset("key keys keycard card".split())
+"""Nouns of things held that may unlock something in sight."""
 
 
 class OfflineAgent(Agent):
@@ -160,7 +162,7 @@ class OfflineAgent(Agent):
         it has none (a move the game would not understand is no way out). The full word when the dictionary is
         unknown."""
         spellings = (direction, *spellings_of(direction))
-        return next((word for word in spellings if not self.words or word[: self.word_length] in self.words), "")
+        return next((word for word in spellings if self._knows(word)), "")
 
     def _leave(self, context: AgentContext) -> str:
         """Every idea here is spent: a way out rather than looking or waiting again (issue 31: streaks of up to 28
@@ -337,7 +339,7 @@ class OfflineAgent(Agent):
             if obj.noun in _FIXTURES:
                 yield from (f"tie {rope} to {name}" for rope in (o.noun for o in view.inventory if o.noun in _TYING))
         for noun in sorted(described & (_OPENABLE | _MOVABLE)):
-            if not self.words or noun[: self.word_length] in self.words:
+            if self._knows(noun):
                 yield f"move {noun}" if noun in _MOVABLE else f"open {noun}"
         for obj in view.held_inside:  # taken out once: a treasure in a carried nest scores when taken on its own
             if obj.noun not in self.unpacked:
