@@ -559,7 +559,9 @@ class LoopBreakConfig(_Section):
     exactly where it was right after the last progress, what the abandoned turns did is off the table where they did it
     for `rewind_ban_turns`, the agent is told what it tried, and play goes on (turns and LLM calls keep counting;
     max_turns_per_episode and max_cost_usd still end the episode). A point is gone back to once: a verdict with no
-    progress since the last rewind ends the episode, as does the verdict after `max_rewinds` rewinds."""
+    progress since the last rewind ends the episode, as does the verdict after `max_rewinds` rewinds. After a rewind the
+    offline agent has second thoughts; a model that repeats itself spends more calls for the same score, so `end` stays
+    the default (docs/loop-break.md)."""
     max_rewinds: int = Field(3, ge=0, le=1000)
     """Rewinds an episode may make (`on_stuck = "rewind"`); the verdict after the last one ends the episode."""
     rewind_ban_turns: int = Field(40, ge=1, le=100_000)
