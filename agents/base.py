@@ -46,6 +46,15 @@ class Agent(Protocol):
         """The episode goes on after `turns` turns already played (`main.py --resume`): a scripted agent goes on
         from where it was. Default: nothing (an agent that reads only its context keeps no place)."""
 
+    def memory(self) -> dict[str, Any] | None:
+        """What the agent remembers beyond its context, as JSON: recorded with the turn when it changed, so that a
+        resumed episode goes on as the uninterrupted one would. Default: None (it remembers nothing)."""
+        return None
+
+    def recall(self, memory: dict[str, Any]) -> None:
+        """`main.py --resume`: take back the memory recorded last (`memory`'s answer). ValueError when it does not
+        read. Default: nothing."""
+
 
 @runtime_checkable
 class Critic(Protocol):

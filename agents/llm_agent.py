@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from agents.base import Agent, InvalidReply, LLMCallFailed, Proposal
 from agents.llm_client import LLMClient
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
@@ -34,7 +36,7 @@ class LLMAgent(Agent):
         self.config = config
         self.max_invalid_replies = max_invalid_replies
         self.system_prompt = agent_system_prompt(game, config.agent_reply)
-        self.structured = config.response_format == "json_schema" and config.agent_reply == "thought"
+        self.structured = self._schema_wanted()
         """Ask the server to enforce the JSON reply; turned off for the episode when the server refuses it."""
         self.parse_failures: list[dict] = []
         """Replies that failed validation and were not yet handed over with a proposal (a failed call in between
@@ -60,6 +62,18 @@ class LLMAgent(Agent):
                 messages = messages[:2] + said + [{"role": "user", "content": retry}]
         assert last is not None
         raise InvalidReply(last.kind, last.reply, last.detail, self._drain_parse_failures())
+
+    def memory(self) -> dict[str, Any] | None:
+        """That the server refused the JSON schema, once it did (the episode then asks in the prompt only)."""
+        return {"structured": False} if self._schema_wanted() and not self.structured else None
+
+    def recall(self, memory: dict[str, Any]) -> None:
+        if memory != {"structured": False}:
+            raise ValueError("an LLM agent remembers only that the server refused the JSON schema")
+        self.structured = False
+
+    def _schema_wanted(self) -> bool:
+        return self.config.response_format == "json_schema" and self.config.agent_reply == "thought"
 
     def _ask(self, messages: list[dict]) -> str:
         config = self.config

@@ -18,6 +18,9 @@ critic has not rejected this turn:
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from agents.base import Agent, Proposal
 from session.commands import (
@@ -78,6 +81,27 @@ _KEYS = frozenset("key keys keycard card".split())
 """Nouns of things held that may unlock something in sight."""
 
 
+class OfflineMemory(BaseModel):
+    """What the offline agent remembers beyond its context (each field is the OfflineAgent attribute of that name):
+    recorded with the turns, given back on `--resume`."""
+
+    model_config = ConfigDict(extra="forbid")
+    read: list[str] = []
+    retake: str = ""
+    reopen: str = ""
+    left_behind: list[str] = []
+    stored: list[str] = []
+    known_tried: list[tuple[int | None, str]] = []
+    unpacked: list[str] = []
+    engaged: str = ""
+    probed: list[str] = []
+    treasures: list[str] = []
+    score: int | None = None
+    room: int | None = None
+    way_out: str | None = None
+    absent_foes: list[str] = []
+
+
 class OfflineAgent(Agent):
     kind = "offline"
 
@@ -118,6 +142,24 @@ class OfflineAgent(Agent):
 
     def propose(self, context: AgentContext) -> Proposal:
         return Proposal(self._command(context))
+
+    def memory(self) -> dict[str, Any]:
+        remembered = {name: getattr(self, name) for name in OfflineMemory.model_fields}
+        # Sets in a fixed order, so that equal memories are equal records.
+        listed = {
+            name: sorted(value, key=str) if isinstance(value, set) else value for name, value in remembered.items()
+        }
+        return OfflineMemory(**listed).model_dump(mode="json")
+
+    def recall(self, memory: dict[str, Any]) -> None:
+        try:
+            recalled = OfflineMemory.model_validate(memory)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            raise ValueError(f"{'.'.join(map(str, error['loc']))}: {error['msg']}") from None
+        for name in OfflineMemory.model_fields:
+            value = getattr(recalled, name)
+            setattr(self, name, set(value) if isinstance(value, list) else value)
 
     def _command(self, context: AgentContext) -> str:
         self._note_score(context)

@@ -136,6 +136,8 @@ class Orchestrator:
         self.abandoned_turns = 0
         self.rewound_to: set[int] = set()
         """The turns rewinds went back to (a point is gone back to once)."""
+        self.agent_memory: dict | None = None
+        """The agent's memory as last recorded (TurnRecord.agent_memory: a record gives it when it changed)."""
         self.last_record: TurnRecord | None = None
         """The previous turn's record: what the critic's objective review judges."""
         self.review: ObjectiveReview | None = None
@@ -244,7 +246,14 @@ class Orchestrator:
             if self._ending(record, verdict) is not None:
                 raise ResumeError(f"the records end the episode at turn {turn}: nothing to resume")
             self.recorder.count(record)
+            if record.agent_memory is not None:
+                self.agent_memory = record.agent_memory
         self.agent.resume(len(records))  # scripted agents go on from where they were
+        if self.agent_memory is not None:
+            try:
+                self.agent.recall(self.agent_memory)
+            except ValueError as exc:
+                raise ResumeError(f"the agent's recorded memory does not read: {exc}") from None
 
     def _run_game_loop(self) -> int:
         gameplay = self.config.gameplay
@@ -375,6 +384,9 @@ class Orchestrator:
             fallback = "not_run"
         record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
         record.ran = refusal is None
+        memory = self.agent.memory()
+        if memory != self.agent_memory:
+            record.agent_memory = self.agent_memory = memory
         record.parse_failures = parse_failures
         record.thought = chosen.thought if chosen is not None and not fallback else ""
         self._learn(record)

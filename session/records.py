@@ -172,6 +172,10 @@ class TurnRecord:
     branch: int = 0
     """Rewinds before this turn (`on_stuck = "rewind"`): a `rewind` event in a later turn's record says which turns
     of this branch were abandoned."""
+    agent_memory: dict[str, Any] | None = None
+    """What the agent remembered beyond its context after this turn's proposals (`Agent.memory`), when it changed
+    since the last record that gives it; None: unchanged, or an agent that keeps none. `--resume` gives the last one
+    back (`Agent.recall`)."""
 
     @property
     def ended_unparseable(self) -> bool:
