@@ -76,6 +76,11 @@ class MapGraph:
             return list(DIRECTIONS)
         return [d for d in DIRECTIONS if d not in room.exits and d not in room.failed_exits]
 
+    def ways_out(self, room_id: int | None) -> set[str]:
+        """Every way a player could still try to leave this room: its known exits and the directions never tried."""
+        room = self.rooms.get(room_id) if room_id is not None else None
+        return set(self.untried_directions(room_id)) | (set(room.exits) if room else set())
+
     def name_of(self, room_id: int | None) -> str:
         room = self.rooms.get(room_id) if room_id is not None else None
         return room.name if room else f"Location_{room_id}"

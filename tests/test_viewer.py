@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
-from orchestration.wiring import RunOptions, build_orchestrator
-from tests.conftest import make_config, read_episode, run_episode
+from tests.conftest import make_config, run_episode
+from tests.test_rewind import REWIND, play, script
 from viewer.report import REPORT_FILE, write_report
 from viewer.server import HOST, Viewer, serve
 
@@ -46,33 +46,12 @@ def stuck_episode(rom_path, tmp_path_factory) -> Path:
     return result.folder
 
 
-TWO_LOOPS = ["north", "south"] * 7 + ["northeast"] + ["southwest", "northeast"] * 8
-"""Back and forth by the troll room (rewound to the North-South Passage), a new room (Deep Canyon), then back and forth
-from there (rewound to it): a point is gone back to once, so two loops with progress between them."""
-REWIND_LOOP_BREAK = {
-    "on_stuck": "rewind",
-    "max_rewinds": 2,
-    "warning_lead_turns": 4,
-    "no_progress": {"max_turns": 12},
-    "repetition": {"min_turns": 10},
-}
-"""Rewind on a stop verdict, twice at most, after 12 turns without progress."""
-
-
 @pytest.fixture(scope="module")
 def rewound_episode(rom_path, walkthrough, tmp_path_factory) -> Path:
     """zork1 played as `main.py --agent replay` plays it: the walkthrough to the Chasm, then north and south until
     the loop break stops it; it rewinds twice (to the last progress before each loop), then ends."""
     folder = tmp_path_factory.mktemp("rewound")
-    actions = folder / "actions.txt"
-    actions.write_text("\n".join(walkthrough[:30] + TWO_LOOPS + walkthrough[30:60]) + "\n")
-    config = make_config(
-        folder,
-        gameplay={"agent": "replay", "critic": "offline", "max_turns_per_episode": 150},
-        loop_break=REWIND_LOOP_BREAK,
-    )
-    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), actions=str(actions), quiet=True))
-    played = read_episode(orchestrator.play_episode(), orchestrator)
+    played = play(rom_path, folder, script(walkthrough), REWIND, max_turns=150)
     assert played.summary["rewinds"] == 2 and played.summary["abandoned_turns"] > 0
     return played.folder
 

@@ -123,12 +123,10 @@ class RoomLoops(Detector):
     def _repeats_move(self, command: str, room_id: int | None, stretch: Stretch) -> bool:
         """A move already made from here since the last progress, when another way out of here is still untried
         (a penalty must steer, never wall the agent in)."""
-        window, game_map = stretch.window, self.tools.game_map
+        window = stretch.window
         if not window.repeats_move(command):
             return False
-        room = game_map.rooms.get(room_id) if room_id is not None else None
-        ways = set(game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
-        return any(not window.repeats_move(way) for way in ways)
+        return any(not window.repeats_move(way) for way in self.tools.game_map.ways_out(room_id))
 
     def lines(self, moment: Moment) -> list[str]:
         return room_loop_lines(self.active) if self.looping(moment.turns_stuck, moment.stretch) else []

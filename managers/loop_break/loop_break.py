@@ -298,10 +298,8 @@ class LoopBreak:
         banned = self.bans.banned(self.situation, turn)
         if not banned:
             return banned
-        room = self.game_map.rooms.get(room_id) if room_id is not None else None
-        ways = set(self.game_map.untried_directions(room_id)) | (set(room.exits) if room else set())
         final = set(self._banned(room_id)) | banned
-        exits = {canonical_command(way) for way in ways}
+        exits = {canonical_command(way) for way in self.game_map.ways_out(room_id)}
         if exits and exits <= final:
             return banned - exits
         return banned
