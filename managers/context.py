@@ -35,8 +35,6 @@ class ContextBuilder:
         """Room id -> its last full description (on arrival or `look`), from its title line on: one per room."""
         self.heard: dict[int | None, set[str]] = {}
         """Room id -> words the game printed while the player was there (which objects a player has been told of)."""
-        self.rewinds = 0
-        """Times the game was put back to its last progress this episode."""
 
     def begin(self, view: GameView) -> None:
         """The episode's opening text describes the first room (after the banner)."""
@@ -49,7 +47,6 @@ class ContextBuilder:
         stands, so they leave the history (the harness note says what they tried). What rooms said stays known."""
         self.recent.clear()
         self.harness_commands.clear()
-        self.rewinds += 1
 
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
@@ -79,6 +76,7 @@ class ContextBuilder:
         loop_status: str = "",
         banned: tuple[str, ...] = (),
         completed_objectives: tuple[str, ...] = (),
+        rewinds: int = 0,
     ) -> AgentContext:
         room = game_map.rooms.get(view.room_id) if view.room_id is not None else None
         room_text = self.room_texts.get(view.room_id, view.text.strip())
@@ -107,7 +105,7 @@ class ContextBuilder:
             completed_objectives=completed_objectives,
             loop_status=loop_status,
             banned=banned,
-            rewinds=self.rewinds,
+            rewinds=rewinds,
         )
 
     def _heard_here(self, view: GameView) -> frozenset[str]:

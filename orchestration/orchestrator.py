@@ -473,7 +473,13 @@ class Orchestrator:
         """What the agent and critic may know this turn, with the loop status built on the same facts."""
         objectives = self.objectives.current()
         context = self.contexts.for_agent(
-            turn, view, self.map, self.memory, objectives, completed_objectives=self.objectives.completed()
+            turn,
+            view,
+            self.map,
+            self.memory,
+            objectives,
+            completed_objectives=self.objectives.completed(),
+            rewinds=self.rewinds,
         )
         read = context.readings
         # Directions never tried here, in their own order: the text's mentions are unverified (a quarter of them

@@ -69,7 +69,7 @@ class Trial:
 
 @dataclass(frozen=True)
 class Fingerprint:
-    """What a restored game must equal (issue 33): where the player is, the score, what it holds, the object tree and
+    """What a restored game must equal: where the player is, the score, what it holds, the object tree and
     the globals, every one of them (the noisy ones a game changes each turn too), and whether the game has ended."""
 
     room: int | None
