@@ -56,6 +56,7 @@ def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]
     Read a line at a time: a long episode's events.jsonl (30 MB for 10,000 looping turns) is never held whole."""
     path = folder / "events.jsonl"
     last_progress = 0
+    marked = marked_events()  # the registered detectors' events (a detector registered since the import included)
     unreadable: int | None = None
     """The last line that was not JSON: partly written if no record follows it (the episode is running or killed)."""
     try:
@@ -80,7 +81,7 @@ def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]
                 continue
             last_progress = progress_turn(record, last_progress)
             if record["turn"] > since:
-                yield compact(record, record["turn"] - last_progress)
+                yield compact(record, record["turn"] - last_progress, marked)
     if unreadable is not None:
         notes.append(
             f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped"
@@ -115,12 +116,11 @@ def rewind_of(record: dict) -> dict | None:
     return None
 
 
-def compact(record: dict, turns_stuck: int) -> dict:
-    """What the page shows of one turn."""
+def compact(record: dict, turns_stuck: int, marked: dict[str, str]) -> dict:
+    """What the page shows of one turn; `marked` is `marked_events()`, the event types marked on the chart."""
     calls = record.get("llm_calls") or {}
     tokens = record.get("llm_tokens") or {}
     cost = record.get("llm_cost_usd") or {}
-    marked = marked_events()  # the registered detectors' (a detector registered since included)
     return {
         "turn": record["turn"],
         "command": str(record.get("command", "")),
