@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from agents.llm_agent import LLMAgent
-from agents.offline_agent import OfflineAgent
+from agents.offline_agent import OfflineAgent, OfflineMemory
 from orchestration.orchestrator import ResumeError
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import LLMConfig
@@ -53,6 +53,12 @@ def test_a_memory_that_does_not_read_is_one_clear_resume_error(rom_path, tmp_pat
     last.agent_memory = {**last.agent_memory, "read": 5}
     with pytest.raises(ResumeError, match=r"^the agent's recorded memory does not read: read: Input should be a va"):
         offline(tmp_path, rom_path, "bad", episode_id="bad").play_episode(resume=records)
+
+
+def test_the_offline_agents_memory_holds_everything_it_keeps():
+    """An attribute added to the agent but not to its memory would be lost on `--resume`."""
+    settings = {"words", "word_length"}  # given when it is built, not learnt
+    assert set(vars(OfflineAgent())) - settings == set(OfflineMemory.model_fields)
 
 
 def test_the_offline_agents_memory_round_trips_as_json():
