@@ -186,7 +186,8 @@ HARNESS_COMMAND = "(run by the harness: none of your replies could be used)"
 def _state(context: AgentContext, memory: bool = True) -> list[str]:
     view = context.view
     read = context.readings or Readings()
-    lines = [f"TURN {context.turn}. Score {view.score}. Moves {view.moves}."]
+    score = "" if "score" in view.unreadable else f" Score {view.score}."
+    lines = [f"TURN {context.turn}.{score} Moves {view.moves}."]
     lines.append(f"{WHERE} {DARK if read.dark else read.title or NO_TITLE}")
     lines += _description(context, read)
     if read.inventory:  # one block: the game's blank lines inside it would end it for a reader

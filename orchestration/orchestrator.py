@@ -647,6 +647,7 @@ class Orchestrator:
             "final_score": self.view.score if self.view else 0,
             "best_score": self.best_score,
             "max_score": self.session.max_score,
+            "unreadable": self.session.unreadable(),
             "termination_reason": self.game_state.termination_reason,
             **self.spending.summary(),
             # critic verdicts it could not read (no score, or one outside 0..1): asked again once, then scored offline

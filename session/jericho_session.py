@@ -7,6 +7,7 @@ import os
 import re
 import struct
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -18,9 +19,19 @@ import numpy as np
 from jericho import ZObject
 from loguru import logger
 
-from session.commands import why_not_run
-from session.outcomes import title_like
-from session.records import GameObject, GameView
+from session.commands import DIRECTIONS, canonical_command, direction_of, why_not_run
+from session.outcomes import printed_title
+from session.records import GameObject, GameView, noun_of
+from session.status import (
+    SCORE_COMMAND,
+    ScoreReading,
+    closing_question,
+    full_score,
+    read_ending,
+    read_score_answer,
+    status_globals,
+    without_status_line,
+)
 from session.story_file import UnplayableStory, check_header
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
@@ -31,6 +42,9 @@ ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
 """Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
 clock rather than the world (see `noisy_globals`)."""
+INVENTORY_COMMAND = "inventory"
+PLAYER_NAMES = frozenset({"yourself", "you", "me", "myself", "self", "self object", "player", "protagonist"})
+"""What games call the player's own object (Inform's `(self object)` and `yourself`, Infocom's `you`, `player`)."""
 IDLE_COMMAND = "look"
 """One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
 `look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
@@ -44,7 +58,11 @@ RNG_STATE = 7
 NEXT_OPCODE = 6
 """Where `FrotzEnv.get_state()` keeps the opcode the machine runs next: the input it waits for."""
 READ_LINE = 228
-"""The Z-machine's `read` (a line of input), as opposed to 246, `read_char` (one key)."""
+"""The Z-machine's `read` (a line of input), as opposed to READ_CHAR."""
+READ_CHAR = 246
+"""The Z-machine's `read_char`: the game waits for one key."""
+OPENING_KEYS = 3
+"""Keys given at most to a game without bindings that opens waiting for one (a title screen, then an epigraph)."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
@@ -88,17 +106,22 @@ class Fingerprint:
         cls, world: WorldSnapshot, room: int | None, score: int, player: int, ended: tuple[bool, bool]
     ) -> Fingerprint:
         """The fingerprint of `world`, read in a room with a score; `player` is the player's object number."""
-        tree = hashlib.md5(world.parents.tobytes())
-        for part in (world.siblings, world.children, world.attributes):
-            tree.update(part.tobytes())
         return cls(
             room=room,
             score=score,
             inventory=tuple(world.contents(player)) if player else (),
-            tree=tree.hexdigest(),
+            tree=tree_digest(world),
             globals=hashlib.md5(world.globals.tobytes()).hexdigest(),
             ended=ended,
         )
+
+
+def tree_digest(world: WorldSnapshot) -> str:
+    """MD5 of every object's parent, sibling, child and attributes (the whole table, past Jericho's object cap)."""
+    tree = hashlib.md5(world.parents.tobytes())
+    for part in (world.siblings, world.children, world.attributes):
+        tree.update(part.tobytes())
+    return tree.hexdigest()
 
 
 @dataclass(frozen=True, eq=False)
@@ -200,8 +223,22 @@ def _readable(name: str) -> str:
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 
 
-def _world_digest(env: Any, special: np.ndarray) -> str:
-    """`JerichoSession.world_hash` of any emulator of the game (the live one or the shadow)."""
+def _walkers(before: WorldSnapshot, after: WorldSnapshot) -> list[int]:
+    """Objects that went from one room straight into another: their parent changed, and both parents hang from the
+    same place (parentless, as Inform's rooms, or one rooms container, as Infocom's)."""
+    changed = np.nonzero(before.parents != after.parents)[0] + 1
+    return [
+        int(num)
+        for num in changed
+        if (old := before.parent(int(num)))
+        and (new := after.parent(int(num)))
+        and before.parent(old) == after.parent(new)
+        and not before.parent(new) == int(num)  # not into something it held
+    ]
+
+
+def _jericho_digest(env: Any, special: np.ndarray) -> str:
+    """MD5 of what Jericho's `get_world_state_hash()` tells apart, on any emulator of a game it has bindings for."""
     objects = env.get_world_objects(clean=True)
     records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
     digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
@@ -246,16 +283,19 @@ class JerichoSession:
             warnings.simplefilter("always")
             self.env = start_emulator(path, seed)
         self.supported = bool(self.env.is_fully_supported)
+        """Jericho has bindings for this story file (its score, moves, player and endings); without them the session
+        reads what every Z-machine game shows a player (session.status)."""
         if not self.supported or caught:
             logger.warning(
-                f"{path.name} is not fully supported by Jericho: score, moves and change detection are reduced"
+                f"{path.name} has no Jericho bindings: score, moves, room and endings are read as a player sees them"
             )
         self.story_file = path
         self.story_md5 = hashlib.md5(story).hexdigest()
         self.game_name = (self.env.bindings or {}).get("name", path.stem)
         self.version = story[0]
         self.objects = ObjectTable(story)
-        self.player = int(self.env.player_obj_num or 0)
+        self.player = int(self.env.player_obj_num or 0) if self.supported else 0
+        """The player's object number; found by walking (`_find_walker`) when Jericho has no bindings."""
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
@@ -270,6 +310,12 @@ class JerichoSession:
         self._titles: dict[int, str] = {}
         """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
         self._room: int | None = None
+        self._score = ScoreReading(0)
+        """Without bindings: the score, maximum and moves the game last printed (its answer to `score`)."""
+        self.max_known: int | None = None
+        """Without bindings: the highest maximum score the game has printed (None: never)."""
+        self.score_read = self.supported
+        """The score was ever read: without bindings, from the status line's globals or an answer to `score`."""
         self.commands: list[str] = []
         """Every command the emulator ran since reset, in order (what `snapshot` keeps for a replay)."""
         self.view: GameView | None = None
@@ -277,12 +323,30 @@ class JerichoSession:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
-        self._text, _ = self.env.reset()
+        self._text = self._answer(self._open())
         self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
+        if not self.supported:
+            self._score = ScoreReading(0)
+            self.player = self._find_walker()
         self.rooms_container = self._find_rooms_container(self.world())
         self.view = self.observe()
         return self.view
+
+    def _answer(self, text: str) -> str:
+        """The game's answer as a player reads it: an unbound game's without the prompt and status line in it."""
+        return text if self.supported else without_status_line(text, self.version)
+
+    def _open(self) -> str:
+        """Reset the emulator and return the opening text. A game Jericho has no bindings for that opens on a title
+        screen waiting for one key (curses' `[Please press SPACE to begin.]`) is given it, as Jericho's bindings do
+        for the games they know, at most OPENING_KEYS times: commands typed there would be lost keys."""
+        text, _ = self.env.reset()
+        for _ in range(0 if self.supported else OPENING_KEYS):
+            if self.env.get_state()[NEXT_OPCODE] != READ_CHAR:
+                break
+            text += self.env.step("")[0]
+        return text
 
     def step(self, command: str) -> GameView:
         """Run one command; the returned view carries the game's response as `text`."""
@@ -290,10 +354,14 @@ class JerichoSession:
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         self._before, self._idle = self.env.get_state(), None
+        walked_from = self.world() if self._watching_for_walker(command) else None
         if self._before[NEXT_OPCODE] == READ_LINE:
             self._anchor = (self._before, len(self.commands))
-        self._text, _, _, _ = self.env.step(command)
+        self._text = self._answer(self.env.step(command)[0])
         self.commands.append(command)
+        if walked_from is not None:  # nothing walked from the start: did the player walk now?
+            self.player = self._walker(walked_from, self.world(), self._before)
+            self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
         self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
         return self.view
 
@@ -323,21 +391,74 @@ class JerichoSession:
         inside = tuple(self._named(ram, num) for container in held for num in world.contents(container))
         room_objects = tuple(self._named(ram, num) for num in self._descendants(world, room, depth=2))
         arrived, self._room = room != self._room, room
+        if self.supported:
+            score, moves = self.env.get_score(), self.env.get_moves()
+            game_over, victory = self.env.game_over(), self.env.victory()
+        else:
+            score, moves, game_over, victory = self._read_status(world)
         return GameView(
             room_id=room,
             room_name=self._room_title(ram, room, arrived) if room is not None else "(nowhere)",
-            score=self.env.get_score(),
-            moves=self.env.get_moves(),
+            score=score,
+            moves=moves,
             inventory=tuple(obj for obj in inventory if obj.name),
             room_objects=tuple(obj for obj in room_objects if obj.name),
-            world_hash=self.world_hash(world.special),
+            world_hash=self._world_digest(self.env, world),
             text=self._text,
-            game_over=self.env.game_over(),
-            victory=self.env.victory(),
+            game_over=game_over,
+            victory=victory,
             world=world,
             held_inside=tuple(obj for obj in inside if obj.name),
             rolled_dice=rolled_dice,
+            unreadable=() if self.supported else tuple(self.unreadable()),
         )
+
+    def _read_status(self, world: WorldSnapshot) -> tuple[int, int, bool, bool]:
+        """(score, moves, game over, victory) of a game Jericho has no bindings for, as a player sees them
+        (session.status): the status line's globals in versions 1-3, else the game's answer to `score` played on
+        the shadow emulator while the game reads commands; the ending, and then the final score, from the answer's
+        own closing words. The maximum comes from the answers to `score`, asked in versions 1-3 only until one
+        gives it, at the start and whenever the score changes."""
+        shown = status_globals(self.objects.story, (int(world.globals[1]), int(world.globals[2])))
+        if shown is not None:
+            self._score = ScoreReading(shown[0], self._score.max_score, shown[1])
+            self.score_read = True
+        asked = bool(self.commands) and canonical_command(self.commands[-1]) == SCORE_COMMAND
+        announced = not asked and full_score(self._text)
+        if any(read_ending(self._text)) or announced:
+            answer = read_score_answer(self._text)  # the closing words give the final score
+        elif shown is None or (self.max_known is None and (self.view is None or self.view.score != shown[0])):
+            answer = self._ask_score() if self.env.get_state()[NEXT_OPCODE] == READ_LINE else None
+        else:
+            answer = None
+        if answer is not None:
+            moves = answer.moves if answer.moves is not None else self._score.moves
+            self._score = ScoreReading(answer.score if shown is None else shown[0], answer.max_score, moves)
+            self.score_read = True
+            if answer.max_score is not None:
+                self.max_known = max(self.max_known or 0, answer.max_score)
+        game_over, victory = read_ending(self._text, self._score.score, self.max_known)
+        if (game_over or victory) and self._still_playing():
+            game_over = victory = False
+        moves = self._score.moves if self._score.moves is not None else len(self.commands)
+        return self._score.score, moves, game_over, victory or announced
+
+    def _still_playing(self) -> bool:
+        """The game goes on after what read as its ending: asked `look` (on the shadow emulator), it describes a
+        place, a title line and more, where a game that ended asks its closing question again, refuses ("Please give
+        one of the answers above") or says nothing. Ballyhoo's `You have died` under the big top, zork1's
+        resurrection: the player plays on."""
+        shadow = self._shadow_env()
+        shadow.set_state(self.env.get_state())
+        lines = [line for line in self._answer(shadow.step(IDLE_COMMAND)[0]).splitlines() if line.strip()]
+        return len(lines) >= 2 and printed_title(lines[0]) is not None and not closing_question("\n".join(lines))
+
+    def _ask_score(self) -> ScoreReading | None:
+        """The game's answer to `score` from the live state, played on the shadow emulator."""
+        shadow = self._shadow_env()
+        shadow.set_state(self.env.get_state())
+        text, _, _, _ = shadow.step(SCORE_COMMAND)
+        return read_score_answer(text)
 
     def _room_title(self, ram: Any, room: int, arrived: bool) -> str:
         """What the game calls the room. The object's short name, unless it is an internal one (Inform's `(maze)`,
@@ -347,7 +468,7 @@ class JerichoSession:
         if not _internal_name(name):
             return name
         if room not in self._titles and arrived:
-            title = next((line.strip() for line in self._text.splitlines() if title_like(line.strip())), "")
+            title = next((t for line in self._text.splitlines() if (t := printed_title(line))), "")
             if title:
                 self._titles[room] = title
         return self._titles.get(room) or _readable(name) or f"room {room}"
@@ -403,7 +524,7 @@ class JerichoSession:
         state = self.env.get_state()
         shadow = self._shadow_env()
         shadow.set_state(state)
-        text, _, _, _ = shadow.step(command)
+        text = self._answer(shadow.step(command)[0])
         room = self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
 
         def changed() -> bool:
@@ -423,7 +544,7 @@ class JerichoSession:
         and whether the game has ended."""
         world = self.objects.snapshot(env._get_ram(), env._get_special_ram())
         held = tuple(world.contents(self.player)) if self.player else ()
-        hashed = _world_digest(env, world.special)
+        hashed = self._world_digest(env, world)
         return self.player_room(world), env.get_score(), held, hashed, env.game_over(), env.victory()
 
     def noisy_globals(self) -> frozenset[int]:
@@ -478,6 +599,73 @@ class JerichoSession:
             self._shadow.reset()
         return self._shadow
 
+    def _find_walker(self) -> int:
+        """The player's object in a game Jericho has no bindings for: the object that walks when the player walks.
+        Every direction is tried from the start on the shadow emulator: the object that went from one room into
+        another in most of them, and not on an idle turn (a character that wanders on its own, zork1's thief, moves
+        on every turn), is the player. 0 when no direction leads anywhere from the start (a bed, a dark cellar):
+        `step` then watches the player's first walk."""
+        state, start = self.env.get_state(), self.world()
+        shadow = self._shadow_env()
+
+        def moved_by(command: str) -> list[int]:
+            shadow.set_state(state)
+            shadow.step(command)
+            return _walkers(start, self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+
+        on_their_own = set(moved_by(IDLE_COMMAND))
+        walked = Counter(num for direction in DIRECTIONS for num in moved_by(direction) if num not in on_their_own)
+        return self._likeliest_player(walked, start) if walked else self._find_holder(start, state)
+
+    def _likeliest_player(self, walked: Counter[int], world: WorldSnapshot) -> int:
+        """Of the objects that walked (how often), the player: followers walk along (temple's shadows, hhgg's Ford),
+        so the one that walked most, then the one that calls itself the player, then the one holding most."""
+        ram = self.env._get_ram().tobytes()
+        return max(walked, key=lambda num: (walked[num], self._self_named(ram, num), len(world.contents(num)), -num))
+
+    def _find_holder(self, world: WorldSnapshot, state: tuple) -> int:
+        """The player's object when no way out of the start works (a bed, the dark, an opening scene): the object in a
+        room from which `drop <a thing it holds>` puts that thing in the room, else the one object somewhere that
+        calls itself the player (PLAYER_NAMES); 0 when neither tells (`step` then watches the player's first walk)."""
+        ram = self.env._get_ram().tobytes()
+        shadow = self._shadow_env()
+        for num in range(1, self.objects.count + 1):
+            room = world.parent(num)
+            held = [c for c in world.contents(num) if noun_of(self.objects.short_name(ram, c)).isalpha()]
+            if not held or not room or world.parent(room) not in (0, world.parent(world.parent(room))):
+                continue
+            shadow.set_state(state)
+            shadow.step(f"drop {noun_of(self.objects.short_name(ram, held[0]))}")
+            after = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
+            if after.parent(held[0]) == room:
+                return num
+        here = int(world.globals[0]) if self.version <= 3 else None  # the status line's room, in versions 1-3
+        named = [
+            n
+            for n in range(1, self.objects.count + 1)
+            if self._self_named(ram, n)
+            and world.parent(n)
+            and (here is None or world.room_of(n, world.parent(here)) == here)
+        ]
+        return named[0] if len(named) == 1 else 0
+
+    def _self_named(self, ram: bytes, num: int) -> bool:
+        return self.objects.short_name(ram, num).strip("()").lower() in PLAYER_NAMES
+
+    def _watching_for_walker(self, command: str) -> bool:
+        """A game without bindings whose player has not walked yet, and a command that walks."""
+        return not self.supported and not self.player and direction_of(command) is not None
+
+    def _walker(self, before: WorldSnapshot, after: WorldSnapshot, state: tuple) -> int:
+        """The object a live move took from one room into another, and that an idle turn from the same `state`
+        leaves where it was (of several, `_likeliest_player`); else 0."""
+        shadow = self._shadow_env()
+        shadow.set_state(state)
+        shadow.step(IDLE_COMMAND)
+        on_their_own = set(_walkers(before, self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())))
+        moved = Counter(num for num in _walkers(before, after) if num not in on_their_own)
+        return self._likeliest_player(moved, before) if moved else 0
+
     def _find_rooms_container(self, world: WorldSnapshot) -> int:
         """The topmost ancestor of the player's starting room, when it holds many objects (see the constant)."""
         start = int(world.globals[0]) if self.version <= 3 else world.parent(self.player)
@@ -493,14 +681,16 @@ class JerichoSession:
     def _named(self, ram, num: int) -> GameObject:
         return GameObject(num, self.objects.short_name(ram, num))
 
-    def world_hash(self, special: np.ndarray) -> str:
-        """MD5 of what Jericho's `get_world_state_hash()` tells apart: its clean object tree (the per-game bindings
-        drop the "touched" bits and NPCs that wander on their own) and the special RAM `special`.
+    def _world_digest(self, env: Any, world: WorldSnapshot) -> str:
+        """The world-state hash of `world`, read from `env` (the live emulator or the shadow).
 
-        Hashes the tree links, attributes and property numbers of Jericho's object records as bytes; the 64-byte
-        names (static text) are left out, so the digest reads a third of the bytes (0.07 ms in all, where formatting
-        every object as text took 2 ms)."""
-        return _world_digest(self.env, special)
+        With Jericho's bindings: what `get_world_state_hash()` tells apart, its clean object tree (the bindings drop
+        the "touched" bits and NPCs that wander on their own) and the special RAM, hashed as the records' bytes past
+        their 64-byte names (0.07 ms, where formatting every object as text took 2 ms). Without them Jericho's tree is
+        empty, so the whole object tree as memory holds it: links and attributes."""
+        if self.supported:
+            return _jericho_digest(env, world.special)
+        return tree_digest(world)
 
     def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
         """Objects inside `container`, `depth` levels deep, leaving out the player and what it holds."""
@@ -547,8 +737,16 @@ class JerichoSession:
         return 6 if self.version <= 3 else 9
 
     @property
-    def max_score(self) -> int:
-        return self.env.get_max_score()
+    def max_score(self) -> int | None:
+        """The most points the game gives: Jericho's, or what the game printed as its maximum (None: never)."""
+        return self.env.get_max_score() if self.supported else self.max_known
+
+    def unreadable(self) -> list[str]:
+        """What this game has not shown a player so far, of what the harness reads: `score` (no status line and no
+        answer to `score`), `max_score`, `room` (no player object walked). The loop break and the context go
+        without it; summary.json says so once."""
+        missing = {"score": not self.score_read, "max_score": self.max_score is None, "room": not self.player}
+        return [name for name, unknown in missing.items() if unknown]
 
     def walkthrough(self) -> list[str]:
         with warnings.catch_warnings():
@@ -622,7 +820,7 @@ class JerichoSession:
         """Set the emulator to `start` (None: reset it) and play `commands` on it; the state the last one ran from
         (None when there were none)."""
         if start is None:
-            self.env.reset()
+            self._open()
         else:
             self.env.set_state(start)
         before = None

@@ -91,6 +91,19 @@ def title_like(line: str) -> bool:
     return 2 <= len(line) <= 50 and line[0].isupper() and line[-1] not in ".!?,:;'\"]" and line[0] not in "[(>*"
 
 
+TITLE_MARKS = "-=<>~#"
+"""Marks some games print on both sides of a room title (TextWorld's `-= Kitchen =-`, `<< Chief's office >>`)."""
+
+
+def printed_title(line: str) -> str | None:
+    """The room title a line prints (title_like), without the marks a game put on both sides of it; None when the
+    line reads as no title."""
+    line = line.strip()
+    if line[:1] in TITLE_MARKS and line[-1:] in TITLE_MARKS:
+        line = line.strip(TITLE_MARKS).strip()
+    return line if title_like(line) else None
+
+
 def classify_outcome(
     command: str,
     response: str,

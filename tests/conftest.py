@@ -53,6 +53,9 @@ CORPUS = (
     "ztuu.z5",
 )
 """The 29 story files of the shared corpus (`story_file`): versions 3, 5 and 8."""
+MORE_GAMES = ("adventureland.z5", "curses.z5", "cutthroat.z3", "hollywood.z3", "trinity.z4")
+"""Five more games of Jericho's suite (`more_story_file`), outside the corpus: rules chosen on the corpus failed on
+them, so they check what the corpus cannot."""
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -87,6 +90,11 @@ def story_file(name: str) -> Path:
             pytrace=False,
         )
     return path
+
+
+def more_story_file(name: str) -> Path:
+    """A story file of `../shared/more-games` (beside the corpus folder); missing: the test fails saying where."""
+    return story_file(f"../more-games/{name}")
 
 
 @pytest.fixture(scope="session")
