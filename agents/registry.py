@@ -22,7 +22,7 @@ from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
-from session.jericho_session import JerichoSession
+from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
 
 T = TypeVar("T", Agent, Critic)
 
@@ -109,7 +109,10 @@ def _llm_agent(session: JerichoSession, config: GameConfiguration, options: RunO
 def _walkthrough_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
     commands = session.walkthrough()
     if not commands:
-        raise ConfigError(f"{session.game_name} has no Jericho walkthrough: use --agent replay --actions FILE")
+        raise ConfigError(
+            f"{session.game_name} has no walkthrough (Jericho's, or a {WALKTHROUGH_SUFFIX} file beside the story "
+            "file): use --agent replay --actions FILE"
+        )
     return ReplayAgent(commands, kind="walkthrough")
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from agents.base import Agent, Proposal, ScriptExhausted
-from session.commands import why_invalid
+from session.commands import CommandFileError, read_command_file
 from session.config import ConfigError
 from session.context import AgentContext
 
@@ -25,25 +25,12 @@ class ReplayAgent(Agent):
 
     @classmethod
     def from_file(cls, path: str | Path) -> ReplayAgent:
-        """One command per line; blank lines and `#` comments are layout, not steps. A file that is not UTF-8
-        text, or a line that is no command (control characters, a NUL byte, too long), is a ConfigError naming the
-        line: such text must never reach the emulator. Interpreter commands (`save`...) load, and are refused when
-        their turn comes."""
+        """The commands of an `--actions` file (session.commands.read_command_file); a ConfigError naming the line
+        when it cannot be read."""
         try:
-            text = Path(path).read_bytes().decode("utf-8")
-        except OSError as exc:
-            raise ConfigError(f"cannot read --actions {path}: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"--actions {path}: not UTF-8 text (byte {exc.start})") from None
-        commands = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            problem = why_invalid(line.strip())
-            if problem is not None:
-                raise ConfigError(f"--actions {path}, line {number}: {problem}")
-            commands.append(line)
-        return cls(commands, kind="replay")
+            return cls(read_command_file(path), kind="replay")
+        except CommandFileError as exc:
+            raise ConfigError(f"--actions {exc}") from None
 
     def resume(self, turns: int) -> None:
         """The first `turns` commands have run already."""

@@ -309,21 +309,31 @@ def _still_wins(
     """Whether, after `detour`, the next `horizon` walkthrough steps (all when None) still score exactly as in the
     clean walkthrough, ending where it ends. Played on a snapshot with the bare emulator (fast), then restored:
     detours shift time and the random numbers a later fight or thief draws, so the next step alone cannot tell."""
-    env = explorer.session.env
-    snapshot = explorer.session.snapshot()
+    session = explorer.session
+    snapshot = session.snapshot()
     limit = len(rest) if horizon is None else horizon
+
+    def play(command: str) -> tuple[int, bool, bool]:
+        """(score, game over, victory) after `command`: the bare emulator where Jericho's bindings read them (fast),
+        else the session's own reading (session.status)."""
+        if session.supported:
+            session.env.step(command)
+            return session.env.get_score(), session.env.game_over(), session.env.victory()
+        view = session.step(command)
+        return view.score, view.game_over, view.victory
+
     try:
         for command in detour:
-            env.step(command)
-            if env.game_over():
+            if play(command)[1]:
                 return False
+        lost = False
         for command, expected in zip(rest[:limit], clean[:limit]):
-            env.step(command)
-            if env.get_score() != expected.score or (expected.over and not (env.victory() or env.game_over())):
+            score, lost, won = play(command)
+            if score != expected.score or (expected.over and not (won or lost)):
                 return False
-        return not env.game_over() or (len(rest) <= limit and bool(clean) and clean[-1].over)
+        return not lost or (len(rest) <= limit and bool(clean) and clean[-1].over)
     finally:
-        explorer.session.restore(snapshot)
+        session.restore(snapshot)
 
 
 def _harmless_detour(explorer: Explorer, rest: list[str], clean: list[Outcome], rng: random.Random) -> list[str]:

@@ -418,6 +418,7 @@ class Orchestrator:
             after.victory,
         )
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
+        before_room = after.came_from if view.room_id is None and after.came_from else (view.room_id, view.room_name)
         if chosen is not None and fallback in (None, "not_run"):
             judgement = chosen.judgement
         else:  # `look` ran instead of a proposal: nothing was judged
@@ -427,8 +428,8 @@ class Orchestrator:
             command=command,
             agent_kind=self.agent.kind,
             forced=forced,
-            room_id_before=view.room_id,
-            room_name_before=view.room_name,
+            room_id_before=before_room[0],
+            room_name_before=before_room[1],
             room_id_after=after.room_id,
             room_name_after=after.room_name,
             score_before=view.score,

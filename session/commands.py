@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 from functools import lru_cache
+from pathlib import Path
 
 # Canonical direction -> every spelling the Zork parser accepts for it.
 _DIRECTION_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -265,3 +266,29 @@ def why_not_run(command: str) -> str | None:
         if words and words[0] in INTERPRETER_VERBS:
             return f"'{words[0]}' is an interpreter command (files, restart, quit or undo): the harness never runs it"
     return why_invalid(command)
+
+
+class CommandFileError(ValueError):
+    """A file of commands that cannot be read, or holds a line that is no command; the message names the line."""
+
+
+def read_command_file(path: str | Path) -> list[str]:
+    """The commands of a file, one per line (`--actions`, a walkthrough beside a story file); blank lines and `#`
+    comments are layout, not steps. A file that is not UTF-8 text, or a line that is no command (control characters,
+    a NUL byte, too long), is a CommandFileError naming the line: such text must never reach the emulator.
+    Interpreter commands (`save`...) load, and are refused when their turn comes."""
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise CommandFileError(f"cannot read {path}: {exc.strerror}") from None
+    except UnicodeDecodeError as exc:
+        raise CommandFileError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    commands = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        problem = why_invalid(line.strip())
+        if problem is not None:
+            raise CommandFileError(f"{path}, line {number}: {problem}")
+        commands.append(line)
+    return commands

@@ -19,7 +19,14 @@ import numpy as np
 from jericho import ZObject
 from loguru import logger
 
-from session.commands import DIRECTIONS, canonical_command, direction_of, why_not_run
+from session.commands import (
+    DIRECTIONS,
+    CommandFileError,
+    canonical_command,
+    direction_of,
+    read_command_file,
+    why_not_run,
+)
 from session.outcomes import printed_title
 from session.records import GameObject, GameView, noun_of
 from session.status import (
@@ -63,6 +70,8 @@ READ_CHAR = 246
 """The Z-machine's `read_char`: the game waits for one key."""
 OPENING_KEYS = 3
 """Keys given at most to a game without bindings that opens waiting for one (a title screen, then an epigraph)."""
+WALKTHROUGH_SUFFIX = ".walkthrough"
+"""A walkthrough for a game Jericho has none for: `game.walkthrough` beside `game.z8`."""
 STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 """File suffixes of the Z-machine story files a folder of games holds."""
 
@@ -299,6 +308,8 @@ class JerichoSession:
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
+        self._opening = ""
+        """The text the game printed when it opened (reset)."""
         self._seed = seed
         self._shadow: Any = None
         self._before: Any = None
@@ -323,7 +334,7 @@ class JerichoSession:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
-        self._text = self._answer(self._open())
+        self._text = self._opening = self._answer(self._open())
         self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         if not self.supported:
@@ -359,11 +370,24 @@ class JerichoSession:
             self._anchor = (self._before, len(self.commands))
         self._text = self._answer(self.env.step(command)[0])
         self.commands.append(command)
+        came_from = None
         if walked_from is not None:  # nothing walked from the start: did the player walk now?
             self.player = self._walker(walked_from, self.world(), self._before)
             self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
-        self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
+            came_from = self._origin(walked_from) if self.player else None
+        self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]), came_from=came_from)
         return self.view
+
+    def _origin(self, world: WorldSnapshot) -> tuple[int, str] | None:
+        """(room, title) the player walked from on the walk that showed which object the player is: until then the
+        room was unknown. Its title is the first the opening printed, when the story file keeps no name for it."""
+        room = world.room_of(self.player, self.rooms_container)
+        if room is None:
+            return None
+        opening = next((t for line in self._opening.splitlines() if (t := printed_title(line))), "")
+        if opening:
+            self._titles.setdefault(room, opening)
+        return room, self._room_title(self.env._get_ram().tobytes(), room, arrived=False)
 
     def close(self) -> None:
         self.env.close()
@@ -380,8 +404,9 @@ class JerichoSession:
         """The object tree, attributes and globals as they are in memory now."""
         return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
 
-    def observe(self, rolled_dice: bool = False) -> GameView:
-        """The game as it stands; `rolled_dice` is for `step` to say whether the command drew random numbers."""
+    def observe(self, rolled_dice: bool = False, came_from: tuple[int, str] | None = None) -> GameView:
+        """The game as it stands; `rolled_dice` and `came_from` are for `step` to say whether the command drew random
+        numbers, and from which room a first walk came (GameView.came_from)."""
         ram = self.env._get_ram()
         world = self.objects.snapshot(ram, self.env._get_special_ram())
         ram = ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
@@ -411,6 +436,7 @@ class JerichoSession:
             held_inside=tuple(obj for obj in inside if obj.name),
             rolled_dice=rolled_dice,
             unreadable=() if self.supported else tuple(self.unreadable()),
+            came_from=came_from,
         )
 
     def _read_status(self, world: WorldSnapshot) -> tuple[int, int, bool, bool]:
@@ -749,9 +775,19 @@ class JerichoSession:
         return [name for name, unknown in missing.items() if unknown]
 
     def walkthrough(self) -> list[str]:
+        """The game's walkthrough: Jericho's, else the commands of a `<story>.walkthrough` file beside the story file
+        (one per line, as `--actions` reads them: what benchmarks.generated writes for a generated game); [] when
+        there is neither."""
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return list(self.env.get_walkthrough())
+            commands = list(self.env.get_walkthrough())
+        beside = self.story_file.with_suffix(WALKTHROUGH_SUFFIX)
+        if commands or not beside.is_file():
+            return commands
+        try:
+            return read_command_file(beside)
+        except CommandFileError as exc:
+            raise StoryFileError(f"walkthrough {exc}") from None
 
     # -- snapshots ---------------------------------------------------------------------------------------
     def fingerprint(self) -> Fingerprint:

@@ -49,6 +49,9 @@ class GameView:
     """Objects inside what the player holds (an egg in a carried nest): in hand, not yet taken on their own."""
     rolled_dice: bool = False
     """The command that led here drew random numbers (the emulator's random-number state moved)."""
+    came_from: tuple[int, str] | None = None
+    """(room, title) this turn walked from, when the room was unknown until this walk showed which object the player
+    is (a game without Jericho's bindings whose opening has no way out): the turn's record starts there."""
     unreadable: tuple[str, ...] = ()
     """What this game has not shown so far (`JerichoSession.unreadable`: score, max_score, room): the fields that
     stand for it hold 0, None or "(nowhere)", and no prompt shows them."""
