@@ -212,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--noisy-seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
     parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--records", help="keep every episode's records in this folder (benchmarks.margins reads them)")
     parser.add_argument("--out", default="benchmarks/results/generated")
     parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
     args = parser.parse_args(argv)
@@ -239,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
             seeds=[int(s) for s in args.noisy_seeds.split(",")],
             cuts=[float(c) for c in args.cuts.split(",")],
             config=args.config,
-            records=None,
+            records=str(args.records) if args.records else None,
             cache=str(Path(temporary) / "cache"),
             jobs=args.jobs,
             out=out,

@@ -55,14 +55,25 @@ def test_the_count_needs_its_changes_in_the_window_and_its_turns_since_strong_pr
     count = ChurnCount(window=4, changes=3, repeats=0, min_turns=4)
     later = ChurnCount(window=4, changes=3, repeats=0, min_turns=5)
     for churned in (True, True, False, True):
-        count.observe(ChurnTurn(churned, made_again=False, object_progress=False))
-        later.observe(ChurnTurn(churned, made_again=False, object_progress=False))
+        count.observe(ChurnTurn(ROOM, churned, made_again=False, object_progress=False))
+        later.observe(ChurnTurn(ROOM, churned, made_again=False, object_progress=False))
     assert count.changes == 3 and count.turns == 4
     assert count.holds() and not later.holds()
-    count.observe(ChurnTurn(False, made_again=False, object_progress=False))  # the oldest change leaves the window
+    count.observe(ChurnTurn(ROOM, False, made_again=False, object_progress=False))  # the oldest change leaves the window
     assert count.changes == 2 and not count.holds()
     count.restart()
     assert count.changes == 0 and count.turns == 0 and not count.holds()
+
+
+def test_churning_is_counted_room_by_room():
+    """Camping churns in one room; carrying things about and using them a turn or two in each room does not add up
+    (adventureland's water and bees, a recipe's ingredients fetched from several rooms)."""
+    count = ChurnCount(window=24, changes=3, repeats=3, min_turns=0)
+    for room in (1, 2, 3, 1, 2, 3, 4, 5):
+        count.observe(ChurnTurn(room, True, made_again=True, object_progress=False))
+    assert count.changes == 2 and count.repeats == 2 and not count.holds()
+    count.observe(ChurnTurn(1, True, made_again=True, object_progress=False))
+    assert count.changes == 3 and count.holds()
 
 
 def test_a_new_object_state_restarts_the_changes_but_not_the_changes_made_again():
@@ -70,7 +81,7 @@ def test_a_new_object_state_restarts_the_changes_but_not_the_changes_made_again(
     commands that reach them are made again, and the second count goes on across them."""
     count = ChurnCount(window=24, changes=6, repeats=3, min_turns=4)
     for turn in range(5):
-        count.observe(ChurnTurn(True, made_again=True, object_progress=turn % 2 == 1))
+        count.observe(ChurnTurn(ROOM, True, made_again=True, object_progress=turn % 2 == 1))
     assert count.changes == 1 and count.turns == 1  # restarted by the last object state
     assert count.repeats == 3 and count.turns_across == 5 and count.holds()
 

@@ -80,6 +80,13 @@ class SignatureLoopDetector:
             self.last_progress_turn = record.turn
         self.history.append((record.turn, action_signature(record.command, record.result_category), record.command))
 
+    def most_failing(self) -> int:
+        """How often the most repeated failing signature came in the window, 0 when progress came in it."""
+        if self.last_progress_turn is not None and self.last_progress_turn >= self.turn - self.window + 1:
+            return 0
+        counts = Counter(sig for _, sig, command in self.history if is_failure(command, sig.category) and sig.verb)
+        return max(counts.values(), default=0)
+
     def detect(self) -> SignatureLoopResult:
         counts = Counter(sig for _, sig, command in self.history if is_failure(command, sig.category) and sig.verb)
         if not counts:
@@ -412,6 +419,22 @@ class ActionLoops(Detector):
 
     def opened_gate(self) -> GateRequest | None:
         return self.opened
+
+    def pressure(self, turns_stuck: int, stretch) -> dict[str, float]:
+        """The identical-command warning and ban, the signature loop, the failure gate (its count, the other
+        conditions aside) and the final rejection of a command re-proposed after rejections."""
+        config, found = self.config, {}
+        if config.enable_identical_action_detection:
+            found["identical.warning"] = self.identical.count / config.identical_action_warning
+            found["identical.ban"] = self.identical.count / config.identical_action_recovery
+        if config.enable_signature_detection:
+            found["signature"] = self.signatures.most_failing() / config.signature_loop_threshold
+        if config.enable_failure_gate:
+            found["failure_gate"] = self.gate.loop_count / config.gate_after_loops
+        if self._collaboration_on:
+            most = max(self.collaboration.loops.values(), default=0)
+            found["final_rejection"] = most / config.collaboration_loop_threshold
+        return found
 
     def lines(self, moment: Moment) -> list[str]:
         return self.status(moment.view.room_id, list(moment.banned)).lines

@@ -12,7 +12,10 @@ wrong verbs, steps out and back) change nothing.
 A turn churns when it is no move and no observation (session.commands.is_observation), keeps the player in the
 same known room, leaves a situation (managers.novelty) other than the one it started from, and makes no progress but
 by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces).
-Two counts over the last `churn_window` turns, either of which stops the episode:
+Churning is counted room by room: camping is in one room, while a player who carries things about and uses them a
+turn or two in each room (adventureland's water and bees, trinity's epilogue in the park, a recipe's ingredients
+fetched from three rooms) churns a little in many. Two counts over the last `churn_window` turns, of the room where
+most churning turns were, either of which stops the episode:
 - churning turns since the last progress (`churn_changes`);
 - churning turns by a command already made in this room (`churn_repeats`), none reaching a new object state, since
   the last progress by a signal other than new object states. A room with many things has many combinations of
@@ -23,7 +26,7 @@ Two counts over the last `churn_window` turns, either of which stops the episode
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from dataclasses import dataclass
 
 from session.config import ProgressSignal
@@ -36,6 +39,8 @@ OBJECT_STATE_SIGNAL: ProgressSignal = "new_object_state"
 class ChurnTurn:
     """What the churn counts read of one turn."""
 
+    room: int | None
+    """The room the turn was played in."""
     churned: bool
     """No move, no observation, in the same known room, another situation left, no progress but by weak signals."""
     made_again: bool
@@ -46,11 +51,12 @@ class ChurnTurn:
 
 class ChurnCount:
     def __init__(self, window: int, changes: int, repeats: int, min_turns: int):
-        self.changed: deque[bool] = deque(maxlen=window)
-        """Whether each of the last `window` turns churned, since the last progress but by the weak signals."""
-        self.repeated: deque[bool] = deque(maxlen=window)
-        """Whether each of the last `window` turns churned by a command made again and reached no new object
-        state, since the last progress but by the weak signals and new object states."""
+        self.changed: deque[int | None] = deque(maxlen=window)
+        """For each of the last `window` turns since the last progress but by the weak signals, the room it churned
+        in (None: it did not churn)."""
+        self.repeated: deque[int | None] = deque(maxlen=window)
+        """For each of the last `window` turns, the room it churned in by a command made again, reaching no new
+        object state, since the last progress but by the weak signals and new object states (None: it did not)."""
         self.turns = 0
         """Turns since the last progress but by the weak signals."""
         self.turns_across = 0
@@ -74,24 +80,26 @@ class ChurnCount:
         return before
 
     def observe(self, turn: ChurnTurn) -> None:
+        room = turn.room if turn.churned else None
         if turn.object_progress:
             self.changed.clear()
             self.turns = 0
         else:
             self.turns += 1
-            self.changed.append(turn.churned)
+            self.changed.append(room)
         self.turns_across += 1
-        self.repeated.append(turn.churned and turn.made_again and not turn.object_progress)
+        self.repeated.append(room if turn.made_again and not turn.object_progress else None)
 
     @property
     def changes(self) -> int:
-        """Churning turns in the window, since the last progress."""
-        return sum(self.changed)
+        """Churning turns in the window since the last progress, in the room that had most of them."""
+        return _most_in_one_room(self.changed)
 
     @property
     def repeats(self) -> int:
-        """Churning turns by commands made again in the window, since the last progress but by object states."""
-        return sum(self.repeated)
+        """Churning turns by commands made again in the window since the last progress but by object states, in the
+        room that had most of them."""
+        return _most_in_one_room(self.repeated)
 
     @property
     def by_changes(self) -> bool:
@@ -107,3 +115,18 @@ class ChurnCount:
     def holds(self) -> bool:
         """Either count has reached its stop."""
         return self.by_changes or self.by_repeats
+
+    def pressure(self) -> dict[str, float]:
+        """Each count over its stop, and its turns over `min_turns`: the farther of the two (Detector.pressure)."""
+        grace = max(1, self.min_turns)
+        found = {}
+        if self.changes_to_stop:
+            found["churn.changes"] = min(self.changes / self.changes_to_stop, self.turns / grace)
+        if self.repeats_to_stop:
+            found["churn.repeats"] = min(self.repeats / self.repeats_to_stop, self.turns_across / grace)
+        return found
+
+
+def _most_in_one_room(rooms: deque[int | None]) -> int:
+    counts = Counter(room for room in rooms if room is not None)
+    return max(counts.values(), default=0)

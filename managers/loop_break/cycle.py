@@ -81,6 +81,18 @@ class CycleDetector:
         nearest to spanning enough, if it goes on; None: no such cycle."""
         return self._nearest
 
+    def nearness(self) -> float:
+        """How far the cycle of two rounds or more that is nearest to spanning enough has gone: the commands it spans
+        over those it needs (1.0 or more: found); 0.0 when there is none."""
+        newest = list(self.commands)
+        best = 0.0
+        for period in range(2, self.max_period + 1):
+            span = self.runs[period] + period
+            if span < 2 * period or len(set(newest[-period:])) == 1 or self._walk(span):
+                continue
+            best = max(best, span / max(self.turns, self.rounds * period))
+        return best
+
     def _judge(self) -> tuple[tuple[int, int] | None, tuple[int, int] | None]:
         """found() and nearest() after the newest command: only a cycle of two rounds or more counts."""
         found, nearest = None, None

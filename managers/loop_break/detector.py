@@ -164,6 +164,12 @@ class Detector:
         """Turns until its stop rule could fire at the earliest, if play goes on as it is; None: it cannot."""
         return None
 
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        """How near each of its stops, bans and gates is after the turn just observed, by name: the count reached
+        over the count that sets it off (1.0 or more: it does; of several conditions, the one farthest from it).
+        benchmarks.margins reads the healthy peak of each: a rule is safe while healthy play stays below 1/1.5."""
+        return {}
+
     def warning_round(self, remaining: int) -> tuple[str, ...]:
         """The commands the player keeps saying in order, when its stop is `remaining` turns off or nearer (the
         warning names them); (): none."""

@@ -183,6 +183,9 @@ class NoProgress(Detector):
     def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
         return self.limit(stretch) - stretch.clock(turns_stuck)
 
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        return {"no_progress": stretch.clock(turns_stuck) / self.limit(stretch)}
+
 
 class Repetition(Detector):
     """The repetition rule: the window (the stretch's) repeating what the turns since the last progress did, and
@@ -230,6 +233,13 @@ class Repetition(Detector):
             return None
         until_min_turns = self.config.min_turns - stretch.repetition_clock(turns_stuck)
         return max(until_min_turns, stretch.window.turns_until_repeating())
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        if not (self.config.enabled and self.config.stop):
+            return {}
+        needed = self.config.window - self.config.misses
+        clock = stretch.repetition_clock(turns_stuck) / max(1, self.config.min_turns)
+        return {"repetition": min(clock, stretch.repeating.repeats / needed)}
 
 
 def _wandering(result: RepetitionResult, max_rooms: int) -> bool:
@@ -287,6 +297,12 @@ class Fruitless(Detector):
         clocks = [self.config.turns - clock for _, clock in self.holding(turns_stuck, stretch)]
         return min(clocks) if clocks else None
 
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        if not self.config.turns:
+            return {}
+        counts = ((self.tries, stretch.clock(turns_stuck)), (self.across, self.across.clock))
+        return {"fruitless": max(min(clock / self.config.turns, t.share_of(self.config.share)) for t, clock in counts)}
+
 
 class Churn(Detector):
     """The churn rule: changes in place that reach nothing new (managers/loop_break/churn.py)."""
@@ -317,7 +333,10 @@ class Churn(Detector):
         doing = direction_of(command) is None and not is_observation(command)
         made = (record.room_id_before, canonical_command(command))
         churned = bool(before) and in_place and doing and record.situation != before
-        self.count.observe(ChurnTurn(churned, self.count.made_before(made), bool(strong)))
+        self.count.observe(ChurnTurn(record.room_id_before, churned, self.count.made_before(made), bool(strong)))
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        return self.count.pressure()
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         churn = self.count
@@ -360,6 +379,9 @@ class Cycle(Detector):
     def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
         nearest = self.cycle.nearest()
         return nearest[0] if nearest is not None else None
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        return {"cycle": self.cycle.nearness()} if self.cycle.turns > 0 else {}
 
     def warning_round(self, remaining: int) -> tuple[str, ...]:
         nearest = self.cycle.nearest()

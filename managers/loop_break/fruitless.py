@@ -50,3 +50,8 @@ class FruitlessTries:
         tried something not tried since the restart."""
         turns = max(self.clock - self.walked_again, self.clock / 2)
         return turns > 0 and len(self.tried) >= share * turns
+
+    def share_of(self, share: float) -> float:
+        """The tries made over the tries `holds` needs (1.0 or more: it holds)."""
+        turns = max(self.clock - self.walked_again, self.clock / 2)
+        return len(self.tried) / (share * turns) if turns > 0 and share > 0 else 0.0

@@ -1,0 +1,266 @@
+"""How close healthy play comes to every stop rule, ban and gate, per game, on games the rules were chosen on and on
+games they were not: the method by which the loop break's thresholds are chosen and checked.
+
+    uv run python -m benchmarks.corpus --games ../shared/games --records R1 --out O1
+    uv run python -m benchmarks.corpus --games ../shared/more-games --records R2 --out O2
+    uv run python -m benchmarks.generated --records R3 --out O3
+    uv run python -m benchmarks.margins --runs O1 --runs O2 --runs O3 --out docs/results/margins
+
+**The split.** The corpus's games, in the order of their names, are dealt in turn to the *tuning* half (the 1st,
+3rd, 5th...) and the *held-out* half (the 2nd, 4th...); every game outside the corpus (the five more Jericho games,
+generated games) is held out. A threshold is chosen on the tuning half and reported on both.
+
+**Pressure.** Every detector says, after each turn, how near each of its stops, bans and gates is
+(`Detector.pressure`): the count it has reached over the count that sets it off, 1.0 when it does. A healthy run's
+records (optimal and noisy walkthroughs up to their last healthy turn, forced) are replayed through a fresh loop break
+and the peak of each pressure kept. **A rule is safe when no healthy run of any game reaches 1/1.5 of its threshold**
+(pressure below 0.667): a rule tuned to within 1.5x of healthy play on the games at hand fails on others.
+
+Alongside, from the runs as played: warnings shown, penalties on a walkthrough's own steps, steps a penalty turned to
+reject, and the walkthrough through the LLM path (steps not run as written); and the stuck loops cut from the
+walkthroughs, turns from each loop's start to its end against its target, per half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from benchmarks.corpus import LLM_WALKTHROUGH, _target
+from benchmarks.provenance import command, commit
+from benchmarks.trajectories import STUCK_KINDS
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.map_graph import MapGraph
+from session.config import ConfigError, GameConfiguration
+from session.records import GameView, TurnRecord
+
+SAFE_MARGIN = 1.5
+"""Healthy play must stay below 1/SAFE_MARGIN of every threshold."""
+HEALTHY_KINDS = ("optimal", "noisy")
+CORPUS_GAMES = (
+    "advent balances ballyhoo deephome detective enchanter gold hhgg infidel karn lgop lostpig murdac night partyfoul "
+    "planetfall seastalker sherlock sorcerer spirit temple tryst205 weapon wishbringer yomomma zork1 zork2 zork3 ztuu"
+).split()
+"""The corpus's 29 games by file stem, in the order the split deals them."""
+TUNING = frozenset(CORPUS_GAMES[0::2])
+"""The half of the corpus thresholds are chosen on; every other game is held out."""
+
+
+def half(stem: str) -> str:
+    return "tuning" if stem in TUNING else "held-out"
+
+
+def pressures(records: list[dict], config: GameConfiguration) -> tuple[dict[str, float], int]:
+    """The peak of every detector's pressures over the records, replayed through a fresh LoopBreak, and the turns
+    that would show a stuck warning."""
+    game_map = MapGraph()
+    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5)
+    peaks: dict[str, float] = defaultdict(float)
+    warned = 0
+    for data in records:
+        record = TurnRecord(**data)
+        view = GameView(record.room_id_before, record.room_name_before, record.score_before, 0, (), (), "", "")
+        if loop_break.status(record.turn, view, (), []).warning:
+            warned += 1
+        record.events = []
+        game_map.observe(record)
+        verdict = loop_break.observe(record)
+        for detector in loop_break.detectors.values():
+            for name, value in detector.pressure(verdict.progress.turns_stuck, loop_break.stretch).items():
+                peaks[name] = max(peaks[name], value)
+    return dict(peaks), warned
+
+
+def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
+    """What one healthy run shows: its pressures' peaks, warnings, penalties on its own steps, steps turned to
+    reject (forced runs), or steps not run as written (the LLM path)."""
+    if not row.get("records"):
+        return None
+    records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()]
+    if row["kind"] == LLM_WALKTHROUGH:
+        healthy = records
+    else:
+        healthy = [r for r in records if r["turn"] <= row["healthy_until"]]
+    peaks, warned = pressures(healthy, config)
+    penalised = sum(
+        any(e["event_type"] == "loop_penalty_applied" and e.get("command") == r["command"] for e in r["events"])
+        for r in healthy
+    )
+    return {
+        "stem": row["stem"],
+        "run": f"{row['kind']}/{row['variant']}",
+        "stopped": row.get("false_stop") or bool(row.get("stopped")),
+        "pressure": peaks,
+        "warned": warned,
+        "penalised": penalised,
+        "turned_to_reject": row.get("healthy_turned_to_reject", 0),
+        "not_run_as_written": row.get("refused_steps", 0),
+    }
+
+
+def stuck_figures(row: dict) -> dict:
+    return {
+        "stem": row["stem"],
+        "run": f"{row['kind']}/{row['variant']}",
+        "kind": row["kind"],
+        "target": _target(row["kind"]),
+        "ended_after": row["ended_after"],
+        "within_target": row["within_target"],
+    }
+
+
+def load(folders: list[Path]) -> list[dict]:
+    """Every run of the benchmark folders (corpus.json or generated.json), each with its game's file stem."""
+    rows: list[dict] = []
+    for folder in folders:
+        for name in ("corpus.json", "generated.json"):
+            path = folder / name
+            if path.is_file():
+                for row in json.loads(path.read_text())["runs"]:
+                    stem = Path(row["records"]).parts[-4] if row.get("records") else row["game"]
+                    rows.append({**row, "stem": stem})
+    return rows
+
+
+def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
+    healthy, stuck = [], []
+    for row in rows:
+        if row["kind"] in (*HEALTHY_KINDS, LLM_WALKTHROUGH) and row["mode"] in ("forced", "llm"):
+            figures = healthy_figures(row, config)
+            if figures is not None:
+                healthy.append(figures)
+        elif row["kind"] in STUCK_KINDS and row["mode"] == "forced":
+            stuck.append(stuck_figures(row))
+    rules = sorted({name for h in healthy for name in h["pressure"]})
+    per_rule = {}
+    for name in rules:
+        entry = {}
+        for part in ("tuning", "held-out"):
+            mine = [h for h in healthy if half(h["stem"]) == part and name in h["pressure"]]
+            top = max(mine, key=lambda h: h["pressure"][name], default=None)
+            entry[part] = (round(top["pressure"][name], 3), f"{top['stem']} {top['run']}") if top else (0.0, "-")
+        entry["safe"] = max(entry["tuning"][0], entry["held-out"][0]) < 1 / SAFE_MARGIN
+        per_rule[name] = entry
+    per_game: dict[str, dict[str, float]] = {}
+    for h in healthy:
+        game = per_game.setdefault(h["stem"], {})
+        for name, value in h["pressure"].items():
+            game[name] = round(max(game.get(name, 0.0), value), 3)
+    kinds = {}
+    for part in ("tuning", "held-out"):
+        for kind in STUCK_KINDS:
+            mine = [s for s in stuck if s["kind"] == kind and half(s["stem"]) == part]
+            if mine:
+                ended = sorted(s["ended_after"] for s in mine if s["ended_after"] is not None)
+                kinds[f"{kind} ({part})"] = {
+                    "target": _target(kind),
+                    "runs": len(mine),
+                    "within_target": sum(s["within_target"] for s in mine),
+                    "slowest": ended[-1] if len(ended) == len(mine) and ended else "never",
+                    "late": [f"{s['stem']} {s['run']}: {s['ended_after']}" for s in mine if not s["within_target"]],
+                }
+    return {
+        "healthy_runs": len(healthy),
+        "stopped": [f"{h['stem']} {h['run']}" for h in healthy if h["stopped"]],
+        "warned": [f"{h['stem']} {h['run']}: {h['warned']}" for h in healthy if h["warned"]],
+        "penalised": [f"{h['stem']} {h['run']}: {h['penalised']}" for h in healthy if h["penalised"]],
+        "turned_to_reject": [f"{h['stem']} {h['run']}" for h in healthy if h["turned_to_reject"]],
+        "not_run_as_written": [f"{h['stem']} {h['run']}" for h in healthy if h["not_run_as_written"]],
+        "rules": per_rule,
+        "games": per_game,
+        "stuck": kinds,
+        "tuning_games": sorted(TUNING),
+    }
+
+
+def markdown(result: dict, argv: list[str] | None) -> str:
+    lines = [
+        "# How close healthy play comes to each rule (benchmarks/margins.py)",
+        "",
+        f"Command: `{command('benchmarks.margins', argv)}`  ",
+        f"Commit: {commit()}",
+        "",
+        f"Pressure: the count a rule reached over the count that sets it off (1.0 fires). Safe: every healthy run of "
+        f"every game stays below {1 / SAFE_MARGIN:.3f} (1/{SAFE_MARGIN}). Tuning half: "
+        f"{', '.join(result['tuning_games'])}; held out: the rest of the corpus and every other game.",
+        "",
+        f"- healthy runs: {result['healthy_runs']}; stopped: {len(result['stopped'])}; warned: "
+        f"{len(result['warned'])}; a step of their own penalised: {len(result['penalised'])}; turned to reject: "
+        f"{len(result['turned_to_reject'])}; LLM path, steps not run as written: {len(result['not_run_as_written'])}",
+    ]
+    for key in ("stopped", "warned", "penalised", "turned_to_reject", "not_run_as_written"):
+        if result[key]:
+            lines.append(f"  - {key.replace('_', ' ')}: {', '.join(result[key][:12])}")
+    lines += [
+        "",
+        "## Every rule: the healthy peak, per half",
+        "",
+        "| rule | tuning: peak (run) | held out: peak (run) | margin | safe |",
+        "|---|---|---|---|---|",
+    ]
+    for name, entry in result["rules"].items():
+        worst = max(entry["tuning"][0], entry["held-out"][0])
+        margin = f"{1 / worst:.2f}x" if worst else "-"
+        lines.append(
+            f"| {name} | {entry['tuning'][0]:.3f} ({entry['tuning'][1]}) | {entry['held-out'][0]:.3f} "
+            f"({entry['held-out'][1]}) | {margin} | {'yes' if entry['safe'] else '**no**'} |"
+        )
+    rules = list(result["rules"])
+    lines += ["", "## Per game: the peak of every rule over its healthy runs", ""]
+    lines += ["| game | half | " + " | ".join(rules) + " |", "|---|---|" + "---|" * len(rules)]
+    for stem in sorted(result["games"], key=lambda s: (half(s) != "tuning", s)):
+        peaks = result["games"][stem]
+        cells = [
+            f"**{peaks[r]:.2f}**" if peaks.get(r, 0) >= 1 / SAFE_MARGIN else f"{peaks.get(r, 0):.2f}" for r in rules
+        ]
+        lines.append(f"| {stem} | {half(stem)} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "## Stuck loops cut from the walkthroughs: turns from the loop's start to its end",
+        "",
+        "| kind (half) | target | runs | within target | slowest | late |",
+        "|---|---|---|---|---|---|",
+    ]
+    for name, entry in result["stuck"].items():
+        late = ", ".join(entry["late"][:6]) or "-"
+        lines.append(
+            f"| {name} | {entry['target']} | {entry['runs']} | {entry['within_target']} | {entry['slowest']} | {late} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument(
+        "--runs", action="append", required=True, help="an --out folder of benchmarks.corpus or .generated run"
+    )
+    parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--out", default="benchmarks/results/margins")
+    args = parser.parse_args(argv)
+    from loguru import logger
+
+    logger.remove()
+    try:
+        config = GameConfiguration.from_toml(args.config)
+        rows = load([Path(folder) for folder in args.runs])
+    except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if not any(row.get("records") for row in rows):
+        print("error: no run kept its records (run the benchmarks with --records)", file=sys.stderr)
+        return 2
+    result = evaluate(rows, config)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    made = {"command": command("benchmarks.margins", argv), "commit": commit()}
+    (out / "margins.json").write_text(json.dumps({**made, **result}, indent=1) + "\n")
+    (out / "margins.md").write_text(markdown(result, argv))
+    print(markdown(result, argv).split("## Per game")[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
