@@ -104,6 +104,14 @@ def printed_title(line: str) -> str | None:
     return line if title_like(line) else None
 
 
+def walked_within(response: str) -> bool:
+    """A move that kept the room id was answered as an arrival: the answer opens on a room title (curses' `Maze (in
+    the garden roller)`), where a refused way opens on a sentence (`You can't go that way.`). One room object can
+    hold many places: a maze whose spot the game keeps in a variable, a vehicle's stops."""
+    first = next((line for line in response.splitlines() if line.strip()), "")
+    return printed_title(first) is not None and not any(phrase in response.lower() for phrase in REFUSAL_PHRASES)
+
+
 def classify_outcome(
     command: str,
     response: str,
@@ -121,7 +129,7 @@ def classify_outcome(
     if not state_changed and any(phrase in text for phrase in PARSER_PHRASES):
         return PARSER_FAILURE
     if direction_of(command) is not None and not moved:
-        return BLOCKED_EXIT
+        return SUCCESS if world_changed and walked_within(response) else BLOCKED_EXIT
     if state_changed:
         return SUCCESS
     # A refusal beats a changed world hash: NPCs (zork1's thief), timers and first-turn flags change the world

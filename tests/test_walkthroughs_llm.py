@@ -1,4 +1,4 @@
-"""Issue 30: the gates let a good player through. Every corpus game's walkthrough is played through
+"""The gates let a good player through. Every game's walkthrough (the corpus and five more) is played through
 `_run_game_loop` on the LLM path, as `main.py --agent llm --critic llm` plays: the real `openai` client over HTTP
 to a scripted server on 127.0.0.1 whose model answers every turn with the walkthrough's next step as JSON, and
 proposes it again when it is turned down (agents.scripted_llm.WalkthroughModel). Every step must run as written
@@ -17,7 +17,7 @@ from benchmarks.trajectories import clean_outcomes
 from session.commands import normalize_command
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
-from tests.conftest import CORPUS, story_file
+from tests.conftest import CORPUS, MORE_GAMES, more_story_file, story_file
 from tests.local_http import bypass_proxies
 
 pytestmark = pytest.mark.slow  # every corpus game's walkthrough through the LLM path
@@ -39,9 +39,9 @@ def not_run_as_written(commands: list[str], records: list[dict]) -> list[tuple[i
     ]
 
 
-@pytest.mark.parametrize("name", CORPUS)
+@pytest.mark.parametrize("name", CORPUS + MORE_GAMES)
 def test_the_walkthrough_through_the_llm_path_runs_every_step_and_reaches_jerichos_score(name, tmp_path):
-    story = story_file(name)
+    story = story_file(name) if name in CORPUS else more_story_file(name)
     commands = JerichoSession(story).walkthrough()
     if not commands:  # lgop: Jericho has no walkthrough for it, so there is no perfect player to let through
         with pytest.raises(ScenarioError, match="no Jericho walkthrough"):

@@ -23,7 +23,7 @@ from session.commands import DIRECTIONS, canonical_command, command_similarity, 
 from session.config import ActionLoopsConfig
 from session.context import FORMAT_RULE
 from session.events import EventType, emit
-from session.outcomes import is_failure
+from session.outcomes import BLOCKED_EXIT, is_failure
 from session.records import GameView, Judgement, TurnRecord
 
 
@@ -413,6 +413,10 @@ class ActionLoops(Detector):
         self.signature_result = SignatureLoopResult(False)
         self.opened: GateRequest | None = None
         """The gate opened on the last turn observed."""
+        self.taken_moves: set[tuple[int | None, str]] = set()
+        """(room, move) of every move the game took from that room: it moved the player, or changed the world
+        without refusing the way. Such a move is never rejected for good there: a maze or a passage walked again
+        and again needs it, and a loop made of it ends by the stop rules."""
 
     def observe(self, turn: Turn) -> None:
         self.opened = self.observe_record(turn.record, turn.progress, turn.events)
@@ -441,6 +445,9 @@ class ActionLoops(Detector):
 
     def observe_record(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
         config = self.config
+        move = direction_of(record.command)
+        if move is not None and record.result_category != BLOCKED_EXIT and (record.moved or not record.changed_nothing):
+            self.taken_moves.add((record.room_id_before, move))
         if config.enable_signature_detection:
             self.signatures.observe(record, progress)
             previous, self.signature_result = self.signature_result, self.signatures.detect()
@@ -481,6 +488,7 @@ class ActionLoops(Detector):
         no move when `walled_in`: see `blocked`)."""
         banned = sorted(self.identical.bans) if self.config.enable_identical_action_detection else []
         final = sorted(self.collaboration.final.get(room_id, ())) if self._collaboration_on else []
+        final = [c for c in final if not self._taken(room_id, c)]
         if walled_in:
             final = [c for c in final if direction_of(c) is None]
         return banned + [c for c in final if c not in banned]
@@ -530,7 +538,7 @@ class ActionLoops(Detector):
             return block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
         if self._collaboration_on and not (walled_in and direction_of(command) is not None):
             final = self.collaboration.is_final(view.room_id, command)
-            if final:
+            if final and not self._taken(view.room_id, final):
                 return block(
                     command,
                     "final_rejection",
@@ -553,6 +561,11 @@ class ActionLoops(Detector):
 
     def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
         self.gate.accept_guidance(guidance, turn, events)
+
+    def _taken(self, room_id: int | None, command: str) -> bool:
+        """A move the game took from this room (`taken_moves`)."""
+        move = direction_of(command)
+        return move is not None and (room_id, move) in self.taken_moves
 
     @property
     def _collaboration_on(self) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from managers.novelty import response_key
 from session.commands import canonical_command, direction_of, is_observation, is_wait
 from session.outcomes import BLOCKED_EXIT
 from session.records import TurnRecord
@@ -58,18 +59,22 @@ class RepetitionDetector:
         """Waits since the last progress."""
         self.wait_streak = 0
         """Waits in a row, up to the last turn."""
-        self.transitions: set[tuple[str, str]] = set()
-        """(situation, command) of every turn since the last progress (the turn that made it included)."""
+        self.transitions: set[tuple[str, int | None, str]] = set()
+        """(situation, spot, command) of every turn since the last progress (the turn that made it included)."""
         self.recent: deque[tuple[bool, int | None]] = deque(maxlen=window)
         """(repeated, room after) of the last `window` turns."""
         self.situation = ""
         """The situation the next command starts from, as repetition compares it (see `aliases`)."""
+        self.spot: int | None = None
+        """Where the player stands inside a room id, when a move the game took kept it (curses' maze of green privet,
+        a sliding puzzle): the answer to that move, which tells one spot from another where nothing in the object
+        tree does. None: where the last walk into a room left the player."""
         self.aliases: dict[str, str] = {}
         """Situations an observation (look, examine, inventory; not a wait) led to, since the last progress, mapped to
         the one it was made from: the game changed the room on its own (a character left, a radio counter ticked),
         so what the player does there repeats what it did before."""
         self.stretch_moves: set[tuple] = set()
-        """Moves made since the last progress, as (situation, direction) and, between known rooms, as (room,
+        """Moves made since the last progress, as (situation, spot, direction) and, between known rooms, as (room,
         inventory, direction): repeating one steers nowhere new."""
         self.walks: set[tuple] = set()
         """(room, inventory, way, destination) of every move between two known rooms: walked again, it repeats
@@ -90,7 +95,7 @@ class RepetitionDetector:
 
     def observe(self, record: TurnRecord, progress: bool) -> None:
         command = canonical_command(record.command)
-        transition = (self.situation, command)
+        transition = (self.situation, self.spot, command)
         direction = direction_of(command)
         place = (record.room_id_before, tuple(sorted(record.inventory_before)))
         # A room id shared by a whole area, or none at all, says nothing about where a move went; a move the game
@@ -123,7 +128,12 @@ class RepetitionDetector:
             self.walks.add(walk)
             self.stretch_moves.add((*place, direction))
         if direction is not None:
-            self.stretch_moves.add((self.situation, direction))
+            self.stretch_moves.add((self.situation, self.spot, direction))
+        stepped = direction is not None and not walked and not bumped and not record.changed_nothing
+        if stepped and record.result_category != BLOCKED_EXIT:
+            self.spot = response_key(record.response)
+        elif rooms[0] != rooms[1]:
+            self.spot = None
         situation = self.aliases.get(record.situation, record.situation)
         looked = is_observation(command) and not waiting and not progress
         if looked and self.situation and situation != self.situation:  # "": before the first turn, unknown
@@ -169,4 +179,4 @@ class RepetitionDetector:
         if direction is None:
             return False
         from_here = self.place is not None and (*self.place, direction) in self.stretch_moves
-        return from_here or (self.situation, direction) in self.stretch_moves
+        return from_here or (self.situation, self.spot, direction) in self.stretch_moves
