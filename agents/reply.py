@@ -191,6 +191,7 @@ _TRAILING = ".!"
 _SENTENCE_BREAK = re.compile(r";|&|\|\||\||\s[/+]\s|[-=]>|[.!?]\s+(?=[a-z0-9\"'])")
 """Where one line holds two commands: a full stop or semicolon between them, or a symbol joining them (`&`, `&&`,
 `|`, `/`, `+`, an arrow)."""
+_ARROW = re.compile(r"\s[-=]>\s")
 _EXPLANATION_BREAK = re.compile(r"[.!?;]\s+|\s-{1,2}\s")
 """Where a command may end and a sentence about it begin: `open mailbox. This should reveal what's inside.`,
 `take lamp - it will light the way` (`—` reads as `-`)."""
@@ -455,6 +456,8 @@ class _Lines:
         self.thought = " ".join(t for t in thoughts if t)
 
 
+MAX_TABLE_COLUMNS = 8
+"""Header cells of a markdown table looked at for a command column."""
 _TABLE_RULE = re.compile(r"^\|?\s*:?-{1,40}:?\s*(?:\|\s*:?-{1,40}:?\s*){0,20}\|?$")
 
 
@@ -474,12 +477,12 @@ def _tables(answer: str) -> str:
             and "-" in lines[rule]
             and _TABLE_RULE.match(lines[rule].strip())
         ):
-            header = _cells(lines[position])
+            header = _cells(lines[position])[:MAX_TABLE_COLUMNS]
             column = next((i for i, cell in enumerate(header) if _label(f"{cell}:")[0] == "command"), None)
-            end = rule + 1
-            while end < len(lines) and lines[end].strip().startswith("|"):
-                end += 1
             if column is not None:
+                end = rule + 1
+                while end < len(lines) and lines[end].strip().startswith("|"):
+                    end += 1
                 rows = [_cells(row) for row in lines[rule + 1 : end]]
                 out += [f"Command: {cells[column]}" for cells in rows if len(cells) > column]
                 position = end
@@ -981,7 +984,7 @@ def _check(command: str, reply: _Reply) -> None:
     unusable = why_invalid(command)  # the characters the emulator cannot take (session.commands, the last guard)
     if unusable is not None:
         raise reply.fail("invalid_characters", f"the command {unusable}")
-    if _MARKUP & set(command):
+    if _MARKUP & set(_ARROW.sub(" ", command)):  # an arrow between two commands is two commands (below)
         raise reply.fail("invalid_characters", "markup (a tag, a bracket, a backtick or *) is left in it")
     if ": " in _QUOTED.sub("", command):
         raise reply.fail("prose", "a label or a lead-in is left in it: give the command alone")

@@ -39,6 +39,8 @@ DATA = ROOT / "tests" / "data"
 CORPUS = DATA / "replies.toml"
 SETS = {"project": CORPUS, "dev": DATA / "replies_dev.toml", "held-out": DATA / "replies_heldout.toml"}
 """The sets, by name: the project's corpus, the development set (tuned on) and the held-out set (only measured)."""
+PROJECT_GAME = "zork1"
+"""The game whose dictionary the project corpus (which names none) is also read with: its replies are zork1's."""
 GAMES = ROOT.parent / "shared" / "games"
 FAILURE = "failure"
 OUTCOMES = ("expected", "honest_failure", "different")
@@ -158,9 +160,9 @@ def report(results: dict[str, dict[str, Tally]], sources: dict[str, dict[str, st
         "reader); dev, `replies_dev.toml` (shapes the corpus lacked, which the reader was tuned on); held-out, "
         "`replies_heldout.toml` (other shapes and wordings written at the same time, never tuned on). A reply is read "
         "with the dictionary of its game, as on the LLM path; the project corpus names no game and is read without "
-        "one. Each cell: read as expected / honest failures (a command expected, refused) / different command "
-        "(another command, or a command where a failure was expected). The fuzz tests in tests/test_parsers_fuzz.py "
-        "mix the shapes at random.",
+        f"one, as by a caller that gives none, and again with {PROJECT_GAME}'s. Each cell: read as expected / honest "
+        "failures (a command expected, refused) / different command (another command, or a command where a failure "
+        "was expected). The fuzz tests in tests/test_parsers_fuzz.py mix the shapes at random.",
         "",
         "Read as expected:",
         "",
@@ -204,12 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", help="write the markdown report here (e.g. docs/results/replies.md)")
     args = parser.parse_args(argv)
     loaded = {name: load_corpus(path) for name, path in SETS.items()}
+    sources, project = loaded["project"]
+    loaded = {
+        "project": loaded["project"],
+        f"project, {PROJECT_GAME}'s dictionary": (sources, [{**reply, "game": PROJECT_GAME} for reply in project]),
+        **{name: value for name, value in loaded.items() if name != "project"},
+    }
     try:
         games = dictionaries([reply for _, replies in loaded.values() for reply in replies], args.games)
     except StoryFileError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    results: dict[str, dict[str, Tally]] = {name: {} for name in SETS}
+    results: dict[str, dict[str, Tally]] = {name: {} for name in loaded}
     with tempfile.TemporaryDirectory() as folder:
         if args.baseline:
             try:
