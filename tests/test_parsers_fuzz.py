@@ -1,10 +1,10 @@
-"""Property tests of the reply parsers (issue 10): whatever an LLM sends, only a named outcome comes out.
+"""Property tests of the reply parsers: whatever an LLM sends, only a named outcome comes out.
 
-parse_command returns one printable line of bounded length or raises InvalidReply; parse_judgement returns None or
-a float score in [0, 1]; the objective manager's JSON reading returns a dict. No other exception, and no input
-costs more than a bounded amount of work. The examples below the properties pin the inputs that used to crash.
-Issue 30: a command wrapped in any mix of the shapes models write is read as itself or refused, never as another
-command, and a draft command in reasoning never wins over the final one.
+parse_command returns one printable line of bounded length or raises InvalidReply, with or without the game's
+dictionary; parse_judgement returns None or a float score in [0, 1]; the objective manager's JSON reading returns a
+dict. No other exception, and no input costs more than a bounded amount of work. The examples below the properties
+pin inputs that crashed a parser. A command wrapped in any mix of the shapes models write is read as itself or
+refused, never as another command, and a draft command in reasoning never wins over the final one.
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_parse_reply_gives_a_bounded_printable_thought_and_one_command(reply):
     assert thought == printable(thought)  # no control character, no escape sequence, no lone surrogate
 
 
-# -- issue 30: any mix of shapes gives the command or a failure, never another command -----------------------------
+# -- any mix of shapes gives the command or a failure, never another command ---------------------------------------
 COMMANDS = [
     "north",
     "i",
