@@ -877,11 +877,13 @@ _IDEOGRAPHIC = {"\u3000": " ", "。": ".", "、": ","}
 
 def _is_decoration(char: str) -> bool:
     """A character no game command holds and that only decorates a line: a non-ASCII symbol, dash, bullet, emoji,
-    arrow, space or format mark (emoji variation selectors and joiners, keycaps)."""
-    if char.isascii():
+    arrow, space or format mark (emoji variation selectors and joiners, keycaps). Control characters, lone
+    surrogates, private or unassigned code points and the replacement character (text that could not be decoded)
+    are no decoration: a reply holding them is refused."""
+    if char.isascii() or char == "\ufffd":
         return False
     category = unicodedata.category(char)
-    return category[0] in "SZC" or category in ("Pd", "Po", "Mn", "Me")
+    return category[0] == "S" or category in ("Zs", "Pd", "Po", "Mn", "Me", "Cf")
 
 
 def _is_arrow(char: str) -> bool:

@@ -382,9 +382,11 @@ def test_decorations_brackets_and_sentinels_around_a_command(reply):
         ("[north] [east]", "invalid_characters"),
         ("🤔", "empty"),
         ("– north\n– east", "multiple_commands"),
+        ("\ufffdnorth\ufffd", "invalid_characters"),  # text that could not be decoded is no decoration
+        ("\ud800north\udfff", "invalid_characters"),
     ],
 )
-def test_a_placeholder_or_several_bracketed_commands_is_no_command(reply, kind):
+def test_a_placeholder_several_bracketed_commands_or_undecodable_text_is_no_command(reply, kind):
     with pytest.raises(InvalidReply) as caught:
         parse_command(reply)
     assert caught.value.kind == kind
