@@ -2,18 +2,25 @@
 object.
 
 Raw LLM text never reaches the game: only what `parse_reply` returns does. A reply is read in one pass whatever shape
-a model gives it (tests/data/replies.toml holds the shapes, each with where it is documented):
+a model gives it (tests/data/replies*.toml hold the shapes, each with where it is documented):
 
 1. Reasoning is set aside first and never supplies the command: `<think>`-style blocks of every common spelling,
    closed or not (a lone closing tag means the server put the opener in the prompt: what precedes it is reasoning),
    the gpt-oss harmony channels (only `final`, or a tool call, is the answer), `Thought:`-style labelled sections.
 2. Chat-template tokens are dropped; a hallucinated next user turn is cut off.
-3. The command comes from, in this order: `<command>`-style tags; labelled lines (`Command:`, `Action:`,
-   `**Command:**`, `### Action: north`, ReAct's `Action Input:`); JSON (`command`, `action`, title-case keys, tool-call
-   wrappers with `arguments` as an object or a JSON string, Python dicts, trailing commas); a pythonic tool call
-   (`send(command="north")`); else the last line, when no other line is a command.
-4. Markdown (bullets, numbering, headings, emphasis, code spans and fences, a `>` prompt) is unwrapped and the
-   command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several commands.
+3. The command comes from, in this order: `<command>`-style tags (any tag naming a command, an action, an answer);
+   labelled lines (`Command:`, `Action:`, `**Command:**`, `### Action: north`, ReAct's `Action Input:`, `Next
+   command -> north`, a lead-in announcing it: `I'll type: north`; a table's command column); JSON (`command`,
+   `action`, keys in any case or spelling that name a command, objects nested under any key, tool-call wrappers with
+   `arguments` as an object or a JSON string, Python dicts, trailing commas, comments, raw line breaks in strings); a
+   pythonic tool call (`send(command="north")`); else the last line, when no other line is a command, or the last
+   line holding one when only sentences about it follow.
+4. Decorations (emoji, typographic bullets, arrows, full-width forms), markdown (bullets, numbering, headings,
+   emphasis, code spans and fences, a `>` prompt) and brackets or sentinel tags around the whole line are unwrapped,
+   and the command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several
+   commands. A command followed by a sentence about it, or quoted at the end of a sentence announcing it, is that
+   command. Given the game's dictionary (the LLM path), the game's own words decide what is prose: a line of words it
+   knows is a command, a sentence opening with a word it does not know is not.
 
 Replies are untrusted input, so every step is bounded in size and time (no regex here backtracks more than a bounded
 amount per position) and failure is reported in one named way: InvalidReply (or None from `json_object`).
@@ -478,7 +485,7 @@ def _tables(answer: str) -> str:
             and _TABLE_RULE.match(lines[rule].strip())
         ):
             header = _cells(lines[position])[:MAX_TABLE_COLUMNS]
-            column = next((i for i, cell in enumerate(header) if _label(f"{cell}:")[0] == "command"), None)
+            column = next((i for i, cell in enumerate(header) if _label(f"{cell}:")[0] in ("command", "input")), None)
             if column is not None:
                 end = rule + 1
                 while end < len(lines) and lines[end].strip().startswith("|"):
@@ -569,7 +576,7 @@ def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
         except InvalidReply:
             continue  # a lead-in, a sentence, an acknowledgement
         if other != command:
-            raise reply.fail("multiple_commands", f"{len(lines) + 1} lines; reply with one command on one line")
+            raise reply.fail("multiple_commands", "several lines hold different commands; reply with one on one line")
 
 
 def _one(commands: list[str], reply: _Reply) -> str:
