@@ -51,7 +51,7 @@ class LLMAgent(Agent):
         for _ in range(self.max_invalid_replies):
             reply = self._ask(messages)
             try:
-                thought, command = parse_reply(reply)
+                thought, command = parse_reply(reply, context.dictionary)
                 return Proposal(command, thought, self._drain_parse_failures())
             except InvalidReply as exc:
                 last = exc

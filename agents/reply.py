@@ -2,18 +2,25 @@
 object.
 
 Raw LLM text never reaches the game: only what `parse_reply` returns does. A reply is read in one pass whatever shape
-a model gives it (tests/data/replies.toml holds the shapes, each with where it is documented):
+a model gives it (tests/data/replies*.toml hold the shapes, each with where it is documented):
 
 1. Reasoning is set aside first and never supplies the command: `<think>`-style blocks of every common spelling,
    closed or not (a lone closing tag means the server put the opener in the prompt: what precedes it is reasoning),
    the gpt-oss harmony channels (only `final`, or a tool call, is the answer), `Thought:`-style labelled sections.
 2. Chat-template tokens are dropped; a hallucinated next user turn is cut off.
-3. The command comes from, in this order: `<command>`-style tags; labelled lines (`Command:`, `Action:`,
-   `**Command:**`, `### Action: north`, ReAct's `Action Input:`); JSON (`command`, `action`, title-case keys, tool-call
-   wrappers with `arguments` as an object or a JSON string, Python dicts, trailing commas); a pythonic tool call
-   (`send(command="north")`); else the last line, when no other line is a command.
-4. Markdown (bullets, numbering, headings, emphasis, code spans and fences, a `>` prompt) is unwrapped and the
-   command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several commands.
+3. The command comes from, in this order: `<command>`-style tags (any tag naming a command, an action, an answer);
+   labelled lines (`Command:`, `Action:`, `**Command:**`, `### Action: north`, ReAct's `Action Input:`, `Next
+   command -> north`, a lead-in announcing it: `I'll type: north`; a table's command column); JSON (`command`,
+   `action`, keys in any case or spelling that name a command, objects nested under any key, tool-call wrappers with
+   `arguments` as an object or a JSON string, Python dicts, trailing commas, comments, raw line breaks in strings); a
+   pythonic tool call (`send(command="north")`); else the last line, when no other line is a command, or the last
+   line holding one when only sentences about it follow.
+4. Decorations (emoji, typographic bullets, arrows, full-width forms), markdown (bullets, numbering, headings,
+   emphasis, code spans and fences, a `>` prompt) and brackets or sentinel tags around the whole line are unwrapped,
+   and the command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several
+   commands. A command followed by a sentence about it, or quoted at the end of a sentence announcing it, is that
+   command. Given the game's dictionary (the LLM path), the game's own words decide what is prose: a line of words it
+   knows is a command, a sentence opening with a word it does not know is not.
 
 Replies are untrusted input, so every step is bounded in size and time (no regex here backtracks more than a bounded
 amount per position) and failure is reported in one named way: InvalidReply (or None from `json_object`).
@@ -24,7 +31,9 @@ from __future__ import annotations
 import ast
 import json
 import re
+import unicodedata
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from agents.base import InvalidReply
@@ -37,6 +46,7 @@ from session.commands import (
     TOPIC_VERBS,
     TRAVEL_VERBS,
     WAIT_VERBS,
+    GameDictionary,
     direction_of,
     why_invalid,
 )
@@ -59,7 +69,8 @@ _REASONING_TAG = re.compile(
     rf"<\s*(/?)\s*(?:{_REASONING_NAMES}|seed:think)\s*>"  # <think> ... </think>, Seed-OSS <seed:think>
     r"|\[(/?)THINK\]"  # Magistral
     r"|◁(/?)think▷"  # Kimi
-    r"|<\|(begin|end)_of_thought\|>",  # Sky-T1 / Bespoke-Stratos
+    r"|<\|(begin|end)_of_thought\|>"  # Sky-T1 / Bespoke-Stratos
+    r"|<\|(START|END)_(?:THINKING|REASONING)\|>",  # Cohere Command A
     re.IGNORECASE,
 )
 _HARMONY_HEADER = re.compile(r"<\|channel\|>\s*([a-z]{1,20})([^<]{0,200}(?:<\|constrain\|>[^<]{0,60})?)<\|message\|>")
@@ -85,9 +96,37 @@ _TEMPLATE_TOKEN = re.compile(
 )
 
 # -- 3. where the command is ---------------------------------------------------------------------------------------
-_ANSWER_TAG = re.compile(r"<\s*(/?)\s*(command|action|answer|final_answer|response|output)\s*>", re.IGNORECASE)
-_MARKER = re.compile(r"^(?:#{1,6}\s+|>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\(\d{1,3}\)\s+)")
-"""A heading, a `>` prompt or quote, a bullet, a number: what may precede a command on its line."""
+_ANSWER_TAG = re.compile(r"<\s*(/?)\s*([a-z][a-z_-]{0,30})\s*>", re.IGNORECASE)
+_ANSWER_TAG_WORDS = frozenset("command cmd action answer response output move reply input".split())
+"""A tag whose name holds one of these words wraps the answer: `<command>`, `<final_answer>`, `<next_command>`."""
+_MARKER = re.compile(
+    r"^(?:#{1,6}\s+|>\s*|[-=]+>\s*|[-*+•]\s+|\d{1,3}[.)]\s+|\(\d{1,3}\)\s+|[a-z]\)\s+|\[[ x]?\]\s+)", re.IGNORECASE
+)
+"""A heading, a `>` prompt or quote, an arrow, a bullet, a number or letter, a task-list box: what may precede a
+command on its line."""
+_BRACKETS = {
+    "[": "]",
+    "(": ")",
+    "{": "}",
+    "<": ">",
+    "«": "»",
+    "‹": "›",
+    "【": "】",
+    "「": "」",
+    "『": "』",
+    "〈": "〉",
+    "《": "》",
+    "⟨": "⟩",
+}
+"""Pairs that may wrap a whole line (`[open mailbox]`, `<<north>>`, `«take lamp»`): what they hold is the line."""
+_SENTINELS = re.compile(
+    r"^(?:<\s*[a-z_][\w-]{0,30}\s*>|\[\s*[a-z_][\w-]{0,30}\s*\])(?P<inner>.{0,400}?)"
+    r"(?:<\s*(?:/\s*[a-z_][\w-]{0,30}|end[\w-]{0,30})\s*>|\[\s*/\s*[a-z_][\w-]{0,30}\s*\])$",
+    re.IGNORECASE,
+)
+"""A line between an opening tag and a closing one (`</name>`, `[/name]` or an end marker): `<start> look <end>`,
+`<cmd>look</cmd>`, `[COMMAND] look [/COMMAND]`. A tag that closes nothing (`go <direction>`, `<north> or <south>`) is
+a template's placeholder: no command."""
 _COMMAND_LABELS = (
     "command|action|move|answer|reply|response|output|input|cmd|game command|final command|final answer|final action"
     "|next command|next action|next move|my command|my action|my move|my next command|my next action|my answer"
@@ -101,14 +140,25 @@ _THOUGHT_LABELS = (
 _STOP_LABELS = "observation|result|game response"
 """ReAct stops generating at `Observation:`; whatever a model writes after it is an imagined game response."""
 _LABEL = re.compile(
-    rf"^[*_`]{{0,3}}\s*(?P<label>{_INPUT_LABELS}|{_COMMAND_LABELS}|{_THOUGHT_LABELS}|{_STOP_LABELS})"
-    r"\s*[*_`]{0,3}\s*(?:(?P<sep>[:=])|(?P<dash>\s-\s)|$)\s*[*_]{0,3}\s*",
+    rf"^[\[*_`]{{0,3}}\s*(?P<label>{_INPUT_LABELS}|{_COMMAND_LABELS}|{_THOUGHT_LABELS}|{_STOP_LABELS})"
+    r"\s*[\]*_`]{0,3}\s*(?:(?P<sep>[:=]|[-=]>|>{2,3})|(?P<dash>\s-{1,2}\s)|$)\s*[*_]{0,3}\s*",
     re.IGNORECASE,
 )
+"""A label and what separates it from its value: a colon, `=`, an arrow (`->`, `=>`, `>>`; `→` reads as `->`) or
+a dash between spaces (`—` reads as `-`)."""
 _LEAD_IN = re.compile(r"^(?P<lead>[^:\"\n]{1,80}?)\s*:\s+(?=\S)")
-_ANNOUNCING = frozenset("command action move answer try choice choose pick do next step".split())
-"""Words of a lead-in that announces the command after its colon: `Sure! Here's the command: north`, `Let me try:
-climb tree`, `The answer is: pray` (but not `We're in the cellar: dark and damp`)."""
+_ANNOUNCING = frozenset(
+    "command action move answer try choice choose chosen pick do next step final decision decide decided go going "
+    "type typing enter entering send sending input execute executing run submit select selected".split()
+)
+"""Words of a lead-in that announces the command after its colon or in quotes at its end: `Sure! Here's the
+command: north`, `Let me try: climb tree`, `The answer is: pray`, `I'll type: take leaflet`, `I'll type "open
+mailbox".` (but not `We're in the cellar: dark and damp`, nor `I'd recommend "read leaflet".`)."""
+_CHOICE_IN_QUOTES = re.compile(
+    r"^(?P<lead>[^\"`\n]{1,120}?)\s(?:\"(?P<double>[^\"\n]{1,100})\"|`(?P<code>[^`\n]{1,100})`"
+    r"|'(?P<single>[^'\n]{1,100})')\s*[.!]?$"
+)
+"""A sentence ending in one quoted or code span: the span is the command when the lead announces it."""
 _PYTHONIC_CALL = re.compile(
     r"\b[a-z_][\w.]{0,40}\(\s*(?:command|action|cmd)\s*=\s*(?:\"([^\"\n]{0,200})\"|'([^'\n]{0,200})')\s*\)",
     re.IGNORECASE,
@@ -145,9 +195,15 @@ _LEADING_SPAN = re.compile(r"^(`+|\*\*|__)(?P<span>[^`*_\n]{1,100}?)\1(?P<rest>.
 _ASIDE = re.compile(r"\s*\([^()]{0,200}\)$")
 _WRAPPERS = "*_` "
 _TRAILING = ".!"
-_SENTENCE_BREAK = re.compile(r";|&&|\|\||\||[.!?]\s+(?=[a-z0-9\"'])")
+_SENTENCE_BREAK = re.compile(r";|&|\|\||\||\s[/+]\s|[-=]>|[.!?]\s+(?=[a-z0-9\"'])")
+"""Where one line holds two commands: a full stop or semicolon between them, or a symbol joining them (`&`, `&&`,
+`|`, `/`, `+`, an arrow)."""
+_ARROW = re.compile(r"\s[-=]>\s")
+_EXPLANATION_BREAK = re.compile(r"[.!?;]\s+|\s-{1,2}\s")
+"""Where a command may end and a sentence about it begin: `open mailbox. This should reveal what's inside.`,
+`take lamp - it will light the way` (`—` reads as `-`)."""
 _THEN = re.compile(r"\s*\b(?:and\s+)?then\b\s*")
-_AND_OR_COMMA = re.compile(r"\s*(?:,|\band\b)\s*")
+_AND_OR_COMMA = re.compile(r"\s*(?:,|\band\b|\bor\b)\s*")
 _ORDER = re.compile(r"^(?P<who>[a-z0-9][a-z0-9' -]{0,30}?)\s*,\s*(?P<what>\S.*)$")
 _QUOTED = re.compile(r'"[^"]*"')
 _MARKUP = frozenset("<>{}[]`*")
@@ -171,6 +227,8 @@ _CHAIN_VERBS = (
 ) - {"i", "l", "z", "x"}
 """Verbs that start a second command after `and` or a comma (`open mailbox and take leaflet`). Words that are as
 often nouns (`brush`, `light`, `match`, `ring`, `fire`) are left out: `drop key and brush` is one command."""
+_COMMAND_OPENERS = (DIRECTION_WORDS | _CHAIN_VERBS | _INTRANSITIVE) - {"i"}
+"""Words a sentence after a command may not open with: it would be another command (`I` opens sentences)."""
 _PRONOUNS = frozenset({"it", "them", "him", "her", "all"})
 _REFUSAL_WORDS = frozenset({"sorry", "apologies", "unfortunately"})
 _REFUSALS = (
@@ -201,31 +259,63 @@ _SENTENCE_WORDS = frozenset(
     "would should could will might must can't cannot won't is are was were seems seem leads need needs want wants "
     "think let's we i'm i'll we'll it's that's probably perhaps maybe because since".split()
 )
-"""Words of a sentence about a command rather than a command (checked outside quoted text): no corpus step has one."""
+"""Words of a sentence about a command rather than a command (checked outside quoted text and a conversation's
+topic): no corpus step has one unless the game's dictionary knows every word of it (cutthroat's `latitude is 25`)."""
+PROSE_MIN_WORDS = 4
+"""A line of this many words whose first word the game does not know is a sentence (`Nothing to do here but wait`),
+as is a shorter one opening with a participle (`Going north.`); shorter ones go to the game, which says what it does
+not know (`explore the forest`)."""
+_SPEECH_VERBS = frozenset("say answer reply type write shout yell speak sing".split())
+"""Verbs whose every following word is what is said or typed (`say 42`, `answer "a well"`)."""
+_ASKING_VERBS = frozenset("ask tell talk consult question quiz".split())
+"""Verbs whose words after `about` are a topic, which may be any words (`ask gnome about what is behind it`)."""
+_REVISION_OPENERS = frozenset(
+    "actually instead rather or alternatively otherwise wait hmm no nope but however then next also after "
+    "afterwards scratch correction oops either".split()
+)
+_REVISION_WORDS = frozenset("instead rather better alternatively otherwise".split())
+"""A sentence after a command that opens with one of the first words, or holds one of the second, takes it back or
+adds another (`north. Actually, east is better.`, `Command: wait. Then north.`): the reply names no one command."""
 
 
-def parse_reply(reply: str | None) -> tuple[str, str]:
+@dataclass(frozen=True)
+class _Reply:
+    """The reply being read (what an InvalidReply quotes) and the game's dictionary it is read against."""
+
+    text: str
+    dictionary: GameDictionary | None = None
+
+    def fail(self, kind: str, detail: str) -> InvalidReply:
+        return InvalidReply(kind, self.text, detail)
+
+
+def parse_reply(reply: str | None, dictionary: GameDictionary | None = None) -> tuple[str, str]:
     """(thought, command) from a reply in any shape a model writes (see the module's docstring). The command is one
     line of printable ASCII, lower-cased, at most MAX_COMMAND_CHARS long; "" only when a JSON reply gives an empty
     `command` on purpose (a "press a key" pause). The thought is printable text of at most MAX_THOUGHT_CHARS, or "".
+
+    `dictionary`, the words the game's parser knows, decides what a line of words is: every word known (numbers
+    too) makes it a command even when it reads like English (`latitude is 25`); a sentence opening with a word the
+    game does not know is prose (`Going north.`). Without it (None) only the shapes of the words decide.
 
     Raises InvalidReply(kind, reply, detail) with kind one of: empty, reasoning_only, no_command, refusal,
     acknowledgement, junk, prose, multiple_commands, too_long, truncated, invalid_characters. Nothing else escapes,
     whatever the text."""
     text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
+    read = _Reply(text, dictionary)
     if not text.strip():
-        raise InvalidReply("empty", text, "the reply is empty")
+        raise read.fail("empty", "the reply is empty")
     reasoning, answer = split_reasoning(text)
     answer = _spoken(answer)
     if not answer.strip():
-        raise InvalidReply("reasoning_only", text, "the reply holds only reasoning: end it, then give the command")
-    thought, command = _read_answer(answer, text)
+        raise read.fail("reasoning_only", "the reply holds only reasoning: end it, then give the command")
+    thought, command = _read_answer(answer, read)
     return _thought(thought) or _thought(reasoning, tail=True), command
 
 
-def parse_command(reply: str | None) -> str:
+def parse_command(reply: str | None, dictionary: GameDictionary | None = None) -> str:
     """The single command a reply gives (parse_reply without the thought)."""
-    return parse_reply(reply)[1]
+    return parse_reply(reply, dictionary)[1]
 
 
 def split_reasoning(text: str) -> tuple[str, str]:
@@ -240,7 +330,10 @@ def split_reasoning(text: str) -> tuple[str, str]:
     depth, position = 0, 0
     for match in _REASONING_TAG.finditer(text):
         (answer_parts if depth == 0 else reasoning_parts).append(text[position : match.start()])
-        closing = bool(match.group(1) or match.group(2) or match.group(3)) or match.group(4) == "end"
+        closing = bool(match.group(1) or match.group(2) or match.group(3)) or "end" in (
+            (match.group(4) or "").lower(),
+            (match.group(5) or "").lower(),
+        )
         if not closing:
             depth += 1
         elif depth:
@@ -295,13 +388,13 @@ def _split_harmony(text: str) -> tuple[str, str] | None:
 
 
 # -- reading the answer --------------------------------------------------------------------------------------------
-def _read_answer(answer: str, reply: str) -> tuple[str, str]:
+def _read_answer(answer: str, reply: _Reply) -> tuple[str, str]:
     """(thought, command) from the answer, by the first of: tags, labelled lines, JSON, a pythonic call, the last
     line."""
     tagged = _tagged(answer)
     if tagged:
         return "", _one([_value_command(value, reply) for value in tagged], reply)
-    lines = _Lines(answer)
+    lines = _Lines(_tables(answer))
     if lines.commands:
         return lines.thought, _one([_value_command(value, reply) for value in lines.commands], reply)
     body = "\n".join(lines.body)
@@ -319,6 +412,8 @@ def _tagged(answer: str) -> list[str]:
     found, opened = [], None
     for match in _ANSWER_TAG.finditer(answer):
         name = match.group(2).lower()
+        if not _ANSWER_TAG_WORDS & set(re.split(r"[_-]", name)):
+            continue
         if not match.group(1):
             opened = opened or (name, match.end())
         elif opened and opened[0] == name:
@@ -368,6 +463,46 @@ class _Lines:
         self.thought = " ".join(t for t in thoughts if t)
 
 
+MAX_TABLE_COLUMNS = 8
+"""Header cells of a markdown table looked at for a command column."""
+_TABLE_RULE = re.compile(r"^\|?\s*:?-{1,40}:?\s*(?:\|\s*:?-{1,40}:?\s*){0,20}\|?$")
+
+
+def _tables(answer: str) -> str:
+    """The answer with each markdown table whose header names a command column (`| Step | Command |`) written as
+    one `Command: <cell>` line per row; other tables stay as they are."""
+    lines = answer.splitlines()
+    if not any(_TABLE_RULE.match(line.strip()) and "-" in line for line in lines):
+        return answer
+    out: list[str] = []
+    position = 0
+    while position < len(lines):
+        rule = position + 1
+        if (
+            rule < len(lines)
+            and lines[position].strip().startswith("|")
+            and "-" in lines[rule]
+            and _TABLE_RULE.match(lines[rule].strip())
+        ):
+            header = _cells(lines[position])[:MAX_TABLE_COLUMNS]
+            column = next((i for i, cell in enumerate(header) if _label(f"{cell}:")[0] in ("command", "input")), None)
+            if column is not None:
+                end = rule + 1
+                while end < len(lines) and lines[end].strip().startswith("|"):
+                    end += 1
+                rows = [_cells(row) for row in lines[rule + 1 : end]]
+                out += [f"Command: {cells[column]}" for cells in rows if len(cells) > column]
+                position = end
+                continue
+        out.append(lines[position])
+        position += 1
+    return "\n".join(out)
+
+
+def _cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
 def _label(line: str) -> tuple[str, str]:
     """(kind, value) of a labelled line: kind is command, input, thought or stop ("" when unlabelled). A label alone
     on its line counts only as a heading or in emphasis (`### Command`, `**Action**`): a bare `reply` is a command."""
@@ -393,7 +528,7 @@ def _words(text: str) -> list[str]:
     return [word.strip(",.!?*_`") for word in text.lower().split()]
 
 
-def _value_command(value: str, reply: str) -> str:
+def _value_command(value: str, reply: _Reply) -> str:
     """The command in a label's or tag's value: JSON inside it, else its one line."""
     if "{" in value:
         found = _json_reading(value, reply)
@@ -402,30 +537,56 @@ def _value_command(value: str, reply: str) -> str:
     return _last_line_command([line.strip() for line in value.splitlines() if line.strip()], reply)
 
 
-def _last_line_command(lines: list[str], reply: str) -> str:
-    """The command of the last line, when no other line is a different command: the reasoning-then-answer shape."""
+def _last_line_command(lines: list[str], reply: _Reply) -> str:
+    """The command of the last line, when no other line is a different command: the reasoning-then-answer shape.
+    When the last line is no command, the last line that is one, if every line after it is a sentence about it
+    (`move rug` then `This may reveal a trap door.`)."""
     lines = [line for line in lines if not _FENCE.match(line)]
     if not lines:
-        raise InvalidReply("no_command", reply, "the reply names no command")
-    command = _line_command(lines[-1], reply)
-    for line in lines[:-1]:
+        raise reply.fail("no_command", "the reply names no command")
+    try:
+        command = _line_command(lines[-1], reply)
+    except InvalidReply:
+        explained = _command_before_commentary(lines, reply)
+        if explained is None:
+            raise
+        return explained
+    _no_other_command(lines[:-1], command, reply)
+    return command
+
+
+def _command_before_commentary(lines: list[str], reply: _Reply) -> str | None:
+    """The command of the last line that holds one, when every line after it only comments on it; else None."""
+    for index in range(len(lines) - 2, -1, -1):
+        try:
+            command = _line_command(lines[index], reply)
+        except InvalidReply:
+            continue
+        if not all(_is_commentary(_unwrap(line), reply) for line in lines[index + 1 :]):
+            return None
+        _no_other_command(lines[:index], command, reply)
+        return command
+    return None
+
+
+def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
+    for line in lines:
         try:
             other = _line_command(line, reply)
         except InvalidReply:
             continue  # a lead-in, a sentence, an acknowledgement
         if other != command:
-            raise InvalidReply("multiple_commands", reply, f"{len(lines)} lines; reply with one command on one line")
-    return command
+            raise reply.fail("multiple_commands", "several lines hold different commands; reply with one on one line")
 
 
-def _one(commands: list[str], reply: str) -> str:
+def _one(commands: list[str], reply: _Reply) -> str:
     if len(set(commands)) > 1:
-        raise InvalidReply("multiple_commands", reply, "several different commands; give one (the next can follow)")
+        raise reply.fail("multiple_commands", "several different commands; give one (the next can follow)")
     return commands[0]
 
 
 # -- JSON ----------------------------------------------------------------------------------------------------------
-def _json_reading(text: str, reply: str) -> tuple[str, str] | None:
+def _json_reading(text: str, reply: _Reply) -> tuple[str, str] | None:
     """(thought, command) from the JSON values in `text`; None when none of them is a reply object. An explicit
     empty `command` is the empty command."""
     thought, commands, reply_object = "", [], False
@@ -436,25 +597,47 @@ def _json_reading(text: str, reply: str) -> tuple[str, str] | None:
         reply_object = reply_object or is_reply
     if not commands:
         if reply_object:
-            raise InvalidReply("no_command", reply, 'the JSON has no string "command"; put the command there')
+            raise reply.fail("no_command", 'the JSON has no string "command"; put the command there')
         return None
     read = []
     for raw in commands:
         if raw is _SPLIT:
-            raise InvalidReply("no_command", reply, 'the command is split over several keys: give it in "command"')
+            raise reply.fail("no_command", 'the command is split over several keys: give it in "command"')
         if not isinstance(raw, str):
-            raise InvalidReply("no_command", reply, 'the JSON "command" is not a string')
-        read.append("" if not raw.strip() else _value_command(raw, reply) if "{" in raw else _line_command(raw, reply))
+            raise reply.fail("no_command", 'the JSON "command" is not a string')
+        read.append("" if not raw.strip() else _value_command(raw, reply))
     return _thought(thought), _one(read, reply)
 
 
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
 def _key(key: object) -> str:
-    return "_".join(key.strip().lower().replace("-", " ").split()) if isinstance(key, str) else ""
+    """A JSON key as lower-case words joined by `_`: `Next Command`, `next-command` and `nextCommand` are
+    `next_command`."""
+    if not isinstance(key, str):
+        return ""
+    return "_".join(_CAMEL.sub(" ", key[:60]).strip().lower().replace("-", " ").replace("_", " ").split())
+
+
+_COMMAND_KEY_WORDS = frozenset({"command", "cmd"})
+_NOT_COMMAND_KEY_WORDS = frozenset(
+    {*_THOUGHT_KEYS, "why", "note", "notes", "comment", "description", "type", "id", "name", "count", "history"}
+    | {"previous", "last", "prior", "past", "tried", "failed", "rejected", "alternative", "alternatives"}
+)
+
+
+def _is_command_key(key: str) -> bool:
+    """A key other than the usual ones that holds the command: one of its words says so (`final_command`,
+    `command_to_execute`) and none says it holds something else (`command_reason`)."""
+    words = set(key.split("_"))
+    return bool(words & _COMMAND_KEY_WORDS) and not words & _NOT_COMMAND_KEY_WORDS
 
 
 def _commands_in(value: object, depth: int) -> tuple[list[object], str, bool]:
     """(command values, thought, whether it is a reply object) found in a decoded JSON value: the command keys, the
-    keys tool calls nest it under (`arguments` may be a JSON string), then `action`."""
+    keys tool calls nest it under (`arguments` may be a JSON string), then `action`, then any other key naming a
+    command, then objects nested under any other key (`{"result": {"command": ...}}`)."""
     if depth > MAX_JSON_DEPTH:
         return [], "", False
     if isinstance(value, list):  # a list of tool calls or replies; its bare strings are no commands
@@ -487,7 +670,19 @@ def _commands_in(value: object, depth: int) -> tuple[list[object], str, bool]:
             if _SPLIT_KEYS & keys.keys():
                 return [_SPLIT], thought, True
             return _nested(keys[key], depth), thought, True
+    named = [keys[key] for key in keys if _is_command_key(key)]
+    if named:
+        return [command for value in named for command in _nested(value, depth)], thought, True
+    for inner in keys.values():
+        if isinstance(inner, (dict, list)):
+            found, inner_thought, inner_reply = _commands_in(inner, depth + 1)
+            if found:
+                return found, thought or inner_thought, True
     return [], thought, is_reply
+
+
+_TEXT_KEYS = ("text", "value", "content", "input")
+"""Keys of an object that holds a command as its text (`{"command": {"text": "take scarab"}}`)."""
 
 
 def _nested(command: object, depth: int) -> list[object]:
@@ -495,13 +690,17 @@ def _nested(command: object, depth: int) -> list[object]:
     if isinstance(command, list):
         return [item for item in command[:8] if isinstance(item, str)] or _commands_in(command, depth + 1)[0] or [None]
     if isinstance(command, dict):
-        return _commands_in(command, depth + 1)[0] or [None]
+        found = _commands_in(command, depth + 1)[0]
+        if not found:
+            keys = {_key(k): v for k, v in list(command.items())[:32]}
+            found = [keys[key] for key in _TEXT_KEYS if isinstance(keys.get(key), str)][:1]
+        return found or [None]
     return [command]
 
 
 def json_object(reply: str | None) -> dict[str, Any] | None:
-    """The first JSON object in `reply` (prose or a code fence around it is fine; trailing commas and Python dicts
-    are read too); None when there is none. Bounded: see `_json_values`."""
+    """The first JSON object in `reply` (prose or a code fence around it is fine; trailing commas, comments, line
+    breaks inside strings and Python dicts are read too); None when there is none. Bounded: see `_json_values`."""
     text = reply[:MAX_REPLY_CHARS] if isinstance(reply, str) else ""
     return next((value for value in _json_values(text, "{") if isinstance(value, dict)), None)
 
@@ -511,12 +710,13 @@ def _json_values(text: str, openers: str = "{[") -> Iterator[Any]:
 
     Bounded on purpose: at most MAX_REPLY_CHARS are read and at most MAX_JSON_ATTEMPTS openers are tried, so a reply
     of nothing but brackets costs little. Each try decodes one value from its opener (never a greedy regex from the
-    first `{` to the last `}`, which is quadratic); when strict JSON fails, the balanced span (at most MAX_JSON_DEPTH
-    deep) is read as a Python literal after `true`/`false`/`null` are mapped, so single quotes, trailing commas and
-    unquoted keys pass. Nesting too deep for the decoder (RecursionError) or an integer too long to convert
-    (ValueError) just make that try fail."""
+    first `{` to the last `}`, which is quadratic), taking raw line breaks and tabs inside strings; when that
+    fails, the balanced span (at most MAX_JSON_DEPTH deep, comments skipped) is read as a Python literal after
+    `true`/`false`/`null` are mapped and `//` and `/* */` comments dropped, so single quotes, trailing commas,
+    comments and unquoted keys pass. Nesting too deep for the decoder (RecursionError) or an integer too long to
+    convert (ValueError) just make that try fail."""
     text = text[:MAX_REPLY_CHARS]
-    decoder = json.JSONDecoder()
+    decoder = json.JSONDecoder(strict=False)
     position = 0
     for _ in range(MAX_JSON_ATTEMPTS):
         start = min((i for i in (text.find(o, position) for o in openers) if i >= 0), default=-1)
@@ -544,23 +744,30 @@ def _decode(text: str, start: int, decoder: json.JSONDecoder) -> tuple[Any, int]
         return None, start
 
 
-_STRUCTURE = re.compile(r"[{}\[\]\"'\\]")
+_STRUCTURE = re.compile(r"[{}\[\]\"'\\/]")
 
 
 def _balanced_end(text: str, start: int) -> int:
-    """The index after the bracket closing the one at `start` (strings of either quote skipped), or -1."""
-    depth, quote, escaped = 0, "", -1
-    for match in _STRUCTURE.finditer(text, start):
-        char = match.group()
+    """The index after the bracket closing the one at `start` (strings of either quote and `//`, `/* */` comments
+    skipped), or -1."""
+    depth, quote, position = 0, "", start
+    while (match := _STRUCTURE.search(text, position)) is not None:
+        char, position = match.group(), match.end()
         if quote:
-            if match.start() == escaped:  # the character after a backslash
-                continue
             if char == "\\":
-                escaped = match.end()
+                position += 1  # the escaped character
             elif char == quote:
                 quote = ""
             continue
-        if char in "\"'":
+        if char == "/":
+            following = text[position : position + 1]
+            if following == "/":
+                newline = text.find("\n", position)
+                position = len(text) if newline < 0 else newline
+            elif following == "*":
+                closing = text.find("*/", position + 1)
+                position = len(text) if closing < 0 else closing + 2
+        elif char in "\"'":
             quote = char
         elif char in "{[":
             depth += 1
@@ -574,19 +781,22 @@ def _balanced_end(text: str, start: int) -> int:
 
 
 _LITERAL_TOKEN = re.compile(
-    r"\"(?:[^\"\\\n]|\\.){0,4000}\"|'(?:[^'\\\n]|\\.){0,4000}'|(?<![\w.])([A-Za-z_][\w-]{0,40})(\s*:)?"
+    r"\"(?:[^\"\\]|\\.){0,4000}\"|'(?:[^'\\]|\\.){0,4000}'|//[^\n]{0,4000}|/\*(?:[^*]|\*(?!/)){0,4000}\*/"
+    r"|(?<![\w.])([A-Za-z_][\w-]{0,40})(\s*:)?"
 )
 _PYTHON_NAMES = {"true": "True", "false": "False", "null": "None", "True": "True", "False": "False", "None": "None"}
+_RAW_IN_STRING = str.maketrans({"\n": "\\n", "\r": "\\r", "\t": "\\t"})
 
 
 def _python_literal(span: str) -> str:
-    """A JSON-ish span as Python literal syntax: `true`/`false`/`null` mapped, bare keys (`{command: "n"}`) quoted;
-    strings untouched. Other bare words stay bare, so the span is no literal (`[redacted]` is no list of text)."""
+    """A JSON-ish span as Python literal syntax: `true`/`false`/`null` mapped, bare keys (`{command: "n"}`) quoted,
+    comments dropped, raw line breaks and tabs inside strings escaped. Other bare words stay bare, so the span is no
+    literal (`[redacted]` is no list of text)."""
 
     def token(match: re.Match) -> str:
-        word, colon = match.group(1), match.group(2)
+        text, word, colon = match.group(), match.group(1), match.group(2)
         if word is None:
-            return match.group()
+            return " " if text.startswith("/") else text.translate(_RAW_IN_STRING)
         if colon:
             return f'"{word}"{colon}'
         return _PYTHON_NAMES.get(word, word)
@@ -595,32 +805,165 @@ def _python_literal(span: str) -> str:
 
 
 # -- one command ---------------------------------------------------------------------------------------------------
-def _line_command(line: str, reply: str) -> str:
-    """The command one line holds, unwrapped and checked; InvalidReply saying why there is none."""
+def _line_command(line: str, reply: _Reply) -> str:
+    """The command one line holds, unwrapped and checked; InvalidReply saying why there is none. A line that fails
+    as a whole may still hold one command: followed by a sentence about it, or quoted at the end of a sentence
+    announcing it."""
     command = _unwrap(line)
     if not command:
-        raise InvalidReply("empty", reply, "no command after removing labels, quotes and markup")
-    _check(command, reply)
+        raise reply.fail("empty", "no command after removing labels, quotes and markup")
+    try:
+        _check(command, reply)
+    except InvalidReply as refused:
+        if refused.kind not in ("prose", "multiple_commands", "invalid_characters"):
+            raise
+        found = _explained(command, reply) or _quoted_choice(line, reply)
+        if found is None:
+            raise
+        return found
     return command
 
 
+def _explained(command: str, reply: _Reply) -> str | None:
+    """`open mailbox. this should reveal what's inside`: the command before the first break when what follows only
+    comments on it (see `_is_commentary`); else None."""
+    parts = _EXPLANATION_BREAK.split(command, maxsplit=1)
+    if len(parts) != 2:
+        return None
+    head = _unwrap(parts[0])
+    if not head or not _is_commentary(parts[1], reply):
+        return None
+    if reply.dictionary is not None and not _known_opening(head, reply.dictionary):
+        return None  # `Still dark here. Need a light.`: a sentence, not a command the game reads and a comment
+    try:
+        _check(head, reply)
+    except InvalidReply:
+        return None
+    return head
+
+
+def _is_commentary(text: str, reply: _Reply) -> bool:
+    """`text` (unwrapped, lower-case) is sentences about a command, not another command: each reads as prose,
+    none quotes a command, opens with a word that takes the command back or adds another (`actually`, `or`, `then`)
+    or holds one that prefers another (`instead`, `better`)."""
+    if not text.strip(" .!?") or any(mark in text for mark in '"`'):
+        return False
+    for sentence in re.split(r"[.!?;]\s+|\s-{1,2}\s", text):
+        words = _words(sentence)
+        if not words or words[0] in _REVISION_OPENERS or _REVISION_WORDS & set(words):
+            return False
+        if words[0] in _COMMAND_OPENERS:
+            return False  # `north. east is where i want to go`: it opens as another command
+        if not _reads_as_prose(sentence.strip(" .!?"), reply.dictionary):
+            return False
+    return True
+
+
+def _quoted_choice(line: str, reply: _Reply) -> str | None:
+    """The command quoted or in a code span at the end of a sentence that announces it (`I'll type "open
+    mailbox".`, `Let's try \\`climb tree\\`.`); else None."""
+    text = _strip_markers(line.translate(_QUOTES).strip())
+    kind, value = _label(text)
+    text = value if kind in ("command", "input") else text
+    match = _CHOICE_IN_QUOTES.match(text.strip())
+    if match is None or not _ANNOUNCING & set(_words(match.group("lead"))):
+        return None
+    command = _unwrap(match.group("double") or match.group("code") or match.group("single") or "")
+    if not command:
+        return None
+    try:
+        _check(command, reply)
+    except InvalidReply:
+        return None
+    return command
+
+
+_FULL_WIDTH = range(0xFF01, 0xFF5F)
+_IDEOGRAPHIC = {"\u3000": " ", "。": ".", "、": ","}
+
+
+def _is_decoration(char: str) -> bool:
+    """A character no game command holds and that only decorates a line: a non-ASCII symbol, dash, bullet, emoji,
+    arrow, space or format mark (emoji variation selectors and joiners, keycaps). Control characters, lone
+    surrogates, private or unassigned code points and the replacement character (text that could not be decoded)
+    are no decoration: a reply holding them is refused."""
+    if char.isascii() or char == "\ufffd":
+        return False
+    category = unicodedata.category(char)
+    return category[0] == "S" or category in ("Zs", "Pd", "Po", "Mn", "Me", "Cf")
+
+
+def _is_arrow(char: str) -> bool:
+    """An arrow symbol (`→`, `➜`, `⇒`, `▶`), not a quotation mark shaped like one (`»`)."""
+    name = unicodedata.name(char, "")
+    return unicodedata.category(char) in ("Sm", "So") and ("ARROW" in name or "RIGHT-POINTING" in name)
+
+
+def _plain(line: str) -> str:
+    """`line` in plain ASCII marks: decorations around it dropped (`🧭 north`, `• north`, `north 📬`), full-width
+    forms made ASCII (`Command：north`), dashes within it read as `-` and arrows as `->` (so a label's arrow or a
+    dash before a comment is seen as one), other decorations within it as spaces."""
+    start, end = 0, len(line)
+    while start < end and (line[start].isspace() or _is_decoration(line[start])):
+        start += 1
+    while end > start and (line[end - 1].isspace() or _is_decoration(line[end - 1])):
+        end -= 1
+    if line[start:end].isascii():
+        return line[start:end]
+    out = []
+    for char in line[start:end]:
+        if char.isascii():
+            out.append(char)
+        elif ord(char) in _FULL_WIDTH:
+            out.append(chr(ord(char) - 0xFEE0))
+        elif char in _IDEOGRAPHIC:
+            out.append(_IDEOGRAPHIC[char])
+        elif unicodedata.category(char) == "Pd":
+            out.append("-")
+        elif _is_arrow(char):
+            out.append("->")
+        elif _is_decoration(char):
+            out.append(" ")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 def _strip_markers(line: str) -> str:
-    """`line` without leading headings, `>` prompts or quotes, bullets and numbers (any of them, in any order)."""
-    for _ in range(4):
-        stripped = _MARKER.sub("", line, count=1).strip()
+    """`line` without decorations, leading headings, `>` prompts or quotes, bullets and numbers, nor brackets or
+    tags wrapping all of it (any of them, in any order)."""
+    for _ in range(6):
+        stripped = _unwrap_brackets(_MARKER.sub("", _plain(line), count=1).strip())
         if stripped == line:
             break
         line = stripped
     return line
 
 
+def _unwrap_brackets(line: str) -> str:
+    """What a pair of brackets or two tags around all of `line` hold (`[open mailbox]`, `<start> look <end>`);
+    `line` itself when nothing wraps it, or when the brackets appear inside too (`[north] [east]`)."""
+    sentinels = _SENTINELS.match(line)
+    if sentinels is not None and sentinels.group("inner").strip():
+        return sentinels.group("inner").strip()
+    opener = line[:1]
+    closer = _BRACKETS.get(opener)
+    if closer is None:
+        return line
+    depth = min(len(line) - len(line.lstrip(opener)), len(line) - len(line.rstrip(closer)), 3)
+    inner = line[depth:-depth] if depth and len(line) > 2 * depth else ""
+    if inner.strip() and opener not in inner and closer not in inner:
+        return inner.strip()
+    return line
+
+
 def _unwrap(line: str) -> str:
-    """`line` without markers, a label, emphasis, code spans, wrapping quotes, a trailing aside or full stop,
-    lower-cased, with every run of whitespace made one space: possibly empty."""
+    """`line` without markers, a label, emphasis, code spans, wrapping quotes or brackets, a trailing aside or full
+    stop, lower-cased, with every run of whitespace made one space: possibly empty."""
     line = _strip_markers(line.translate(_QUOTES).strip())
     kind, value = _label(line)
     if kind in ("command", "input"):
-        line = value
+        line = _strip_markers(value)
     span = _LEADING_SPAN.match(line)
     if span and span.group("rest").strip() and "`" not in span.group("rest") and "**" not in span.group("rest"):
         line = span.group("span")  # `north` — to explore: the span is the command, the rest commentary
@@ -629,46 +972,84 @@ def _unwrap(line: str) -> str:
         line = _ASIDE.sub("", line).strip().rstrip(_TRAILING).strip(_WRAPPERS)
         if len(line) >= 2 and line[0] == line[-1] and line[0] in "\"'" and line.count(line[0]) == 2:
             line = line[1:-1]
+        line = _unwrap_brackets(line)
         if line == before:
             break
     return " ".join(line.lower().split())
 
 
-def _check(command: str, reply: str) -> None:
+def _check(command: str, reply: _Reply) -> None:
     """InvalidReply unless `command` is one game command a player could have typed."""
     words = command.split()
     first = words[0].strip(",.!:")
     if command.startswith(_REFUSALS) or first in _REFUSAL_WORDS:
-        raise InvalidReply("refusal", reply, "this is a text adventure: reply with a game command")
+        raise reply.fail("refusal", "this is a text adventure: reply with a game command")
     if first in _ACKNOWLEDGEMENTS:
-        raise InvalidReply("acknowledgement", reply, "no command given: reply with the game command itself")
+        raise reply.fail("acknowledgement", "no command given: reply with the game command itself")
     if command in _JUNK or not any(c.isalnum() for c in command):
-        raise InvalidReply("junk", reply, "no command given: reply with a game command such as: look")
+        raise reply.fail("junk", "no command given: reply with a game command such as: look")
     if len(command) > MAX_COMMAND_CHARS or len(words) > MAX_COMMAND_WORDS:
-        raise InvalidReply("too_long", reply, f"{len(command)} characters; a command is a few words")
+        raise reply.fail("too_long", f"{len(command)} characters; a command is a few words")
     unusable = why_invalid(command)  # the characters the emulator cannot take (session.commands, the last guard)
     if unusable is not None:
-        raise InvalidReply("invalid_characters", reply, f"the command {unusable}")
-    if _MARKUP & set(command):
-        raise InvalidReply("invalid_characters", reply, "markup (a tag, a bracket, a backtick or *) is left in it")
+        raise reply.fail("invalid_characters", f"the command {unusable}")
+    if _MARKUP & set(_ARROW.sub(" ", command)):  # an arrow between two commands is two commands (below)
+        raise reply.fail("invalid_characters", "markup (a tag, a bracket, a backtick or *) is left in it")
     if ": " in _QUOTED.sub("", command):
-        raise InvalidReply("prose", reply, "a label or a lead-in is left in it: give the command alone")
+        raise reply.fail("prose", "a label or a lead-in is left in it: give the command alone")
     if command.endswith("-") or command.count('"') % 2:
-        raise InvalidReply("truncated", reply, "the command ends mid-word or leaves a quote open")
+        raise reply.fail("truncated", "the command ends mid-word or leaves a quote open")
     outside = _QUOTED.sub('"x"', command)  # what a character is told may be any sentence
-    outside_words = [w.strip(",.!?:") for w in outside.split()]
-    if (
-        first in _PROSE_OPENERS
-        or (first == "i" and len(words) > 1)
-        or outside.endswith("?")
-        or _SENTENCE_WORDS & set(outside_words[1:])
-    ):
-        raise InvalidReply("prose", reply, "a sentence, not a game command")
+    if _reads_as_prose(outside, reply.dictionary):
+        raise reply.fail("prose", "a sentence, not a game command")
     if _SENTENCE_BREAK.search(outside):
-        raise InvalidReply("multiple_commands", reply, "several commands joined in one line; give one")
+        raise reply.fail("multiple_commands", "several commands joined in one line; give one")
     if _ORDER.match(outside) and _is_order(_ORDER.match(outside).group("who")):
         return  # `turtle, se and get scroll then nw`: one order to a character, whatever it holds
     _check_chain(outside, reply)
+
+
+def _reads_as_prose(text: str, dictionary: GameDictionary | None) -> bool:
+    """`text` (lower-case, quoted speech already replaced) is a sentence rather than a command. With the game's
+    dictionary, a line of words the game knows is a command whatever it reads like (`latitude is 25`, `what is a
+    grue`), and a line whose first word the game does not know is a sentence when it is long or opens with a
+    participle (`Going north.`, `Nothing to do here but wait`)."""
+    words = [w for w in (word.strip(",.!?:;") for word in _spoken_words(text)) if w]
+    if not words:
+        return False
+    first = words[0]
+    if first in _PROSE_OPENERS or (first == "i" and len(words) > 1):
+        return True
+    if dictionary is not None and all(word == '"x"' or dictionary.knows(word) for word in words):
+        return False
+    if text.endswith("?") or _SENTENCE_WORDS & set(words[1:]):
+        return True
+    if dictionary is None or dictionary.knows(first) or first == '"x"':
+        return False
+    order = _ORDER.match(text)
+    if order is not None and _is_order(order.group("who")):
+        return False
+    return len(words) >= PROSE_MIN_WORDS or (first.endswith("ing") and len(first) > 4)
+
+
+def _known_opening(command: str, dictionary: GameDictionary) -> bool:
+    """The game knows the first word of `command`, or it is an order to a character."""
+    order = _ORDER.match(command)
+    return dictionary.knows(command.split()[0]) or (order is not None and _is_order(order.group("who")))
+
+
+def _spoken_words(text: str) -> list[str]:
+    """The words of a command that are not what a character is told or asked about: after `say`, `answer`, `type`
+    everything is speech; after `ask ... about` the topic may be any words."""
+    words = text.split()
+    if not words:
+        return words
+    verb = words[0].strip(",.!?:")
+    if verb in _SPEECH_VERBS:
+        return words[:1]
+    if verb in _ASKING_VERBS and "about" in words[1:]:
+        return words[: words.index("about", 1) + 1]
+    return words
 
 
 def _is_order(who: str) -> bool:
@@ -680,23 +1061,23 @@ def _is_order(who: str) -> bool:
     )
 
 
-def _check_chain(command: str, reply: str) -> None:
+def _check_chain(command: str, reply: _Reply) -> None:
     """InvalidReply when `command` chains two different commands. The game's own THEN is read as one planned line
     unless it is a route of two moves (each move is a turn, so the map learns each exit); `and` or a comma before a
     new verb is two commands, unless what follows acts on the same thing (`remove opener and drop it`)."""
     parts = [p for p in _THEN.split(command) if p]
     if sum(direction_of(part) is not None for part in parts) >= 2:
-        raise InvalidReply("multiple_commands", reply, "a route of several moves: one move per turn")
+        raise reply.fail("multiple_commands", "a route of several moves: one move per turn")
     for part in parts:
         pieces = [p for p in _AND_OR_COMMA.split(part) if p]
         if sum(direction_of(piece) is not None for piece in pieces) >= 2:
-            raise InvalidReply("multiple_commands", reply, "a route of several moves: one move per turn")
+            raise reply.fail("multiple_commands", "a route of several moves: one move per turn")
         for piece in pieces[1:]:
             words = piece.split()
             new_verb = words[0] in _CHAIN_VERBS and len(words) > 1 and not set(words[1:]) <= _PRONOUNS
             alone = len(words) == 1 and (words[0] in _INTRANSITIVE or (len(words[0]) > 2 and direction_of(words[0])))
             if new_verb or alone:
-                raise InvalidReply("multiple_commands", reply, "two commands joined by 'and' or a comma; give one")
+                raise reply.fail("multiple_commands", "two commands joined by 'and', 'or' or a comma; give one")
 
 
 def _thought(value: object, tail: bool = False) -> str:

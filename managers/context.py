@@ -16,7 +16,14 @@ from collections import deque
 from managers.action_memory import ActionMemory
 from managers.game_reader import GameReader
 from managers.map_graph import MapGraph
-from session.commands import LOOK_COMMANDS, PRIMARY_DIRECTIONS, command_words, directions_named, normalize_command
+from session.commands import (
+    LOOK_COMMANDS,
+    PRIMARY_DIRECTIONS,
+    GameDictionary,
+    command_words,
+    directions_named,
+    normalize_command,
+)
 from session.context import AgentContext
 from session.records import GameView, TurnRecord
 
@@ -31,6 +38,8 @@ class ContextBuilder:
         self.harness_commands: deque[bool] = deque(maxlen=history_turns)
         self.reader: GameReader | None = None
         """Reads what the game itself says, for agents shown a prompt (None: the others need none of it)."""
+        self.dictionary: GameDictionary | None = None
+        """The game's dictionary, for agents shown a prompt (None: the others need none of it)."""
         self.room_texts: dict[int | None, str] = {}
         """Room id -> its last full description (on arrival or `look`), from its title line on: one per room."""
         self.heard: dict[int | None, set[str]] = {}
@@ -106,6 +115,7 @@ class ContextBuilder:
             loop_status=loop_status,
             banned=banned,
             rewinds=rewinds,
+            dictionary=self.dictionary,
         )
 
     def _heard_here(self, view: GameView) -> frozenset[str]:

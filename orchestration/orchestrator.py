@@ -31,7 +31,7 @@ from managers.objectives import ObjectiveManager
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
 from orchestration.spending import Spending, usage_line
-from session.commands import PRIMARY_DIRECTIONS, canonical_command, why_not_run
+from session.commands import PRIMARY_DIRECTIONS, GameDictionary, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance, ObjectiveReview
 from session.events import EventType, emit
@@ -176,6 +176,9 @@ class Orchestrator:
         if self.agent.prompted or self.critic.prompted:  # a model reads the prompt: what the game itself says
             self.contexts.reader = GameReader(
                 self.session.answer_on_copy, self.session.object_vocabulary(), self.session.dictionary_word_length
+            )
+            self.contexts.dictionary = GameDictionary.of(
+                (entry.word for entry in self.session.dictionary()), self.session.dictionary_word_length
             )
         self.contexts.begin(self.view)
         if self._rewinding:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 from functools import lru_cache
 from pathlib import Path
@@ -162,6 +164,32 @@ def direction_of(command: str) -> str | None:
 def command_words(command: str) -> list[str]:
     """The words of a command, lower-case, punctuation dropped."""
     return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())
+
+
+_NUMBER = re.compile(r"\$?\d{1,12}(?:[-.:,]\d{1,12}){0,3}")
+"""A number as a game's parser reads it (`25`, `1170`, `576-3190`, `$603`, `10:30`): no dictionary lists one."""
+_WORD_EDGES = ",.!?;:\"'()"
+
+
+@dataclass(frozen=True)
+class GameDictionary:
+    """The words a game's parser knows: its story file's dictionary (read once per emulator,
+    `JerichoSession.dictionary()`), as plain data for whoever reads a command before the game does (agents.reply)."""
+
+    words: frozenset[str]
+    """Every dictionary word, lower-case, cut to `word_length` characters."""
+    word_length: int
+    """Characters the parser keeps of a word: 6 in version 1-3 story files, 9 from version 4. A longer word typed in
+    full (`latitude`) is known by its first `word_length` characters (`latitu`)."""
+
+    @classmethod
+    def of(cls, words: Iterable[str], word_length: int) -> GameDictionary:
+        return cls(frozenset(word.lower()[:word_length] for word in words), word_length)
+
+    def knows(self, word: str) -> bool:
+        """The game's parser reads `word` (punctuation around it left out): a dictionary word or a number."""
+        word = word.strip(_WORD_EDGES).lower()
+        return bool(word) and (word[: self.word_length] in self.words or _NUMBER.fullmatch(word) is not None)
 
 
 def is_wait(command: str) -> bool:

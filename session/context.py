@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from session.commands import canonical_command
+from session.commands import GameDictionary, canonical_command
 from session.records import GameView
 
 FORMAT_RULE = "ONE game command on one line, nothing else: no heading, no label, no explanation"
@@ -145,6 +145,9 @@ class AgentContext:
     """For each turn of `recent`: the harness chose its command (no reply of the agent's could be used)."""
     proposal_thought: str = ""
     """The agent's thought behind the command being judged (LLM agents in thought mode): shown to the critic only."""
+    dictionary: GameDictionary | None = None
+    """The words the game's parser knows, for agents shown a prompt (an LLM's reply is read against them: a line
+    of words the game knows is a command, a sentence it cannot parse is prose); None for the others."""
 
     def with_feedback(self, command: str, reason: str) -> AgentContext:
         return replace(

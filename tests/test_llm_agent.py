@@ -401,6 +401,18 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     assert summary["parse_failures"] == {"empty": 1, "multiple_commands": 2, "refusal": 1, "prose": 1}
 
 
+def test_replies_are_read_against_the_game_dictionary(rom_path, tmp_path, fake_llm):
+    """The agent reads replies with zork1's dictionary: `Going north.` opens with a word the game does not know and
+    is asked again (without the dictionary it would be sent); `what is a grue` reads like English, but the game
+    knows every word of it (Infocom's WHAT IS verb), so it runs."""
+    fake_llm.script("agent", "Going north.", "what is a grue")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url)
+    (record,) = result.records
+    assert [f["kind"] for f in record["parse_failures"]] == ["prose"]
+    assert record["command"] == "what is a grue" and record["fallback"] is None
+    assert "grue" in record["response"].lower() and "know the word" not in record["response"]
+
+
 def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "I will think about it.", "open mailbox")
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, orchestrator={"max_invalid_replies": 1})

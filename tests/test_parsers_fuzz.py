@@ -1,14 +1,15 @@
-"""Property tests of the reply parsers (issue 10): whatever an LLM sends, only a named outcome comes out.
+"""Property tests of the reply parsers: whatever an LLM sends, only a named outcome comes out.
 
-parse_command returns one printable line of bounded length or raises InvalidReply; parse_judgement returns None or
-a float score in [0, 1]; the objective manager's JSON reading returns a dict. No other exception, and no input
-costs more than a bounded amount of work. The examples below the properties pin the inputs that used to crash.
-Issue 30: a command wrapped in any mix of the shapes models write is read as itself or refused, never as another
-command, and a draft command in reasoning never wins over the final one.
+parse_command returns one printable line of bounded length or raises InvalidReply, with or without the game's
+dictionary; parse_judgement returns None or a float score in [0, 1]; the objective manager's JSON reading returns a
+dict. No other exception, and no input costs more than a bounded amount of work. The examples below the properties
+pin inputs that crashed a parser. A command wrapped in any mix of the shapes models write is read as itself or
+refused, never as another command, and a draft command in reasoning never wins over the final one.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import string
 
@@ -28,9 +29,12 @@ from agents.reply import (
     parse_reply,
 )
 from managers.objectives import ObjectiveManager
+from session.commands import GameDictionary
 from session.config import LoopBreakConfig
 from session.context import ObjectiveReview
+from session.jericho_session import JerichoSession
 from session.safe_text import printable
+from tests.conftest import story_file
 from tests.factories import turn_record
 
 FUZZ = settings(
@@ -171,7 +175,7 @@ def test_parse_reply_gives_a_bounded_printable_thought_and_one_command(reply):
     assert thought == printable(thought)  # no control character, no escape sequence, no lone surrogate
 
 
-# -- issue 30: any mix of shapes gives the command or a failure, never another command -----------------------------
+# -- any mix of shapes gives the command or a failure, never another command ---------------------------------------
 COMMANDS = [
     "north",
     "i",
@@ -234,6 +238,35 @@ def test_a_command_in_any_shape_is_read_as_itself_or_refused(case):
     except InvalidReply:
         return
     assert read == command
+
+
+@functools.cache
+def zork1_dictionary() -> GameDictionary:
+    """zork1's dictionary, read from the story file as the orchestrator reads it."""
+    session = JerichoSession(story_file("zork1.z5"))
+    return GameDictionary.of((entry.word for entry in session.dictionary()), session.dictionary_word_length)
+
+
+@FUZZ
+@given(command_shapes())
+def test_with_the_game_dictionary_a_command_in_any_shape_is_read_as_itself_or_refused(case):
+    command, reply = case
+    try:
+        read = parse_reply(reply, zork1_dictionary())[1]
+    except InvalidReply:
+        return
+    assert read == command
+
+
+@FUZZ
+@given(any_text | thought_replies)
+def test_with_the_game_dictionary_any_text_gives_one_printable_line_or_invalid_reply(reply):
+    try:
+        command = parse_command(reply, zork1_dictionary())
+    except InvalidReply as exc:
+        assert exc.kind and exc.detail
+        return
+    assert_is_command(command)
 
 
 @FUZZ
@@ -369,12 +402,23 @@ def test_every_parser_reads_a_hostile_reply():
         "{" + "a:1," * 4_000 + "}",
         '{"tool_calls": ' + "[" * 5_000 + "]" * 5_000 + "}",
         "k9, " * 5_000,
+        "<a>" * 6_000,
+        "[[" * 5_000 + "x" + "]]" * 5_000,
+        "{" + "/*" * 8_000,
+        "| Command |\n|---|\n" + "| north |\n| east |\n" * 1_000,
+        "| a | b |\n|---|---|\n" * 1_500,
+        "🧭 north " * 2_000,
+        "north. " * 3_000,
+        "I'll type " * 2_000 + '"north',
+        "take lamp - " * 3_000,
+        "Command：" + "ｎ" * 15_000,
     ]
     for reply in hostile:
         parse_judgement(reply)
         json_object(reply)
-        with pytest.raises(InvalidReply):
-            parse_command(reply)
+        for dictionary in (None, zork1_dictionary()):
+            with pytest.raises(InvalidReply):
+                parse_command(reply, dictionary)
 
 
 # -- the critic's objective review --------------------------------------------------------------------------------

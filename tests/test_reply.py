@@ -9,7 +9,9 @@ import pytest
 
 from agents.base import InvalidReply
 from agents.reply import MAX_COMMAND_CHARS, MAX_THOUGHT_CHARS, json_object, parse_command, parse_reply, split_reasoning
-from session.commands import why_not_run
+from session.commands import GameDictionary, why_not_run
+from session.jericho_session import JerichoSession
+from tests.conftest import story_file
 
 
 @pytest.mark.parametrize(
@@ -255,3 +257,290 @@ def test_json_object_reads_loose_json():
     assert json_object("{'score': 0.5,}") == {"score": 0.5}
     assert json_object('text {"a": 1} more {"b": 2}') == {"a": 1}
     assert json_object("no json") is None
+
+
+# -- the game's dictionary decides what a line of words is ----------------------------------------------------------
+STORY_FILES = (
+    *("zork1.z5", "zork3.z5", "lostpig.z8", "karn.z5"),
+    *("hhgg.z3", "sherlock.z5", "wishbringer.z3", "seastalker.z3"),
+)
+
+
+@pytest.fixture(scope="module")
+def dictionaries() -> dict[str, GameDictionary]:
+    """The dictionaries of a few corpus games, read from their story files as the orchestrator reads them."""
+    found = {}
+    for name in STORY_FILES:
+        session = JerichoSession(story_file(name))
+        words = (entry.word for entry in session.dictionary())
+        found[name.split(".")[0]] = GameDictionary.of(words, session.dictionary_word_length)
+    return found
+
+
+def test_a_dictionary_knows_numbers_and_words_typed_in_full():
+    """Version 1-3 story files keep 6 letters of a word: `latitude` typed in full is the dictionary's `latitu`."""
+    cutthroat_like = GameDictionary.of(["latitu", "longit", "is", "set"], 6)
+    assert all(cutthroat_like.knows(word) for word in ["latitude", "LONGITUDE", "is", "25", "576-3190", "$603", "is,"])
+    assert not cutthroat_like.knows("lat") and not cutthroat_like.knows("going") and not cutthroat_like.knows("")
+    assert parse_command("latitude is 25", cutthroat_like) == "latitude is 25"
+    assert parse_command('{"thought": "the chart", "command": "longitude is 25"}', cutthroat_like) == "longitude is 25"
+    with pytest.raises(InvalidReply) as caught:
+        parse_command("latitude is 25")  # without the game's words, `is` makes it a sentence
+    assert caught.value.kind == "prose"
+
+
+@pytest.mark.parametrize(
+    ("game", "reply", "command"),
+    [
+        ("zork1", "what is a grue", "what is a grue"),  # Infocom's WHAT IS and WHERE IS verbs
+        ("zork1", "Where is the troll?", "where is the troll?"),
+        ("zork3", "set dial to 776", "set dial to 776"),
+        ("sherlock", "wait for 36 hours", "wait for 36 hours"),
+        ("zork1", "say 42", "say 42"),
+        ("zork1", 'say "hello, is anyone there?"', 'say "hello, is anyone there?"'),
+        ("lostpig", "ask gnome about what is behind the curtain", "ask gnome about what is behind the curtain"),
+        ("karn", "k9, shoot door", "k9, shoot door"),
+        ("hhgg", "Marvin, open the hatch", "marvin, open the hatch"),
+        ("zork1", "explore the forest", "explore the forest"),  # a short command the game answers itself
+        ("zork1", "dungeon master, wander about the whole place", "dungeon master, wander about the whole place"),
+    ],
+)
+def test_a_line_the_game_reads_is_a_command(dictionaries, game, reply, command):
+    assert parse_command(reply, dictionaries[game]) == command
+
+
+@pytest.mark.parametrize(
+    ("game", "reply"),
+    [
+        ("zork1", "Going north."),
+        ("zork1", "Moving on to explore the forest."),
+        ("zork1", "Nothing to do here but wait"),
+        ("zork1", "Checking the inventory first."),
+        ("zork1", "Heading west toward the house."),
+        ("wishbringer", "I will wait here."),  # the game knows every word; `I` still opens a sentence
+        ("seastalker", "Let's wait here."),
+        ("zork1", "where am i?"),
+    ],
+)
+def test_a_sentence_the_game_cannot_read_is_prose(dictionaries, game, reply):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply, dictionaries[game])
+    assert caught.value.kind == "prose"
+
+
+def test_without_a_dictionary_the_shape_of_the_words_decides():
+    """Other callers give no dictionary: no word is known to be unknown, and `is` reads as a sentence."""
+    assert parse_command("Going north.") == "going north"
+    with pytest.raises(InvalidReply):
+        parse_command("what is a grue")
+
+
+# -- decorations, brackets and sentinels -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "– open mailbox",
+        "— open mailbox",
+        "• open mailbox",
+        "◦ open mailbox",
+        "▪ open mailbox",
+        "‣ open mailbox",
+        "➤ open mailbox",
+        "→ open mailbox",
+        "-> open mailbox",
+        "✓ open mailbox",
+        "a) open mailbox",
+        "- [ ] open mailbox",
+        "- [x] open mailbox",
+        "📬 open mailbox",
+        "open mailbox 📬",
+        "👉 **open mailbox**",
+        "➡️ open mailbox",
+        "open mailbox\u200b",
+        "[open mailbox]",
+        "[[open mailbox]]",
+        "<<open mailbox>>",
+        "«open mailbox»",
+        "【open mailbox】",
+        "<start> open mailbox <end>",
+        "<BEGIN>open mailbox<END>",
+        "<cmd>open mailbox</cmd>",
+        "<next_command>open mailbox</next_command>",
+        "[COMMAND] open mailbox [/COMMAND]",
+        "ｏｐｅｎ ｍａｉｌｂｏｘ",
+    ],
+)
+def test_decorations_brackets_and_sentinels_around_a_command(reply):
+    assert parse_command(reply) == "open mailbox"
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        ("go <direction>", "invalid_characters"),  # a template's placeholder
+        ("<north> or <south>", "invalid_characters"),
+        ("[north] [east]", "invalid_characters"),
+        ("🤔", "empty"),
+        ("– north\n– east", "multiple_commands"),
+        ("\ufffdnorth\ufffd", "invalid_characters"),  # text that could not be decoded is no decoration
+        ("\ud800north\udfff", "invalid_characters"),
+    ],
+)
+def test_a_placeholder_several_bracketed_commands_or_undecodable_text_is_no_command(reply, kind):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply)
+    assert caught.value.kind == kind
+
+
+# -- labels ------------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Next command -> take lamp",
+        "Command => take lamp",
+        "Command → take lamp",
+        "Input >> take lamp",
+        "COMMAND — take lamp",
+        "Command：take lamp",
+        "Final answer: take lamp",
+        "**Final answer:** take lamp",
+        "I'll type: take lamp",
+        "I will enter: take lamp",
+        "Decision: take lamp",
+        "Executing: take lamp",
+        "[Command]: take lamp",
+        "Let's go with: take lamp",
+        "✅ Command: take lamp",
+        "<think>the lamp</think>\n\n## Final Answer\n\ntake lamp",
+        "<|START_THINKING|>Command: north? No.<|END_THINKING|><|START_RESPONSE|>take lamp<|END_RESPONSE|>",
+        "| Step | Command |\n|---|---|\n| 1 | take lamp |",
+        "| Command | Why |\n| :-- | :-- |\n| `take lamp` | light |",
+    ],
+)
+def test_labels_in_other_phrasings_and_separators(reply):
+    assert parse_command(reply) == "take lamp"
+
+
+def test_a_table_of_several_commands_is_several_commands():
+    with pytest.raises(InvalidReply) as caught:
+        parse_command("| Command |\n|---|\n| north |\n| east |")
+    assert caught.value.kind == "multiple_commands"
+
+
+# -- a command and a sentence about it -----------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ("Command: open mailbox. This should reveal what's inside.", "open mailbox"),
+        ("north. The path there is unexplored.", "north"),
+        ("take lamp - it will light the way", "take lamp"),
+        ("read leaflet — it might have instructions", "read leaflet"),
+        ("open trap door. It is time to go down.", "open trap door"),
+        ("move rug\n\nThis may reveal a trap door.", "move rug"),
+        ("examine altar (to learn more). I expect an inscription.", "examine altar"),
+        ("north\nThe troll blocks the way north, but it sleeps.", "north"),
+    ],
+)
+def test_a_command_followed_by_a_sentence_about_it(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "north. Actually, east is better.",
+        "Command: wait. Then north.",
+        "north. East is where I want to go.",
+        "south. Or maybe west.",
+        "west\n\nOn second thought, go north instead.",
+        "north\nActually, east is better.",
+        "open mailbox. take leaflet",
+        'north. "east" would work too.',
+    ],
+)
+def test_a_sentence_that_takes_the_command_back_or_adds_one_is_no_command(reply):
+    with pytest.raises(InvalidReply):
+        parse_command(reply)
+
+
+def test_a_sentence_after_a_word_the_game_does_not_know_is_all_prose(dictionaries):
+    """`Still dark here.` is no command the game reads followed by a comment: the whole reply is prose."""
+    with pytest.raises(InvalidReply):
+        parse_command("Still dark here. Need a light source.", dictionaries["zork1"])
+
+
+# -- a command quoted in a sentence announcing it --------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ('I\'ll type "open mailbox".', "open mailbox"),
+        ("Let's try `climb tree`.", "climb tree"),
+        ('My command is "take leaflet".', "take leaflet"),
+        ("The next command should be `turn on lamp`.", "turn on lamp"),
+        ("I will go with 'examine the mailbox'.", "examine the mailbox"),
+    ],
+)
+def test_a_command_quoted_at_the_end_of_a_sentence_announcing_it(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'I tried "north" before and it failed, so I\'m unsure.',  # quoted, but not the end of the sentence
+        'Either "east" or "west" would work.',
+        "I'd recommend `read leaflet`.",  # no word announcing what is typed
+        'The command "open trap door" seems best.',
+        "I'll try `north` or `east`.",
+    ],
+)
+def test_a_quoted_command_merely_mentioned_is_no_command(reply):
+    with pytest.raises(InvalidReply):
+        parse_command(reply)
+
+
+# -- several commands ------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "open mailbox & take leaflet",
+        "north / east",
+        "north or east",
+        "look + wait",
+        "open window → enter window",
+        "open window -> enter window",
+        '{"thought": "undecided", "command": "north or south"}',
+        '{"thought": "two lines", "command": "open mailbox\\nread leaflet"}',
+    ],
+)
+def test_commands_joined_by_a_symbol_or_offered_as_a_choice_are_several(reply):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply)
+    assert caught.value.kind == "multiple_commands"
+
+
+# -- JSON as models damage or wrap it --------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{\n  "thought": "closed", // it may hold a leaflet\n  "command": "open mailbox"\n}',
+        '{\n  // first\n  "thought": "it\'s closed",\n  /* then */\n  "command": "open mailbox"\n}',
+        '{"thought": "", "command": "open mailbox" /* it is closed */}',
+        '{"thought": "The box\nis closed.", "command": "open mailbox"}',
+        "{'thought': 'The box\nis closed', 'command': 'open mailbox',}",
+        '```jsonc\n{"thought": "see http://x.org", // a comment\n "command": "open mailbox"}\n```',
+        '{"result": {"next": {"command": "open mailbox"}}}',
+        '{"final_command": "open mailbox"}',
+        '{"nextCommand": "open mailbox"}',
+        '{"command_to_execute": "open mailbox", "command_reason": "closed"}',
+        '{"command": {"text": "open mailbox"}}',
+        '{"previous_command": "north", "next_action": "open mailbox"}',
+        '{"thought": "🗝️", "command": "open mailbox 📬"}',
+    ],
+)
+def test_json_with_comments_line_breaks_and_other_keys(reply):
+    assert parse_command(reply) == "open mailbox"
+
+
+def test_json_object_reads_comments_and_line_breaks():
+    assert json_object('{"score": 0.5, // sure\n "reason": "two\nlines"}') == {"score": 0.5, "reason": "two\nlines"}
