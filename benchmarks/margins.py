@@ -10,15 +10,20 @@ games they were not: the method by which the loop break's thresholds are chosen 
 3rd, 5th...) and the *held-out* half (the 2nd, 4th...); every game outside the corpus (the five more Jericho games,
 generated games) is held out. A threshold is chosen on the tuning half and reported on both.
 
+Record the runs with the loop break off (`--set loop_break.enabled=false`): every run plays to its end, and each is
+replayed here under the configuration given (`--set` for other settings), exactly, since forced runs play the same
+commands whatever the loop break says.
+
 **Pressure.** Every detector says, after each turn, how near each of its stops, bans and gates is
 (`Detector.pressure`): the count it has reached over the count that sets it off, 1.0 when it does. A healthy run's
 records (optimal and noisy walkthroughs up to their last healthy turn, forced) are replayed through a fresh loop break
 and the peak of each pressure kept. **A rule is safe when no healthy run of any game reaches 1/1.5 of its threshold**
 (pressure below 0.667): a rule tuned to within 1.5x of healthy play on the games at hand fails on others.
 
-Alongside, from the runs as played: warnings shown, penalties on a walkthrough's own steps, steps a penalty turned to
-reject, and the walkthrough through the LLM path (steps not run as written); and the stuck loops cut from the
-walkthroughs, turns from each loop's start to its end against its target, per half.
+Alongside, in the same replay: the warnings a healthy run would be shown, and the penalties on its own steps (each
+judged at NOMINAL_SCORE: lowered, and lowered below the rejection threshold); from the walkthrough through the LLM
+path as played, the steps not run as written; and the stuck loops cut from the walkthroughs, turns from each loop's
+start to its end against its target, per half.
 """
 
 from __future__ import annotations
@@ -27,15 +32,16 @@ import argparse
 import json
 import sys
 from collections import defaultdict
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.corpus import LLM_WALKTHROUGH, _target
+from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target
 from benchmarks.provenance import command, commit
 from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
-from session.records import GameView, TurnRecord
+from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord
 
 SAFE_MARGIN = 1.5
 """Healthy play must stay below 1/SAFE_MARGIN of every threshold."""
@@ -53,25 +59,52 @@ def half(stem: str) -> str:
     return "tuning" if stem in TUNING else "held-out"
 
 
-def pressures(records: list[dict], config: GameConfiguration) -> tuple[dict[str, float], int]:
-    """The peak of every detector's pressures over the records, replayed through a fresh LoopBreak, and the turns
-    that would show a stuck warning."""
+@dataclass
+class Replay:
+    """A forced run's records replayed through a fresh loop break (exact: its commands ran whatever it said)."""
+
+    peaks: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    """The peak of every detector's pressure."""
+    warned: int = 0
+    """Turns that would show a stuck warning."""
+    penalised: int = 0
+    """Turns whose own command a penalty would lower, judged at NOMINAL_SCORE."""
+    turned: int = 0
+    """Of those, turns it would lower below the rejection threshold: a player following it would be turned away."""
+    stop: int | None = None
+    """The turn a stop rule would end the run (None: none would)."""
+
+
+NOMINAL_SCORE = 0.8
+"""The critic's score a step is judged at in a replay: the scripted LLM critic's, a plausible command's."""
+
+
+def replay(records: list[dict], config: GameConfiguration) -> Replay:
+    """Replay `records` through a fresh LoopBreak under `config`, up to a stop."""
     game_map = MapGraph()
-    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5)
-    peaks: dict[str, float] = defaultdict(float)
-    warned = 0
+    threshold = config.gameplay.critic_rejection_threshold
+    loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), threshold)
+    replayed = Replay()
     for data in records:
         record = TurnRecord(**data)
-        view = GameView(record.room_id_before, record.room_name_before, record.score_before, 0, (), (), "", "")
+        view = GameView(
+            record.room_id_before, record.room_name_before, record.score_before, 0, (), (), record.world_hash_before, ""
+        )
         if loop_break.status(record.turn, view, (), []).warning:
-            warned += 1
+            replayed.warned += 1
+        judged = loop_break.adjust(record.command, Judgement(NOMINAL_SCORE, ""), view, [], record.turn)
+        replayed.penalised += judged.score < NOMINAL_SCORE
+        replayed.turned += judged.score < threshold
         record.events = []
         game_map.observe(record)
         verdict = loop_break.observe(record)
         for detector in loop_break.detectors.values():
             for name, value in detector.pressure(verdict.progress.turns_stuck, loop_break.stretch).items():
-                peaks[name] = max(peaks[name], value)
-    return dict(peaks), warned
+                replayed.peaks[name] = max(replayed.peaks[name], value)
+        if verdict.terminate and verdict.reason in LOOP_ENDINGS:
+            replayed.stop = record.turn
+            break
+    return replayed
 
 
 def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
@@ -84,31 +117,37 @@ def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
         healthy = records
     else:
         healthy = [r for r in records if r["turn"] <= row["healthy_until"]]
-    peaks, warned = pressures(healthy, config)
-    penalised = sum(
-        any(e["event_type"] == "loop_penalty_applied" and e.get("command") == r["command"] for e in r["events"])
-        for r in healthy
-    )
+    replayed = replay(healthy, config)
     return {
         "stem": row["stem"],
         "run": f"{row['kind']}/{row['variant']}",
-        "stopped": row.get("false_stop") or bool(row.get("stopped")),
-        "pressure": peaks,
-        "warned": warned,
-        "penalised": penalised,
-        "turned_to_reject": row.get("healthy_turned_to_reject", 0),
+        "stopped": replayed.stop is not None or bool(row.get("stopped")),
+        "pressure": dict(replayed.peaks),
+        "warned": replayed.warned,
+        "penalised": replayed.penalised,
+        "turned_to_reject": replayed.turned,
         "not_run_as_written": row.get("refused_steps", 0),
     }
 
 
-def stuck_figures(row: dict) -> dict:
+def stuck_figures(row: dict, config: GameConfiguration) -> dict:
+    """When a stuck loop ends under `config`, replayed from its records (the game may end it first: a death)."""
+    records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()] if row.get("records") else []
+    if records:
+        stop = replay(records, config).stop
+        if stop is None and (records[-1]["game_over"] or records[-1]["victory"]):
+            stop = records[-1]["turn"]
+        ended_after = None if stop is None or stop < row["loop_start"] else stop - row["loop_start"] + 1
+    else:
+        ended_after = row["ended_after"]
+    target = _target(row["kind"])
     return {
         "stem": row["stem"],
         "run": f"{row['kind']}/{row['variant']}",
         "kind": row["kind"],
-        "target": _target(row["kind"]),
-        "ended_after": row["ended_after"],
-        "within_target": row["within_target"],
+        "target": target,
+        "ended_after": ended_after,
+        "within_target": ended_after is not None and 0 < ended_after <= target,
     }
 
 
@@ -133,7 +172,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
             if figures is not None:
                 healthy.append(figures)
         elif row["kind"] in STUCK_KINDS and row["mode"] == "forced":
-            stuck.append(stuck_figures(row))
+            stuck.append(stuck_figures(row, config))
     rules = sorted({name for h in healthy for name in h["pressure"]})
     per_rule = {}
     for name in rules:
@@ -238,13 +277,14 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", action="append", required=True, help="an --out folder of benchmarks.corpus or .generated run"
     )
     parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="replay under this")
     parser.add_argument("--out", default="benchmarks/results/margins")
     args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
     try:
-        config = GameConfiguration.from_toml(args.config)
+        config = GameConfiguration.from_toml(args.config, _overrides(args.set))
         rows = load([Path(folder) for folder in args.runs])
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
