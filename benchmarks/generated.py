@@ -81,6 +81,27 @@ def tw_make() -> str:
     return on_path
 
 
+def read_game(path: Path, kind: str, seed: int, options: tuple[str, ...]) -> Generated:
+    """A made game, from TextWorld's json beside it; writes its walkthrough beside it (`<game>.walkthrough`)."""
+    data = json.loads(path.with_suffix(".json").read_text())
+    metadata = data.get("metadata") or {}
+    quests = data.get("quests") or []
+    walkthrough = metadata.get("walkthrough") or [c for quest in quests for c in quest.get("commands", [])]
+    max_score = metadata.get("max_score") or sum(quest.get("reward", 0) for quest in quests)
+    path.with_suffix(WALKTHROUGH_SUFFIX).write_text("\n".join(walkthrough) + "\n")
+    return Generated(str(path), kind, seed, options, len(walkthrough), int(max_score))
+
+
+def made_before(folder: Path) -> list[Generated]:
+    """The games an earlier run made into `folder` (`--games`), named `<kind>-<seed>.z8`."""
+    games = []
+    for path in sorted(folder.glob("*.z8")):
+        kind, _, seed = path.stem.partition("-")
+        if kind in ("quest", "cooking") and seed.isdigit() and path.with_suffix(".json").is_file():
+            games.append(read_game(path, kind, int(seed), ()))
+    return games
+
+
 def make(kind: str, seed: int, index: int, folder: Path) -> Generated | None:
     """Make one game; None when TextWorld could not make one from this seed in MAKE_SECONDS."""
     if kind == "quest":
@@ -100,13 +121,7 @@ def make(kind: str, seed: int, index: int, folder: Path) -> Generated | None:
         )
     except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
         return None
-    data = json.loads(path.with_suffix(".json").read_text())
-    metadata = data.get("metadata") or {}
-    quests = data.get("quests") or []
-    walkthrough = metadata.get("walkthrough") or [c for quest in quests for c in quest.get("commands", [])]
-    max_score = metadata.get("max_score") or sum(quest.get("reward", 0) for quest in quests)
-    path.with_suffix(WALKTHROUGH_SUFFIX).write_text("\n".join(walkthrough) + "\n")
-    return Generated(str(path), kind, seed, options, len(walkthrough), int(max_score))
+    return read_game(path, kind, seed, options)
 
 
 def make_all(quests: int, cooking: int, seeds: list[int], folder: Path) -> tuple[list[Generated], list[int]]:
@@ -207,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cooking", type=int, default=20, help="cooking games to make")
     parser.add_argument("--seeds", help="comma-separated TextWorld seeds, used in turn (default: drawn anew)")
     parser.add_argument("--games", help="keep the made games in this folder (default: a temporary one)")
+    parser.add_argument("--made", help="play the games an earlier run kept (its --games folder) instead of new ones")
     parser.add_argument("--kinds", default=DEFAULT_KINDS, help="the corpus benchmark's kinds to run on them")
     parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
     parser.add_argument("--noisy-seeds", default="1", help="noisy: seeds")
@@ -232,7 +248,10 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as temporary:
         folder = Path(args.games or temporary)
         folder.mkdir(parents=True, exist_ok=True)
-        games, skipped = make_all(args.quests, args.cooking, seeds, folder)
+        if args.made:
+            games, skipped = made_before(Path(args.made)), []
+        else:
+            games, skipped = make_all(args.quests, args.cooking, seeds, folder)
         checks = [walkthrough_check(game, args.config, Path(temporary) / "episodes") for game in games]
         runs = argparse.Namespace(
             kinds=args.kinds.split(","),

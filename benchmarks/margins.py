@@ -79,8 +79,9 @@ NOMINAL_SCORE = 0.8
 """The critic's score a step is judged at in a replay: the scripted LLM critic's, a plausible command's."""
 
 
-def replay(records: list[dict], config: GameConfiguration) -> Replay:
-    """Replay `records` through a fresh LoopBreak under `config`, up to a stop."""
+def replay(records: list[dict], config: GameConfiguration, through: bool = False) -> Replay:
+    """Replay `records` through a fresh LoopBreak under `config`, up to a stop (`through`: to the end, the stop
+    kept: how close a healthy run comes to every rule after one fired too)."""
     game_map = MapGraph()
     threshold = config.gameplay.critic_rejection_threshold
     loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), threshold)
@@ -101,9 +102,10 @@ def replay(records: list[dict], config: GameConfiguration) -> Replay:
         for detector in loop_break.detectors.values():
             for name, value in detector.pressure(verdict.progress.turns_stuck, loop_break.stretch).items():
                 replayed.peaks[name] = max(replayed.peaks[name], value)
-        if verdict.terminate and verdict.reason in LOOP_ENDINGS:
+        if verdict.terminate and verdict.reason in LOOP_ENDINGS and replayed.stop is None:
             replayed.stop = record.turn
-            break
+            if not through:
+                break
     return replayed
 
 
@@ -117,7 +119,7 @@ def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
         healthy = records
     else:
         healthy = [r for r in records if r["turn"] <= row["healthy_until"]]
-    replayed = replay(healthy, config)
+    replayed = replay(healthy, config, through=True)
     return {
         "stem": row["stem"],
         "run": f"{row['kind']}/{row['variant']}",

@@ -68,6 +68,11 @@ READ_LINE = 228
 """The Z-machine's `read` (a line of input), as opposed to READ_CHAR."""
 READ_CHAR = 246
 """The Z-machine's `read_char`: the game waits for one key."""
+TIME_SEED = -1
+"""Jericho's seed when none is given and its bindings hold none: the random numbers change with the clock."""
+DEFAULT_SEED = 1
+"""The seed of a game whose walkthrough names none (lgop, every TextWorld game): its episodes, restores and resumes
+repeat exactly, as those of Jericho's seeded games do."""
 OPENING_KEYS = 3
 """Keys given at most to a game without bindings that opens waiting for one (a title screen, then an epigraph)."""
 WALKTHROUGH_SUFFIX = ".walkthrough"
@@ -310,6 +315,9 @@ class JerichoSession:
         self._text = ""
         self._opening = ""
         """The text the game printed when it opened (reset)."""
+        if self.env._seed == TIME_SEED:  # neither given nor in Jericho's bindings: a fixed one, as runs repeat
+            seed = DEFAULT_SEED
+            self.env.seed(seed)
         self._seed = seed
         self._shadow: Any = None
         self._before: Any = None

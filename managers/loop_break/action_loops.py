@@ -103,18 +103,25 @@ class SignatureLoopDetector:
 
 # -- identical consecutive commands ---------------------------------------------------------------------------
 class IdenticalActionDetector:
+    """The same command again and again, each time changing nothing. A command that changes the world each time
+    (curses' sceptre, spun until the wanted word comes up) is the game reacting: trying one's luck, as waiting for a
+    timed event is, and the stop rules end it when it leads nowhere. (The answer is no guide: zork1 refuses a push
+    with one of three canned sentences at random.)"""
+
     def __init__(self, warning: int, recovery: int, ban_turns: int):
         self.warning = warning
         self.recovery = recovery
         self.ban_turns = ban_turns
         self.last_command = ""
         self.count = 0
+        """The same command in a row, each after the first changing nothing."""
         self.bans: dict[str, int] = {}
         """Normalised command -> last turn of its ban."""
 
     def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
         command = canonical_command(record.command)
-        self.count = self.count + 1 if command == self.last_command else 1
+        again = command == self.last_command and record.changed_nothing
+        self.count = self.count + 1 if again else 1
         if is_wait(command):
             self.count = 0  # waiting for a timed event is play; an endless wait ends by the stop rules
         self.last_command = command
