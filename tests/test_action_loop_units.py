@@ -336,3 +336,24 @@ def test_a_move_rejected_for_good_opens_again_once_every_other_way_is_a_wall():
     game_map.observe(turn_record(31, command=walls[-1], room_id_before=1, room_id_after=1))
     assert breaker.blocked("w", hall, events, 32) is None and breaker.blocked("south", hall, events, 32) is None
     assert not {"west", "south"} & set(breaker.status(32, hall, (), events).banned)
+
+
+def test_a_move_the_game_took_is_never_rejected_for_good_there():
+    """Curses' maze: the walkthrough walks `south` again and again inside one room id. A move the game took from a
+    room (it moved the player, or changed the world without refusing the way) stays possible there however often it
+    is re-proposed after rejections; one the game refused (a wall) is rejected for good as before."""
+    game_map = MapGraph()
+    breaker = LoopBreak(LoopBreakConfig(), game_map, DestinationPredictor("map", game_map))
+    maze = GameView(1, "Maze", 0, 0, (), (), "h", "")
+    taken = turn_record(1, command="s", room_id_before=1, room_id_after=1, world_hash_after="moved")
+    wall = turn_record(2, command="w", room_id_before=1, room_id_after=1, result_category="blocked_exit")
+    for record in (taken, wall):
+        game_map.observe(record)
+        breaker.observe(record)
+    events: list[dict] = []
+    for turn in range(3, 8):
+        breaker.note_rejection(turn, 1, "south", events)
+        breaker.note_rejection(turn, 1, "west", events)
+    assert breaker.blocked("south", maze, events, 9) is None
+    assert breaker.blocked("west", maze, events, 9) is not None
+    assert "south" not in breaker.status(9, maze, (), events).banned
