@@ -312,14 +312,14 @@ def _still_wins(
     env = explorer.session.env
     snapshot = explorer.session.snapshot()
     limit = len(rest) if horizon is None else horizon
-    try:
+    try:  # a step's answer says whether the game ended (won or lost) and its score: one call to the emulator
         for command in detour:
-            env.step(command)
-            if env.game_over():
+            _, _, ended, _ = env.step(command)
+            if ended and env.game_over():
                 return False
         for command, expected in zip(rest[:limit], clean[:limit]):
-            env.step(command)
-            if env.get_score() != expected.score or (expected.over and not (env.victory() or env.game_over())):
+            _, _, ended, info = env.step(command)
+            if info["score"] != expected.score or (expected.over and not ended):
                 return False
         return not env.game_over() or (len(rest) <= limit and bool(clean) and clean[-1].over)
     finally:

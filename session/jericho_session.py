@@ -7,25 +7,26 @@ import os
 import re
 import struct
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-from jericho import ZObject
 from loguru import logger
 
 from session.commands import why_not_run
+from session.emulator import DEFAULT_TIME_LIMIT, LIVE, SHADOW, Emulator, EmulatorFailed, Observation
+from session.events import EventType
 from session.outcomes import title_like
 from session.records import GameObject, GameView
 from session.story_file import UnplayableStory, check_header
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
-# Jericho's object record (ZObject) past its number and name: parent, sibling, child, attributes, property numbers
-_PAST_THE_NAME = slice(ZObject.parent.offset, None)
+_T = TypeVar("_T")
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
@@ -61,9 +62,10 @@ class Trial:
 
     @cached_property
     def changed(self) -> bool:
-        """The command changed the room, the score, what the player holds, the world (as `world_hash` tells it
-        apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
-        here!". Read on demand (it costs more than the step), and only before either emulator runs again."""
+        """The command changed the room, the score, what the player holds, the world (as `GameView.world_hash`
+        tells it apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
+        here!". Read on demand (it costs more than the step), and only before the live game moves on. True when
+        the shadow emulator failed while it was read: a change that cannot be ruled out."""
         return self._changed()
 
 
@@ -200,22 +202,11 @@ def _readable(name: str) -> str:
 _CAMEL = re.compile(r"([a-z])([A-Z])")
 
 
-def _world_digest(env: Any, special: np.ndarray) -> str:
-    """`JerichoSession.world_hash` of any emulator of the game (the live one or the shadow)."""
-    objects = env.get_world_objects(clean=True)
-    records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
-    digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
-    digest.update(special.tobytes())
-    return digest.hexdigest()
-
-
-def start_emulator(path: Path, seed: int | None) -> Any:
-    """A new FrotzEnv. Jericho copies its C library to a temporary folder for every emulator: a full disk there is
-    a StoryFileError (one clear line), not a traceback."""
-    from jericho import FrotzEnv  # imported here so that config errors never pay for loading the C core
-
+def start_emulator(path: Path, seed: int | None, role: str = LIVE, time_limit: float = DEFAULT_TIME_LIMIT) -> Emulator:
+    """A new FrotzEnv, in a process of its own (session.emulator). Jericho copies its C library to a temporary
+    folder for every emulator: a full disk there is a StoryFileError (one clear line), not a traceback."""
     try:
-        return FrotzEnv(str(path), seed=seed)
+        return Emulator(path, seed, role, time_limit)
     except OSError as exc:
         raise StoryFileError(f"cannot start the Z-machine emulator for {path.name}: {exc.strerror or exc}") from None
 
@@ -235,16 +226,23 @@ def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
 
 
 class JerichoSession:
-    """Wraps `jericho.FrotzEnv`: short verbs, no hidden state beyond the emulator and the last response."""
+    """Wraps `jericho.FrotzEnv`: short verbs, no hidden state beyond the emulator and the last response.
 
-    def __init__(self, story_file: str | Path, seed: int | None = None):
+    Both emulators (the live game and the shadow) run in processes of their own (session.emulator), each call
+    within `time_limit` seconds. A crash or a hang of the shadow skips the probe it played (`probe_failures` counts
+    them; the next probe starts a fresh shadow); one of the live game raises EmulatorFailed, which ends the episode.
+    """
+
+    def __init__(self, story_file: str | Path, seed: int | None = None, time_limit: float = DEFAULT_TIME_LIMIT):
         path = Path(story_file)
         if not path.is_file():
             raise StoryFileError(f"story file not found: {path}. Put zork1.z5 (md5 {ZORK1_MD5}) there.")
         story = check_story_bytes(path)
+        self.time_limit = time_limit
+        """Seconds each call to an emulator may take (session.emulator.DEFAULT_TIME_LIMIT says why its default)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.env = start_emulator(path, seed)
+            self.env = start_emulator(path, seed, LIVE, time_limit)
         self.supported = bool(self.env.is_fully_supported)
         if not self.supported or caught:
             logger.warning(
@@ -256,16 +254,25 @@ class JerichoSession:
         self.version = story[0]
         self.objects = ObjectTable(story)
         self.player = int(self.env.player_obj_num or 0)
+        self.max_score: int = self.env.get_max_score()
+        """The game's maximum score as Jericho knows it (0: unknown), read once: the summary of an episode whose
+        emulator crashed needs it too."""
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
         self._seed = seed
-        self._shadow: Any = None
+        self._shadow: Emulator | None = None
         self._before: Any = None
         """Emulator state the last command ran from (for `idle_world`)."""
         self._anchor: tuple[Any, int] = (None, 0)
         """The state the latest command read as a line ran from (None: the reset), and the commands run before it."""
-        self._idle: WorldSnapshot | None = None
+        self._idle: tuple[WorldSnapshot | None] | None = None
+        """`idle_world`'s answer this turn, once asked (None inside: the shadow failed)."""
+        self._copies: tuple[tuple | None, dict[str, tuple[str, Observation] | None]] = (None, {})
+        """The live state the shadow last played commands from, and each command's answer from it (`_on_copy`)."""
+        self.probe_failures: Counter[str] = Counter()
+        """Probes skipped this episode because the shadow emulator crashed or hung, by probe (`idle_world`,
+        `trial`, `noisy_globals`, `jericho_noise`)."""
         self._dictionary: list[Any] | None = None
         self._titles: dict[int, str] = {}
         """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
@@ -277,8 +284,11 @@ class JerichoSession:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
+        if not self.env.alive:  # the last episode ended with a failure of the live emulator: start a fresh one
+            self.env = self._start(LIVE)
         self._text, _ = self.env.reset()
         self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
+        self.probe_failures = Counter()
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         self.rooms_container = self._find_rooms_container(self.world())
         self.view = self.observe()
@@ -289,12 +299,12 @@ class JerichoSession:
         reason = why_not_run(command)
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
-        self._before, self._idle = self.env.get_state(), None
-        if self._before[NEXT_OPCODE] == READ_LINE:
-            self._anchor = (self._before, len(self.commands))
-        self._text, _, _, _ = self.env.step(command)
+        before, self._text, after = self.env.play(command)
+        self._before, self._idle = before, None
+        if before[NEXT_OPCODE] == READ_LINE:
+            self._anchor = (before, len(self.commands))
         self.commands.append(command)
-        self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]))
+        self.view = self.observe(after.rng != tuple(before[RNG_STATE]), after)
         return self.view
 
     def close(self) -> None:
@@ -302,21 +312,23 @@ class JerichoSession:
         if self._shadow is not None:
             self._shadow.close()
 
-    # -- reading the machine -----------------------------------------------------------------------------
-    def _rng(self) -> tuple[int, int, int]:
-        """The emulator's random-number generator state, as `get_state` holds it."""
-        lib = self.env.frotz_lib
-        return lib.getRngA(), lib.getRngInterval(), lib.getRngCounter()
+    def _start(self, role: str) -> Emulator:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
+            return start_emulator(self.story_file, self._seed, role, self.time_limit)
 
+    # -- reading the machine -----------------------------------------------------------------------------
     def world(self) -> WorldSnapshot:
         """The object tree, attributes and globals as they are in memory now."""
-        return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
+        now = self.env.observe(hashed=False)
+        return self.objects.snapshot(now.ram, now.special)
 
-    def observe(self, rolled_dice: bool = False) -> GameView:
-        """The game as it stands; `rolled_dice` is for `step` to say whether the command drew random numbers."""
-        ram = self.env._get_ram()
-        world = self.objects.snapshot(ram, self.env._get_special_ram())
-        ram = ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
+    def observe(self, rolled_dice: bool = False, now: Observation | None = None) -> GameView:
+        """The game as it stands; `rolled_dice` is for `step` to say whether the command drew random numbers, and
+        `now` what the live emulator gave with the command's answer."""
+        now = now or self.env.observe()
+        world = self.objects.snapshot(now.ram, now.special)
+        ram = now.ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
         room = self.player_room(world)
         held = world.contents(self.player) if self.player else []
         inventory = tuple(self._named(ram, num) for num in held)
@@ -326,14 +338,14 @@ class JerichoSession:
         return GameView(
             room_id=room,
             room_name=self._room_title(ram, room, arrived) if room is not None else "(nowhere)",
-            score=self.env.get_score(),
-            moves=self.env.get_moves(),
+            score=now.score,
+            moves=now.moves,
             inventory=tuple(obj for obj in inventory if obj.name),
             room_objects=tuple(obj for obj in room_objects if obj.name),
-            world_hash=self.world_hash(world.special),
+            world_hash=now.world_hash,
             text=self._text,
-            game_over=self.env.game_over(),
-            victory=self.env.victory(),
+            game_over=now.game_over,
+            victory=now.victory,
             world=world,
             held_inside=tuple(obj for obj in inside if obj.name),
             rolled_dice=rolled_dice,
@@ -369,16 +381,15 @@ class JerichoSession:
         Played on a shadow emulator, a second FrotzEnv with its own copy of the C core, so the game itself is never
         touched: Jericho's restore is not exact on every game (sherlock, and tryst205 at a "press a key" prompt,
         play differently after a step run and undone on the same emulator: `restore` says what its state leaves out).
-        Computed once per turn, on demand.
+        Computed once per turn, on demand. None when the shadow crashed or hung on it, as before the first command:
+        every change then counts as the command's (managers.novelty).
         """
         if self._before is None:
             return None
         if self._idle is None:
-            shadow = self._shadow_env()
-            shadow.set_state(self._before)
-            shadow.step(IDLE_COMMAND)
-            self._idle = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
-        return self._idle
+            played = self._probe("idle_world", lambda shadow: shadow.play_from(self._before, IDLE_COMMAND))
+            self._idle = (self.objects.snapshot(played[1].ram, played[1].special) if played else None,)
+        return self._idle[0]
 
     def room_after(self, command: str) -> int | None:
         """The room `command` would lead to from here, played on the shadow emulator: the game is never touched."""
@@ -386,13 +397,15 @@ class JerichoSession:
         return trial.room_id if trial is not None else None
 
     def answer_on_copy(self, command: str) -> Trial | None:
-        """`trial`, or None for a command that must never run (where `trial` raises CommandRefused)."""
+        """`trial`, or None for a command that must never run (where `trial` raises CommandRefused) or that the
+        shadow emulator could not play."""
         return None if why_not_run(command) is not None else self.trial(command)
 
-    def trial(self, command: str, refused: str | None = None) -> Trial:
+    def trial(self, command: str, refused: str | None = None) -> Trial | None:
         """What `command` would do from here, played on the shadow emulator from the live state: the game itself
-        is never touched (see `idle_world` for why not undo on the live one). Raises CommandRefused for what must
-        never run (session.commands.why_not_run): `save` on the shadow would still write a file.
+        is never touched (see `idle_world` for why not undo on the live one); None when the shadow crashed or hung
+        on it. Raises CommandRefused for what must never run (session.commands.why_not_run): `save` on the shadow
+        would still write a file.
 
         `refused`: a command the game surely refuses (e.g. the verb with a word no game knows). What it leaves is
         no change either: some parsers mark the objects they weighed (gold), or count the first move (zork1)."""
@@ -401,44 +414,55 @@ class JerichoSession:
             if reason is not None:
                 raise CommandRefused(f"{line[:40]!r}: {reason}")
         state = self.env.get_state()
-        shadow = self._shadow_env()
-        shadow.set_state(state)
-        text, _, _, _ = shadow.step(command)
-        room = self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+        played = self._on_copy(state, command)
+        if played is None:
+            return None
+        text, after = played
+        room = self.player_room(self.objects.snapshot(after.ram, after.special))
 
         def changed() -> bool:
-            after = self._footprint(shadow)
-            if after == self._footprint(self.env):
+            footprint = self._footprint(after)
+            if footprint == self._footprint(self.env.observe()):
                 return False
             if refused is None:
                 return True
-            shadow.set_state(state)
-            shadow.step(refused)
-            return after != self._footprint(shadow)
+            again = self._on_copy(state, refused)
+            return again is None or footprint != self._footprint(again[1])
 
         return Trial(text, room, changed)
 
-    def _footprint(self, env: Any) -> tuple:
+    def _on_copy(self, state: tuple, command: str) -> tuple[str, Observation] | None:
+        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left; None
+        when the shadow crashed or hung on it. Asked once per command and state: the pre-check and the lookahead
+        try the same proposal, and the live emulator hands out the same state object until the game moves."""
+        if self._copies[0] is not state:
+            self._copies = (state, {})
+        answers = self._copies[1]
+        if command not in answers:
+            answers[command] = self._probe("trial", lambda shadow: shadow.play_from(state, command, hashed=True))
+        return answers[command]
+
+    def _footprint(self, now: Observation) -> tuple:
         """What a command that did nothing leaves as it was: room, score, what the player holds, the world hash
         and whether the game has ended."""
-        world = self.objects.snapshot(env._get_ram(), env._get_special_ram())
+        world = self.objects.snapshot(now.ram, now.special)
         held = tuple(world.contents(self.player)) if self.player else ()
-        hashed = _world_digest(env, world.special)
-        return self.player_room(world), env.get_score(), held, hashed, env.game_over(), env.victory()
+        return self.player_room(world), now.score, held, now.world_hash, now.game_over, now.victory
 
     def noisy_globals(self) -> frozenset[int]:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
 
         Every probe runs from the current state on the shadow emulator: what one `wait` changes is the clock, and
-        whatever differs between the probes' outcomes follows the command.
+        whatever differs between the probes' outcomes follows the command. None when the shadow crashed or hung on
+        one: the novelty's own filters (a global a refused command or an idle turn changes) remain.
         """
         state, start = self.env.get_state(), self.world().globals
-        shadow = self._shadow_env()
         outcomes = []
         for probe in NOISE_PROBES:
-            shadow.set_state(state)
-            shadow.step(probe)
-            outcomes.append(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()).globals)
+            played = self._probe("noisy_globals", lambda shadow, probe=probe: shadow.play_from(state, probe))
+            if played is None:
+                return frozenset()
+            outcomes.append(self.objects.snapshot(played[1].ram, played[1].special).globals)
         waited = outcomes[-1]
         noisy = {int(g) for g in np.nonzero(waited != start)[0]}
         for outcome in outcomes[:-1]:
@@ -449,20 +473,27 @@ class JerichoSession:
         """(attribute numbers, object numbers) that Jericho's per-game bindings treat as noise in world state: the
         "touched" and "visited" attributes, NPCs that wander on their own (zork1's thief). Read by giving every
         object every attribute on the shadow emulator and seeing what `get_world_objects(clean=True)` strips.
-        Jericho shows 32 attributes, so the mask covers attributes 0-31; unsupported games give nothing."""
-        shadow = self._shadow_env()
+        Jericho shows 32 attributes, so the mask covers attributes 0-31; unsupported games give nothing, and so does
+        a shadow that crashed or hung on it."""
         state = list(self.env.get_state())
-        ram = state[0].copy()
         layout = self.objects.layout
-        count = min(layout.count, int(shadow.frotz_lib.get_num_world_objs()))
-        for index in range(count):
-            entry = layout.first_entry + index * layout.entry_size
-            ram[entry : entry + layout.attribute_bytes] = 0xFF
-        state[0] = ram
-        shadow.set_state(tuple(state))
+
+        def marked(shadow: Emulator) -> tuple[int, Any]:
+            ram = state[0].copy()
+            count = min(layout.count, int(shadow.frotz_lib.get_num_world_objs()))
+            for index in range(count):
+                entry = layout.first_entry + index * layout.entry_size
+                ram[entry : entry + layout.attribute_bytes] = 0xFF
+            shadow.set_state((ram, *state[1:]))
+            return count, shadow.get_world_objects(clean=True)
+
+        played = self._probe("jericho_noise", marked)
+        if played is None:
+            return frozenset(), frozenset()
+        count, records = played
         attributes: set[int] = set()
         objects: set[int] = set()
-        for num, obj in enumerate(shadow.get_world_objects(clean=True)[1 : count + 1], start=1):
+        for num, obj in enumerate(records[1 : count + 1], start=1):
             stripped = {n for n, present in enumerate(obj.attr) if not present}
             if len(stripped) == len(obj.attr):
                 objects.add(num)
@@ -470,13 +501,31 @@ class JerichoSession:
                 attributes |= stripped
         return frozenset(attributes), frozenset(objects)
 
-    def _shadow_env(self) -> Any:
-        if self._shadow is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self._shadow = start_emulator(self.story_file, self._seed)
+    def _shadow_env(self) -> Emulator:
+        """The shadow emulator; a fresh one when there is none yet or the last one failed."""
+        if self._shadow is None or not self._shadow.alive:
+            if self._shadow is not None:
+                self._shadow.close()
+            self._shadow = self._start(SHADOW)
             self._shadow.reset()
         return self._shadow
+
+    def _probe(self, name: str, play: Callable[[Emulator], _T]) -> _T | None:
+        """`play` on the shadow emulator; None when the shadow crashes or hangs on it: the probe is skipped and
+        counted (`probe_failures`), and the next probe starts a fresh shadow. A failure of the live emulator is
+        raised: it ends the episode."""
+        try:
+            return play(self._shadow_env())
+        except EmulatorFailed as exc:
+            if exc.emulator != SHADOW:
+                raise
+            if not self.probe_failures:
+                logger.bind(event_type=EventType.EMULATOR_FAILED).warning(
+                    f"{exc}: the {name} probe is skipped, and so is any other the shadow emulator fails this episode "
+                    "(summary.json counts them by probe); the next probe starts a fresh shadow emulator"
+                )
+            self.probe_failures[name] += 1
+            return None
 
     def _find_rooms_container(self, world: WorldSnapshot) -> int:
         """The topmost ancestor of the player's starting room, when it holds many objects (see the constant)."""
@@ -492,15 +541,6 @@ class JerichoSession:
 
     def _named(self, ram, num: int) -> GameObject:
         return GameObject(num, self.objects.short_name(ram, num))
-
-    def world_hash(self, special: np.ndarray) -> str:
-        """MD5 of what Jericho's `get_world_state_hash()` tells apart: its clean object tree (the per-game bindings
-        drop the "touched" bits and NPCs that wander on their own) and the special RAM `special`.
-
-        Hashes the tree links, attributes and property numbers of Jericho's object records as bytes; the 64-byte
-        names (static text) are left out, so the digest reads a third of the bytes (0.07 ms in all, where formatting
-        every object as text took 2 ms)."""
-        return _world_digest(self.env, special)
 
     def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
         """Objects inside `container`, `depth` levels deep, leaving out the player and what it holds."""
@@ -546,10 +586,6 @@ class JerichoSession:
         """Characters the parser keeps of a word: 6 in version 1-3 story files, 9 from version 4."""
         return 6 if self.version <= 3 else 9
 
-    @property
-    def max_score(self) -> int:
-        return self.env.get_max_score()
-
     def walkthrough(self) -> list[str]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -558,9 +594,9 @@ class JerichoSession:
     # -- snapshots ---------------------------------------------------------------------------------------
     def fingerprint(self) -> Fingerprint:
         """The state a restore must give back equal (see `Fingerprint`), read from memory now."""
-        world = self.world()
-        ended = (self.env.game_over(), self.env.victory())
-        return Fingerprint.of(world, self.player_room(world), self.env.get_score(), self.player, ended)
+        now = self.env.observe(hashed=False)
+        world = self.objects.snapshot(now.ram, now.special)
+        return Fingerprint.of(world, self.player_room(world), now.score, self.player, (now.game_over, now.victory))
 
     def snapshot(self) -> Snapshot:
         """The game as it is now, right after the last command (or the reset), for `restore`."""
@@ -605,9 +641,7 @@ class JerichoSession:
                 how = Restored.REPLAY
         if how is Restored.REPLAY:
             self.env.close()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
-                self.env = start_emulator(self.story_file, self._seed)
+            self.env = self._start(LIVE)
             before = self._play_from(None, snap.commands)
             if state_digest(self.env.get_state()) != snap.state:
                 raise RestoreError(f"replaying {snap.turn} commands does not reach the snapshot's state")
