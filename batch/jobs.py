@@ -53,6 +53,12 @@ def job_id(cell: str, game: str, seed: int, episode: int) -> str:
     return f"{cell}/{game}/seed{seed}/ep{episode}"
 
 
+def crashed(job: dict, error: str, trace: str = "") -> dict:
+    """The result row of a job that gave no summary: its episode raised, or its worker process died."""
+    row = {key: job[key] for key in ("id", "cell", "game", "seed", "episode")}
+    return {**row, "status": "crashed", "error": error[:500], "trace": trace[-1500:]}
+
+
 def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     """Play the job's episode; its result row (`status` finished or crashed), never an exception. `limits`: the
     batch's shared request limits, when the process has not had them installed (Ray tasks)."""
@@ -64,7 +70,6 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     logger.remove()
     folder = Path(job["folder"])
     shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier try of this job: start it over
-    row = {"id": job["id"], "cell": job["cell"], "game": job["game"], "seed": job["seed"], "episode": job["episode"]}
     try:
         overrides = json.loads(json.dumps(job["overrides"]))
         overrides.setdefault("files", {})["episode_dir"] = str(folder)
@@ -74,14 +79,9 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         orchestrator = build_orchestrator(config, args, session=build_session(config, args))
         summary = json.loads(orchestrator.play_episode().read_text())
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
-        return {
-            **row,
-            "status": "crashed",
-            "error": f"{type(exc).__name__}: {exc}"[:500],
-            "trace": traceback.format_exc(limit=3)[-1500:],
-        }
+        return crashed(job, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3))
     return {
-        **row,
+        **{key: job[key] for key in ("id", "cell", "game", "seed", "episode")},
         "status": "finished",
         "final_score": summary["final_score"],
         "best_score": summary["best_score"],
