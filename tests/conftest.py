@@ -89,6 +89,16 @@ def story_file(name: str) -> Path:
     return path
 
 
+def more_story_file(name: str) -> Path:
+    """A story file beside the shared corpus, in `../shared/more-games` (adventureland, curses, cutthroat, hollywood,
+    trinity). Missing: the test fails with a message saying where (never skips)."""
+    folder = story_file(CORPUS[0]).parent.parent / "more-games"
+    path = folder / name
+    if not path.is_file():
+        pytest.fail(f"story file {name} not found in {folder} (beside the shared corpus)", pytrace=False)
+    return path
+
+
 @pytest.fixture(scope="session")
 def walkthrough(rom_path) -> list[str]:
     session = JerichoSession(rom_path)
