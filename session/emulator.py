@@ -24,6 +24,7 @@ import ctypes
 import hashlib
 import os
 import pickle
+import select
 import signal
 import socket
 import struct
@@ -115,9 +116,11 @@ class Observation:
     """`world_hash(env)`, worked out in the emulator's process; empty when not asked for."""
 
     @classmethod
-    def of(cls, raw: tuple) -> Observation:
-        ram, special, *rest = raw
-        return cls(np.frombuffer(ram, dtype=np.uint8), np.frombuffer(special, dtype=np.uint8), *rest)
+    def of(cls, raw: tuple, ram: np.ndarray | None = None) -> Observation:
+        """From what the emulator's process sent (`ram`: the memory when it came in a state instead)."""
+        sent, special, *rest = raw
+        memory = np.frombuffer(sent, dtype=np.uint8) if ram is None else ram
+        return cls(memory, np.frombuffer(special, dtype=np.uint8), *rest)
 
 
 # -- the harness's side -------------------------------------------------------------------------------------------
@@ -137,6 +140,9 @@ class Emulator:
         """Why the emulator is stopped (a failure, or closed); None while it runs."""
         self._state: tuple | None = None
         """`get_state()` as the machine stands, when known (every call that may change it forgets it)."""
+        self._sent: tuple | None = None
+        """The state last sent to the emulator's process, which keeps it: the same state is not sent again (the
+        pre-check's trial and the next turn's idle probe both play from the state a command ran from)."""
         ours, theirs = socket.socketpair()
         try:
             try:
@@ -148,6 +154,8 @@ class Emulator:
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
+        self._answer = select.poll()  # made once: Connection.poll builds a selector on every call (7 µs)
+        self._answer.register(self._conn.fileno(), select.POLLIN)
         self._stop = weakref.finalize(self, _stop_child, self._conn, zygote, self.pid)
         try:
             supported, bindings, player = self._call(
@@ -185,7 +193,7 @@ class Emulator:
         return self._state
 
     def set_state(self, state: tuple) -> None:
-        self._call("set_state", (state,))
+        self._call("set_state", (self._upload(state),))
 
     def _get_ram(self) -> np.ndarray:
         return np.frombuffer(self._call("_get_ram"), dtype=np.uint8)
@@ -231,12 +239,19 @@ class Emulator:
         before = self._state
         asked, text, after, raw = self._call("play", (command, before is None), command)
         self._state = _frozen(after)
-        return before or _frozen(asked), text, Observation.of(raw)
+        return before or _frozen(asked), text, Observation.of(raw, ram=after[0])
 
     def play_from(self, state: tuple, command: str, hashed: bool = False) -> tuple[str, Observation]:
         """Set `state`, run `command`: the game's answer and what it left."""
-        text, raw = self._call("play_from", (state, command, hashed), command)
+        text, raw = self._call("play_from", (self._upload(state), command, hashed), command)
         return text, Observation.of(raw)
+
+    def _upload(self, state: tuple) -> tuple | None:
+        """`state` to send, or None for the one the emulator's process kept from the last time."""
+        if state is self._sent:
+            return None
+        self._sent = state
+        return state
 
     # -- the round trip -----------------------------------------------------------------------------------------
     def _call(self, name: str, args: tuple = (), command: str | None = None, limit: float | None = None) -> Any:
@@ -247,7 +262,7 @@ class Emulator:
         limit = self.time_limit if limit is None else limit
         try:
             self._conn.send_bytes(pickle.dumps((name, args), protocol=pickle.HIGHEST_PROTOCOL))
-            if not self._conn.poll(limit):
+            if not self._answer.poll(limit * 1000):
                 raise self._failed(EmulatorHung, name, command, f"gave no answer within {limit:g} s and was killed")
             ok, value, notes = pickle.loads(self._conn.recv_bytes())
         except EmulatorFailed:
@@ -480,24 +495,32 @@ def _serve(conn: Connection) -> None:
             name, args = pickle.loads(conn.recv_bytes())
         except EOFError:
             return
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                if name == "start":
-                    from jericho import FrotzEnv
-
-                    env = FrotzEnv(*args)
-                    answer = (True, (bool(env.is_fully_supported), env.bindings, int(env.player_obj_num or 0)))
-                else:
-                    answer = (True, _CALLS[name](env, *args))
-            except Exception as exc:
-                answer = (False, exc)
-        notes = [(w.category, str(w.message)) for w in caught]
+        notes: list[tuple[type[Warning], str]] = []
+        if name in WARNING_CALLS:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                env, answer = _answer(env, name, args)
+            notes = [(w.category, str(w.message)) for w in caught]
+        else:
+            env, answer = _answer(env, name, args)
         try:
             data = pickle.dumps((*answer, notes), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # an answer that does not pickle
             data = pickle.dumps((False, RuntimeError(f"{name}: {exc}"), notes), protocol=pickle.HIGHEST_PROTOCOL)
         conn.send_bytes(data)
+
+
+def _answer(env: Any, name: str, args: tuple) -> tuple[Any, tuple[bool, Any]]:
+    """The emulator (made by `start`) and the call's answer: (True, value) or (False, the exception)."""
+    try:
+        if name == "start":
+            from jericho import FrotzEnv
+
+            env = FrotzEnv(*args)
+            return env, (True, (bool(env.is_fully_supported), env.bindings, int(env.player_obj_num or 0)))
+        return env, (True, _CALLS[name](env, *args))
+    except Exception as exc:
+        return env, (False, exc)
 
 
 def world_hash(env: Any, special: np.ndarray) -> str:
@@ -516,11 +539,12 @@ def world_hash(env: Any, special: np.ndarray) -> str:
     return digest.hexdigest()
 
 
-def _observation(env: Any, hashed: bool) -> tuple:
+def _observation(env: Any, hashed: bool, ram: bool = True) -> tuple:
+    """`Observation`'s fields as they travel (`ram`: False when the memory travels in a state beside it)."""
     lib = env.frotz_lib
     special = env._get_special_ram()
     return (
-        env._get_ram().tobytes(),
+        env._get_ram().tobytes() if ram else b"",
         special.tobytes(),
         lib.get_score(),
         lib.get_moves(),
@@ -531,8 +555,15 @@ def _observation(env: Any, hashed: bool) -> tuple:
     )
 
 
-def _set_state(env: Any, state: tuple) -> None:
-    """`FrotzEnv.set_state`, on writable arrays (Jericho hands them to C)."""
+_kept: dict[str, tuple] = {}
+"""In an emulator's process: the state last sent (`Emulator._upload`)."""
+
+
+def _set_state(env: Any, state: tuple | None) -> None:
+    """`FrotzEnv.set_state` (None: the state last sent), on writable arrays (Jericho hands them to C)."""
+    if state is None:
+        state = _kept["state"]
+    _kept["state"] = state
     ram, stack, *rest = state
     env.set_state((np.require(ram, requirements="W"), np.require(stack, requirements="W"), *rest))
 
@@ -543,7 +574,7 @@ def _lib(env: Any, name: str, *args: Any) -> Any:
     return getattr(env.frotz_lib, name)(*args)
 
 
-def _play_from(env: Any, state: tuple, command: str, hashed: bool) -> tuple:
+def _play_from(env: Any, state: tuple | None, command: str, hashed: bool) -> tuple:
     _set_state(env, state)
     text = env.step(command)[0]
     return text, _observation(env, hashed)
@@ -553,9 +584,12 @@ def _play(env: Any, command: str, before: bool) -> tuple:
     """(the state before, when asked for; the answer; the state after; the observation after)."""
     state = env.get_state() if before else None
     text = env.step(command)[0]
-    return state, text, env.get_state(), _observation(env, True)
+    return state, text, env.get_state(), _observation(env, True, ram=False)
 
 
+WARNING_CALLS = frozenset({"start", "step", "play", "play_from", "get_walkthrough"})
+"""Calls on which Jericho warns (an unsupported game, a command cut to its input buffer, no walkthrough): their
+warnings are sent back and warned again in the harness."""
 _CALLS = {
     "reset": lambda env: env.reset(),
     "step": lambda env, command: env.step(command),

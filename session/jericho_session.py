@@ -421,25 +421,30 @@ class JerichoSession:
         room = self.player_room(self.objects.snapshot(after.ram, after.special))
 
         def changed() -> bool:
-            footprint = self._footprint(after)
+            hashed = self._on_copy(state, command, hashed=True)
+            if hashed is None:
+                return True
+            footprint = self._footprint(hashed[1])
             if footprint == self._footprint(self.env.observe()):
                 return False
             if refused is None:
                 return True
-            again = self._on_copy(state, refused)
+            again = self._on_copy(state, refused, hashed=True)
             return again is None or footprint != self._footprint(again[1])
 
         return Trial(text, room, changed)
 
-    def _on_copy(self, state: tuple, command: str) -> tuple[str, Observation] | None:
-        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left; None
-        when the shadow crashed or hung on it. Asked once per command and state: the pre-check and the lookahead
-        try the same proposal, and the live emulator hands out the same state object until the game moves."""
+    def _on_copy(self, state: tuple, command: str, hashed: bool = False) -> tuple[str, Observation] | None:
+        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left (with
+        `hashed`, the world hash too: only `Trial.changed` reads it, and it costs more than the step); None when the
+        shadow crashed or hung on it. Asked once per command and state: the pre-check and the lookahead try the same
+        proposal, and the live emulator hands out the same state object until the game moves."""
         if self._copies[0] is not state:
             self._copies = (state, {})
         answers = self._copies[1]
-        if command not in answers:
-            answers[command] = self._probe("trial", lambda shadow: shadow.play_from(state, command, hashed=True))
+        unhashed = command in answers and answers[command] is not None and not answers[command][1].world_hash
+        if command not in answers or (hashed and unhashed):
+            answers[command] = self._probe("trial", lambda shadow: shadow.play_from(state, command, hashed=hashed))
         return answers[command]
 
     def _footprint(self, now: Observation) -> tuple:
