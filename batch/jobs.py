@@ -76,8 +76,11 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         overrides.setdefault("gameplay", {})["seed"] = job["seed"]
         config = GameConfiguration.from_toml(job["config"], overrides)
         args = RunOptions(rom=job["story"], quiet=True)
-        orchestrator = build_orchestrator(config, args, session=build_session(config, args))
-        summary = json.loads(orchestrator.play_episode().read_text())
+        session = build_session(config, args)
+        try:
+            summary = json.loads(build_orchestrator(config, args, session=session).play_episode().read_text())
+        finally:
+            session.close()  # its emulators' processes end with the job, not when the worker collects it
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
         return crashed(job, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3))
     return {

@@ -189,7 +189,7 @@ class Emulator:
     def get_state(self) -> tuple:
         """The machine's state; its arrays are read-only (the same state may be handed out again)."""
         if self._state is None:
-            self._state = _frozen(self._call("get_state"))
+            self._state = _unpacked(self._call("get_state"))
         return self._state
 
     def set_state(self, state: tuple) -> None:
@@ -238,8 +238,8 @@ class Emulator:
         """Run `command`: the state it ran from, the game's answer and what it left (`observe()`)."""
         before = self._state
         asked, text, after, raw = self._call("play", (command, before is None), command)
-        self._state = _frozen(after)
-        return before or _frozen(asked), text, Observation.of(raw, ram=after[0])
+        self._state = _unpacked(after)
+        return before or _unpacked(asked), text, Observation.of(raw, ram=self._state[0])
 
     def play_from(self, state: tuple, command: str, hashed: bool = False) -> tuple[str, Observation]:
         """Set `state`, run `command`: the game's answer and what it left."""
@@ -247,11 +247,11 @@ class Emulator:
         return text, Observation.of(raw)
 
     def _upload(self, state: tuple) -> tuple | None:
-        """`state` to send, or None for the one the emulator's process kept from the last time."""
+        """`state` to send (packed), or None for the one the emulator's process kept from the last time."""
         if state is self._sent:
             return None
         self._sent = state
-        return state
+        return _packed(state)
 
     # -- the round trip -----------------------------------------------------------------------------------------
     def _call(self, name: str, args: tuple = (), command: str | None = None, limit: float | None = None) -> Any:
@@ -299,10 +299,18 @@ class _FrotzLib:
         return lambda *args: self._emulator._call("lib", (name, *args))
 
 
-def _frozen(state: tuple) -> tuple:
-    for part in state[:2]:  # memory and stack
-        part.setflags(write=False)
-    return state
+def _packed(state: tuple) -> tuple:
+    """A state as it travels: memory and stack as bytes (numpy's arrays pickle slower, on both sides)."""
+    ram, stack, *rest = state
+    return (ram.tobytes(), stack.tobytes(), *rest)
+
+
+def _unpacked(packed: tuple | None) -> tuple | None:
+    """A state as FrotzEnv gives it, from `_packed`: its arrays read-only (a state may be handed out again)."""
+    if packed is None:
+        return None
+    ram, stack, *rest = packed
+    return (np.frombuffer(ram, dtype=np.uint8), np.frombuffer(stack, dtype=np.uint8), *rest)
 
 
 def _stop_child(conn: Connection, zygote: _Zygote, pid: int) -> None:
@@ -559,13 +567,15 @@ _kept: dict[str, tuple] = {}
 """In an emulator's process: the state last sent (`Emulator._upload`)."""
 
 
-def _set_state(env: Any, state: tuple | None) -> None:
-    """`FrotzEnv.set_state` (None: the state last sent), on writable arrays (Jericho hands them to C)."""
-    if state is None:
-        state = _kept["state"]
-    _kept["state"] = state
-    ram, stack, *rest = state
-    env.set_state((np.require(ram, requirements="W"), np.require(stack, requirements="W"), *rest))
+def _set_state(env: Any, packed: tuple | None) -> None:
+    """`FrotzEnv.set_state` from a packed state (None: the one sent last), on writable arrays (Jericho hands them
+    to C)."""
+    if packed is None:
+        packed = _kept["state"]
+    _kept["state"] = packed
+    ram, stack, *rest = packed
+    writable = [np.frombuffer(bytearray(part), dtype=np.uint8) for part in (ram, stack)]
+    env.set_state((*writable, *rest))
 
 
 def _lib(env: Any, name: str, *args: Any) -> Any:
@@ -582,9 +592,9 @@ def _play_from(env: Any, state: tuple | None, command: str, hashed: bool) -> tup
 
 def _play(env: Any, command: str, before: bool) -> tuple:
     """(the state before, when asked for; the answer; the state after; the observation after)."""
-    state = env.get_state() if before else None
+    state = _packed(env.get_state()) if before else None
     text = env.step(command)[0]
-    return state, text, env.get_state(), _observation(env, True, ram=False)
+    return state, text, _packed(env.get_state()), _observation(env, True, ram=False)
 
 
 WARNING_CALLS = frozenset({"start", "step", "play", "play_from", "get_walkthrough"})
@@ -593,7 +603,7 @@ warnings are sent back and warned again in the harness."""
 _CALLS = {
     "reset": lambda env: env.reset(),
     "step": lambda env, command: env.step(command),
-    "get_state": lambda env: env.get_state(),
+    "get_state": lambda env: _packed(env.get_state()),
     "set_state": _set_state,
     "_get_ram": lambda env: env._get_ram().tobytes(),
     "_get_special_ram": lambda env: env._get_special_ram().tobytes(),
