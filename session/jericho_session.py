@@ -19,7 +19,7 @@ import numpy as np
 from loguru import logger
 
 from session.commands import why_not_run
-from session.emulator import DEFAULT_TIME_LIMIT, LIVE, SHADOW, Emulator, EmulatorFailed, Observation
+from session.emulator import DEFAULT_TIME_LIMIT, LIVE, SHADOW, Emulator, EmulatorFailed, EmulatorHung, Observation
 from session.events import EventType
 from session.outcomes import title_like
 from session.records import GameObject, GameView
@@ -35,6 +35,10 @@ clock rather than the world (see `noisy_globals`)."""
 IDLE_COMMAND = "look"
 """One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
 `look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
+SHADOW_HANGS_ALLOWED = 3
+"""Hangs of the shadow emulator an episode waits out (each costs the time limit); after them its probes are skipped
+unplayed for the rest of the episode, so a game whose C core loops on its probes from many states is not played at
+the pace of one time limit a turn. A crash costs a fresh emulator (tens of ms) and is never given up on."""
 ROOMS_CONTAINER_MIN_CHILDREN = 16
 """A parentless object holding at least this many objects, above the player's room at the start, is the rooms
 container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
@@ -273,6 +277,8 @@ class JerichoSession:
         self.probe_failures: Counter[str] = Counter()
         """Probes skipped this episode because the shadow emulator crashed or hung, by probe (`idle_world`,
         `trial`, `noisy_globals`, `jericho_noise`)."""
+        self._shadow_hangs = 0
+        """The shadow's hangs this episode (SHADOW_HANGS_ALLOWED)."""
         self._dictionary: list[Any] | None = None
         self._titles: dict[int, str] = {}
         """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
@@ -288,7 +294,7 @@ class JerichoSession:
             self.env = self._start(LIVE)
         self._text, _ = self.env.reset()
         self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
-        self.probe_failures = Counter()
+        self.probe_failures, self._shadow_hangs = Counter(), 0
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         self.rooms_container = self._find_rooms_container(self.world())
         self.view = self.observe()
@@ -517,8 +523,11 @@ class JerichoSession:
 
     def _probe(self, name: str, play: Callable[[Emulator], _T]) -> _T | None:
         """`play` on the shadow emulator; None when the shadow crashes or hangs on it: the probe is skipped and
-        counted (`probe_failures`), and the next probe starts a fresh shadow. A failure of the live emulator is
-        raised: it ends the episode."""
+        counted (`probe_failures`), and the next probe starts a fresh shadow (none after SHADOW_HANGS_ALLOWED
+        hangs). A failure of the live emulator is raised: it ends the episode."""
+        if self._shadow_hangs >= SHADOW_HANGS_ALLOWED:
+            self.probe_failures[name] += 1
+            return None
         try:
             return play(self._shadow_env())
         except EmulatorFailed as exc:
@@ -530,6 +539,12 @@ class JerichoSession:
                     "(summary.json counts them by probe); the next probe starts a fresh shadow emulator"
                 )
             self.probe_failures[name] += 1
+            self._shadow_hangs += isinstance(exc, EmulatorHung)
+            if self._shadow_hangs == SHADOW_HANGS_ALLOWED:
+                logger.bind(event_type=EventType.EMULATOR_FAILED).warning(
+                    f"the shadow emulator hung {SHADOW_HANGS_ALLOWED} times: its probes are skipped for the rest of "
+                    "the episode"
+                )
             return None
 
     def _find_rooms_container(self, world: WorldSnapshot) -> int:

@@ -18,7 +18,7 @@ from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
 from orchestration.orchestrator import Orchestrator
 from session.emulator import LIVE, SHADOW, Emulator, EmulatorCrashed, EmulatorFailed, EmulatorHung
-from session.jericho_session import JerichoSession, state_digest
+from session.jericho_session import SHADOW_HANGS_ALLOWED, JerichoSession, state_digest
 from session.records import BROKEN_ENDINGS, Ending
 from tests.conftest import make_config, more_story_file, read_episode
 from viewer.report import REPORT_FILE, write_report
@@ -151,6 +151,21 @@ def test_a_failed_idle_probe_counts_every_change_as_the_commands(rom_path, walkt
     assert session.idle_world() is None and session.idle_world() is None  # asked twice, failed once
     assert session.probe_failures == {"idle_world": 1}
     assert session.trial("look") is not None  # a fresh shadow for the next probe
+    session.close()
+
+
+@pytest.mark.slow  # three hangs waited out
+def test_after_its_last_allowed_hang_the_shadow_is_given_up_for_the_episode(rom_path):
+    session = JerichoSession(rom_path, time_limit=TINY_LIMIT)
+    session.reset()
+    for command in ("open mailbox", "north", "south", "east")[:SHADOW_HANGS_ALLOWED]:  # a command's answer is kept
+        shadow = session._shadow_env()
+        os.kill(shadow.pid, signal.SIGSTOP)
+        assert session.trial(command) is None
+    assert session.trial("look") is None and session._shadow is shadow  # skipped unplayed: no fresh shadow
+    assert session.probe_failures == {"trial": SHADOW_HANGS_ALLOWED + 1}
+    session.reset()  # the next episode tries a fresh shadow again
+    assert session.trial("look") is not None and session.probe_failures == {}
     session.close()
 
 
