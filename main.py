@@ -28,6 +28,7 @@ from orchestration.orchestrator import EPISODE_FILE, ResumeError
 from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration
+from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession, StoryFileError
 from session.records import FINISHED_ENDINGS, Ending, TurnRecord
 from session.safe_text import printable
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             config, episode_id = load_config(args), None
         session = build_session(config, run_options(args))
-    except (ConfigError, StoryFileError) as exc:
+    except (ConfigError, StoryFileError, EmulatorFailed) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     for name in ("SIGTERM", "SIGHUP"):

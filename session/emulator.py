@@ -2,8 +2,8 @@
 the harness.
 
 Jericho's C core (Frotz) can crash or loop for ever: hollywood, 65 steps into its walkthrough (`GET PILLAR` in the
-crawl space), segfaults on `look`. In the harness's own process that killed everything: no ending, no summary, and a
-batch's pool of workers waited for ever on its dead worker. Here each `jericho.FrotzEnv` runs in a child process
+crawl space), segfaults on `look`. In the harness's own process such a crash kills everything: no ending, no summary,
+and a pool of workers waits for ever on its dead worker. Here each `jericho.FrotzEnv` runs in a child process
 behind `Emulator`, a proxy with the FrotzEnv calls the harness makes. Every call has a time limit: a child that died
 raises EmulatorCrashed, one that gave no answer in time is killed and raises EmulatorHung (both EmulatorFailed, naming
 the emulator and the command). A failed emulator stays stopped; its owner starts another.
@@ -263,7 +263,7 @@ class Emulator:
         try:
             self._conn.send_bytes(pickle.dumps((name, args), protocol=pickle.HIGHEST_PROTOCOL))
             if not self._answer.poll(limit * 1000):
-                raise self._failed(EmulatorHung, name, command, f"gave no answer within {limit:g} s and was killed")
+                raise self._failed(EmulatorHung, name, command, f"gave no answer within {limit:g} s")
             ok, value, notes = pickle.loads(self._conn.recv_bytes())
         except EmulatorFailed:
             raise
@@ -400,6 +400,8 @@ def zygote_main() -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the whole process group: it is the harness's
+    if hasattr(signal, "SIGXFSZ"):  # a file-size limit: Jericho's copy of its C library fails with an OSError
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     channels: dict[int, int] = {}
     """Emulator pid -> the zygote's copy of its socket, to say how it ended."""
 
@@ -421,19 +423,22 @@ def zygote_main() -> None:
         except (OSError, EOFError):
             break  # the harness is gone: so are the emulators, with their parent
         what, pid = _REQUEST.unpack(request)
-        if what == _KILL:
-            if pid in channels:
-                os.kill(pid, signal.SIGKILL)
-            continue
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGCHLD})  # reap() must find every child registered
         try:
+            if what == _KILL:
+                if pid in channels:  # not reaped yet: the pid is still that emulator's
+                    os.kill(pid, signal.SIGKILL)
+                continue
             pid = os.fork()
             if pid == 0:
                 _emulator_main(fds[0], control, channels)
             channels[pid] = fds[0]
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGCHLD})
-        control.sendall(_PID.pack(pid))
+        try:
+            control.sendall(_PID.pack(pid))
+        except OSError:
+            break
 
 
 def _request(control: socket.socket) -> tuple[bytes, list[int]]:
@@ -594,7 +599,8 @@ def _play(env: Any, command: str, before: bool) -> tuple:
     """(the state before, when asked for; the answer; the state after; the observation after)."""
     state = _packed(env.get_state()) if before else None
     text = env.step(command)[0]
-    return state, text, _packed(env.get_state()), _observation(env, True, ram=False)
+    observation = _observation(env, True, ram=False)  # read before the state, as the harness reads them
+    return state, text, _packed(env.get_state()), observation
 
 
 WARNING_CALLS = frozenset({"start", "step", "play", "play_from", "get_walkthrough"})

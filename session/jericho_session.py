@@ -464,7 +464,7 @@ class JerichoSession:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
 
         Every probe runs from the current state on the shadow emulator: what one `wait` changes is the clock, and
-        whatever differs between the probes' outcomes follows the command. None when the shadow crashed or hung on
+        whatever differs between the probes' outcomes follows the command. Empty when the shadow crashed or hung on
         one: the novelty's own filters (a global a refused command or an idle turn changes) remain.
         """
         state, start = self.env.get_state(), self.world().globals
