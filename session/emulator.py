@@ -241,10 +241,12 @@ class Emulator:
         self._state = _unpacked(after)
         return before or _unpacked(asked), text, Observation.of(raw, ram=self._state[0])
 
-    def play_from(self, state: tuple, command: str, hashed: bool = False) -> tuple[str, Observation]:
-        """Set `state`, run `command`: the game's answer and what it left."""
-        text, raw = self._call("play_from", (self._upload(state), command, hashed), command)
-        return text, Observation.of(raw)
+    def play_from(
+        self, state: tuple, command: str, observe: bool = True, hashed: bool = False
+    ) -> tuple[str, Observation | None]:
+        """Set `state`, run `command`: the game's answer and (with `observe`) what it left."""
+        text, raw = self._call("play_from", (self._upload(state), command, observe, hashed), command)
+        return text, Observation.of(raw) if raw is not None else None
 
     def _upload(self, state: tuple) -> tuple | None:
         """`state` to send (packed), or None for the one the emulator's process kept from the last time."""
@@ -589,10 +591,10 @@ def _lib(env: Any, name: str, *args: Any) -> Any:
     return getattr(env.frotz_lib, name)(*args)
 
 
-def _play_from(env: Any, state: tuple | None, command: str, hashed: bool) -> tuple:
+def _play_from(env: Any, state: tuple | None, command: str, observe: bool, hashed: bool) -> tuple:
     _set_state(env, state)
     text = env.step(command)[0]
-    return text, _observation(env, hashed)
+    return text, _observation(env, hashed) if observe else None
 
 
 def _play(env: Any, command: str, before: bool) -> tuple:
@@ -603,9 +605,9 @@ def _play(env: Any, command: str, before: bool) -> tuple:
     return state, text, _packed(env.get_state()), observation
 
 
-WARNING_CALLS = frozenset({"start", "step", "play", "play_from", "get_walkthrough"})
+WARNING_CALLS = frozenset({"start", "step", "play", "get_walkthrough"})
 """Calls on which Jericho warns (an unsupported game, a command cut to its input buffer, no walkthrough): their
-warnings are sent back and warned again in the harness."""
+warnings are sent back and warned again in the harness. A probe's (`play_from`) would only repeat the live game's."""
 _CALLS = {
     "reset": lambda env: env.reset(),
     "step": lambda env, command: env.step(command),

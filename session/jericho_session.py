@@ -32,6 +32,9 @@ ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
 """Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
 clock rather than the world (see `noisy_globals`)."""
+TEXT, MEMORY, HASHED = 0, 1, 2
+"""What a command played on the shadow gives back (`JerichoSession._on_copy`), each more than the one before: the
+game's answer; with what it left (`Observation`: the room); with the world hash too (`Trial.changed`)."""
 IDLE_COMMAND = "look"
 """One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
 `look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
@@ -57,12 +60,17 @@ STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 class Trial:
     """What a command would do from the current state, played on the shadow emulator (`JerichoSession.trial`)."""
 
-    def __init__(self, text: str, room_id: int | None, changed: Callable[[], bool]):
+    def __init__(self, text: str, room: Callable[[], int | None], changed: Callable[[], bool]):
         self.text = text
         """The game's answer, as a player typing the command would read it."""
-        self.room_id = room_id
-        """The room the player is in after it."""
+        self._room = room
         self._changed = changed
+
+    @cached_property
+    def room_id(self) -> int | None:
+        """The room the player is in after it (None: unknown). Read on demand, only before the live game moves
+        on: the pre-check never reads it."""
+        return self._room()
 
     @cached_property
     def changed(self) -> bool:
@@ -272,8 +280,9 @@ class JerichoSession:
         """The state the latest command read as a line ran from (None: the reset), and the commands run before it."""
         self._idle: tuple[WorldSnapshot | None] | None = None
         """`idle_world`'s answer this turn, once asked (None inside: the shadow failed)."""
-        self._copies: tuple[tuple | None, dict[str, tuple[str, Observation] | None]] = (None, {})
-        """The live state the shadow last played commands from, and each command's answer from it (`_on_copy`)."""
+        self._copies: tuple[tuple | None, dict[str, tuple[int, tuple[str, Observation] | None]]] = (None, {})
+        """The live state the shadow last played commands from, and each command's answer from it with its detail
+        (`_on_copy`)."""
         self.probe_failures: Counter[str] = Counter()
         """Probes skipped this episode because the shadow emulator crashed or hung, by probe (`idle_world`,
         `trial`, `noisy_globals`, `jericho_noise`)."""
@@ -420,14 +429,16 @@ class JerichoSession:
             if reason is not None:
                 raise CommandRefused(f"{line[:40]!r}: {reason}")
         state = self.env.get_state()
-        played = self._on_copy(state, command)
+        played = self._on_copy(state, command, TEXT)
         if played is None:
             return None
-        text, after = played
-        room = self.player_room(self.objects.snapshot(after.ram, after.special))
+
+        def room() -> int | None:
+            again = self._on_copy(state, command, MEMORY)
+            return self.player_room(self.objects.snapshot(again[1].ram, again[1].special)) if again else None
 
         def changed() -> bool:
-            hashed = self._on_copy(state, command, hashed=True)
+            hashed = self._on_copy(state, command, HASHED)
             if hashed is None:
                 return True
             footprint = self._footprint(hashed[1])
@@ -435,23 +446,28 @@ class JerichoSession:
                 return False
             if refused is None:
                 return True
-            again = self._on_copy(state, refused, hashed=True)
+            again = self._on_copy(state, refused, HASHED)
             return again is None or footprint != self._footprint(again[1])
 
-        return Trial(text, room, changed)
+        return Trial(played[0], room, changed)
 
-    def _on_copy(self, state: tuple, command: str, hashed: bool = False) -> tuple[str, Observation] | None:
-        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left (with
-        `hashed`, the world hash too: only `Trial.changed` reads it, and it costs more than the step); None when the
-        shadow crashed or hung on it. Asked once per command and state: the pre-check and the lookahead try the same
-        proposal, and the live emulator hands out the same state object until the game moves."""
+    def _on_copy(self, state: tuple, command: str, detail: int) -> tuple[str, Observation] | None:
+        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left, as
+        much as `detail` asks (TEXT, MEMORY, HASHED: the world hash costs more than the step, and the pre-check
+        mostly reads the answer alone); None when the shadow crashed or hung on it. Each command is played once per
+        state and detail: the pre-check and the lookahead try the same proposal, and the live emulator hands out the
+        same state object until the game moves."""
         if self._copies[0] is not state:
             self._copies = (state, {})
         answers = self._copies[1]
-        unhashed = command in answers and answers[command] is not None and not answers[command][1].world_hash
-        if command not in answers or (hashed and unhashed):
-            answers[command] = self._probe("trial", lambda shadow: shadow.play_from(state, command, hashed=hashed))
-        return answers[command]
+        known, answer = answers.get(command, (-1, None))
+        if known < detail and not (known >= 0 and answer is None):  # a failure is not tried again from this state
+            answer = self._probe(
+                "trial",
+                lambda shadow: shadow.play_from(state, command, observe=detail >= MEMORY, hashed=detail >= HASHED),
+            )
+            answers[command] = (detail, answer)
+        return answer
 
     def _footprint(self, now: Observation) -> tuple:
         """What a command that did nothing leaves as it was: room, score, what the player holds, the world hash
