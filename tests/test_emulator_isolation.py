@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -77,6 +78,19 @@ def test_a_state_taken_on_one_emulator_sets_another(rom_path, walkthrough):
     assert state_digest(shadow.get_state()) == state_digest(live.get_state())
     live.close()
     shadow.close()
+
+
+def test_closing_a_session_ends_its_emulators_processes(rom_path):
+    session = JerichoSession(rom_path)
+    session.reset()
+    session.trial("open mailbox")  # starts the shadow
+    pids = [session.env.pid, session._shadow.pid]
+    assert all(running(pid) for pid in pids)
+    session.close()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(running(pid) for pid in pids):
+        time.sleep(0.02)
+    assert not any(running(pid) for pid in pids)
 
 
 def test_an_exception_in_the_emulator_is_raised_here_and_it_goes_on(rom_path):
