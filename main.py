@@ -7,8 +7,9 @@
     uv run python main.py view [DIR ...] [--port N]   # watch and review episodes in the browser (127.0.0.1)
 
 Exit codes: 0 the episode ended (victory, game over, max turns, a loop break); 2 bad input (flags, configuration,
-story file, replay file, an episode folder that cannot be written or resumed); 3 the LLM became unavailable;
-130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (records and summary.json are written in every one of these cases).
+story file, replay file, an episode folder that cannot be written or resumed) or a game whose Z-machine emulator
+crashed or hung; 3 the LLM became unavailable; 130 Ctrl-C, 143 SIGTERM, 129 SIGHUP (records and summary.json are
+written in every one of these cases).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from orchestration.orchestrator import EPISODE_FILE, ResumeError
 from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration
+from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession, StoryFileError
 from session.records import FINISHED_ENDINGS, Ending, TurnRecord
 from session.safe_text import printable
@@ -144,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             config, episode_id = load_config(args), None
         session = build_session(config, run_options(args))
-    except (ConfigError, StoryFileError) as exc:
+    except (ConfigError, StoryFileError, EmulatorFailed) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     for name in ("SIGTERM", "SIGHUP"):
@@ -207,6 +209,10 @@ def play_one(
     if orchestrator.game_state.termination_reason == Ending.LLM_UNAVAILABLE:
         print(f"error: the LLM became unavailable; records in {summary_path.parent}", file=sys.stderr)
         return EXIT_LLM_UNAVAILABLE, summary
+    if orchestrator.game_state.termination_reason == Ending.EMULATOR_FAILED:
+        failure = printable(orchestrator.emulator_failure or "")
+        print(f"error: {failure}; records in {summary_path.parent}", file=sys.stderr)
+        return EXIT_USAGE, summary
     return 0, summary
 
 
@@ -221,6 +227,7 @@ ENDINGS = {
     Ending.SCRIPT_EXHAUSTED: "the script ran out",
     Ending.INTERRUPTED: "interrupted",
     Ending.RECORDS_UNWRITABLE: "the records could not be written",
+    Ending.EMULATOR_FAILED: "the game's Z-machine emulator crashed or hung",
     Ending.ERROR: "an error",
 }
 """How the console's closing lines say each termination reason."""

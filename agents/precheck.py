@@ -37,12 +37,15 @@ class ObjectPrecheck:
 
         Only a command that names something can be out of sight: `look` in the dark answers "you can't see a
         thing", which is no refusal of an object. Interpreter commands never reach the shadow (they are refused
-        before, with their own reason)."""
+        before, with their own reason). A command the shadow emulator crashed or hung on is not refused: the game's
+        answer is unknown."""
         words = command_words(command)
         if not words or why_not_run(command) is not None:
             return None
         refused_anyway = f"{words[0]} {self.nonsense}" if self.nonsense else None
         trial = self.session.trial(command, refused_anyway)
+        if trial is None:  # the shadow emulator could not play it: nothing to quote, nothing refused
+            return None
         names_something = len(words) > 1 and direction_of(command) is None
         refused = unknown_word(trial.text) or (names_something and not_here(trial.text))
         if not refused or trial.changed:

@@ -53,6 +53,12 @@ def job_id(cell: str, game: str, seed: int, episode: int) -> str:
     return f"{cell}/{game}/seed{seed}/ep{episode}"
 
 
+def crashed(job: dict, error: str, trace: str = "") -> dict:
+    """The result row of a job that gave no summary: its episode raised, or its worker process died."""
+    row = {key: job[key] for key in ("id", "cell", "game", "seed", "episode")}
+    return {**row, "status": "crashed", "error": error[:500], "trace": trace[-1500:]}
+
+
 def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     """Play the job's episode; its result row (`status` finished or crashed), never an exception. `limits`: the
     batch's shared request limits, when the process has not had them installed (Ray tasks)."""
@@ -64,24 +70,21 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     logger.remove()
     folder = Path(job["folder"])
     shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier try of this job: start it over
-    row = {"id": job["id"], "cell": job["cell"], "game": job["game"], "seed": job["seed"], "episode": job["episode"]}
     try:
         overrides = json.loads(json.dumps(job["overrides"]))
         overrides.setdefault("files", {})["episode_dir"] = str(folder)
         overrides.setdefault("gameplay", {})["seed"] = job["seed"]
         config = GameConfiguration.from_toml(job["config"], overrides)
         args = RunOptions(rom=job["story"], quiet=True)
-        orchestrator = build_orchestrator(config, args, session=build_session(config, args))
-        summary = json.loads(orchestrator.play_episode().read_text())
+        session = build_session(config, args)
+        try:
+            summary = json.loads(build_orchestrator(config, args, session=session).play_episode().read_text())
+        finally:
+            session.close()  # its emulators' processes end with the job, not when the worker collects it
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
-        return {
-            **row,
-            "status": "crashed",
-            "error": f"{type(exc).__name__}: {exc}"[:500],
-            "trace": traceback.format_exc(limit=3)[-1500:],
-        }
+        return crashed(job, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3))
     return {
-        **row,
+        **{key: job[key] for key in ("id", "cell", "game", "seed", "episode")},
         "status": "finished",
         "final_score": summary["final_score"],
         "best_score": summary["best_score"],

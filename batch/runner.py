@@ -15,6 +15,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -25,7 +26,8 @@ from tqdm import tqdm
 
 from agents.registry import AGENTS, AUTO, CRITICS
 from batch import ray_cluster
-from batch.jobs import RayRequestSlot, RequestLimiter, install_request_limits, job_id, run_job
+from batch.jobs import RayRequestSlot, RequestLimiter, crashed, install_request_limits, job_id, run_job
+from batch.pool import run_jobs
 from batch.results import write_results
 from orchestration.wiring import chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
@@ -166,12 +168,21 @@ def slot_counts(jobs: list[dict]) -> dict[str, int]:
 
 
 def run_local(todo: list[dict], workers: int, on_result) -> None:
+    """The jobs on `workers` local processes (batch.pool: a worker that dies costs its job, recorded as crashed)."""
     context = multiprocessing.get_context("spawn")
     with context.Manager() as manager:
         limits = {url: manager.BoundedSemaphore(n) for url, n in slot_counts(todo).items()}
-        with context.Pool(workers, initializer=install_request_limits, initargs=(limits,)) as pool:
-            for row in pool.imap_unordered(run_job, todo):
-                on_result(row)
+
+        def died(job: dict, code: int | None) -> None:
+            on_result(crashed(job, f"the worker process died ({_exit_name(code)})"))
+
+        run_jobs(todo, workers, run_job, on_result, died, install_request_limits, (limits,))
+
+
+def _exit_name(code: int | None) -> str:
+    if code is None:
+        return "exit status unknown"
+    return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
 def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_result) -> None:
@@ -195,11 +206,16 @@ def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_r
         counts = slot_counts(todo)
         limiter = ray.remote(RequestLimiter).remote(counts)  # the shared limit, cluster-wide
         limits = {url: RayRequestSlot(limiter, url) for url in counts}
-        pending = [remote.remote(job, limits) for job in todo]
+        jobs = {remote.remote(job, limits): job for job in todo}
+        pending = list(jobs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                on_result(ray.get(ref))
+                try:
+                    row = ray.get(ref)
+                except ray.exceptions.RayError as exc:  # its worker died, after Ray's own retries, or its node
+                    row = crashed(jobs[ref], f"{type(exc).__name__}: {exc}")
+                on_result(row)
     finally:
         if started_here:
             ray.shutdown()

@@ -66,6 +66,7 @@ from benchmarks.trajectories import Trajectory
 from managers.game_reader import room_line
 from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
+from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
 
@@ -519,7 +520,7 @@ class Auditor:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             self.truth = JerichoSession(story, seed=seed)
-            self.probe = start_emulator(story, seed)
+            self.probe = start_emulator(story, seed, SHADOW)
         self.probe.reset()
         self.view = self.truth.reset()
         self.turn = 1

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import multiprocessing
 import sys
 import tempfile
 import time
@@ -39,6 +38,7 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
+from batch.pool import run_jobs
 from benchmarks import llm_calls, trajectories
 from benchmarks.provenance import command, commit
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
@@ -263,10 +263,12 @@ def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[
     ]
     rows: list[dict] = []
     if args.jobs > 1:
-        with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
-            for game_rows in pool.imap_unordered(run_game, jobs):
-                rows += game_rows
-                _progress(game_rows)
+
+        def done(game_rows: list[dict]) -> None:
+            rows.extend(game_rows)
+            _progress(game_rows)
+
+        run_jobs(jobs, args.jobs, run_game, done, _died)
     else:
         for job in jobs:
             game_rows = run_game(job)
@@ -278,6 +280,11 @@ def run(stories: list[Path], args: argparse.Namespace, overrides: dict) -> list[
 def _progress(rows: list[dict]) -> None:
     if rows:
         print(f"  {rows[0]['game']}: {len(rows)} runs", file=sys.stderr, flush=True)
+
+
+def _died(job: dict, code: int | None) -> None:
+    """A worker that died takes its game's runs with it (the tables count the games they hold): say so, go on."""
+    print(f"  {Path(job['story']).stem}: no runs, the worker process died (exit code {code})", file=sys.stderr)
 
 
 # -- tables ----------------------------------------------------------------------------------------------------

@@ -314,13 +314,14 @@ def _still_wins(
     limit = len(rest) if horizon is None else horizon
 
     def play(command: str) -> tuple[int, bool, bool]:
-        """(score, game over, victory) after `command`: the bare emulator where Jericho's bindings read them (fast),
-        else the session's own reading (session.status)."""
+        """(score, game over, ended) after `command`: the bare emulator where Jericho's bindings read them (one call:
+        a step's answer says whether the game ended, won or lost, and its score), else the session's own reading
+        (session.status)."""
         if session.supported:
-            session.env.step(command)
-            return session.env.get_score(), session.env.game_over(), session.env.victory()
+            _, _, ended, info = session.env.step(command)
+            return info["score"], ended and session.env.game_over(), ended
         view = session.step(command)
-        return view.score, view.game_over, view.victory
+        return view.score, view.game_over, view.game_over or view.victory
 
     try:
         for command in detour:
@@ -328,8 +329,8 @@ def _still_wins(
                 return False
         lost = False
         for command, expected in zip(rest[:limit], clean[:limit]):
-            score, lost, won = play(command)
-            if score != expected.score or (expected.over and not (won or lost)):
+            score, lost, ended = play(command)
+            if score != expected.score or (expected.over and not ended):
                 return False
         return not lost or (len(rest) <= limit and bool(clean) and clean[-1].over)
     finally:

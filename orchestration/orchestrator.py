@@ -34,6 +34,7 @@ from orchestration.spending import Spending, usage_line
 from session.commands import PRIMARY_DIRECTIONS, GameDictionary, canonical_command, why_not_run
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance, ObjectiveReview
+from session.emulator import EmulatorFailed
 from session.events import EventType, emit
 from session.jericho_session import JerichoSession, Snapshot
 from session.outcomes import classify_outcome
@@ -144,6 +145,8 @@ class Orchestrator:
         """The critic's objective review this turn (llm objectives), read after the command ran."""
         self.run_info: dict = {}
         """What the caller adds to episode.json for `--resume` (e.g. the replay file)."""
+        self.emulator_failure: str | None = None
+        """How the live game's emulator failed, when that ended the episode (Ending.EMULATOR_FAILED)."""
 
     # -- the episode -------------------------------------------------------------------------------------
     def play_episode(self, resume: list[TurnRecord] | None = None) -> Path:
@@ -163,6 +166,29 @@ class Orchestrator:
             (self.config.api_key(),),
             bool(resume),
         )
+        try:
+            self._begin(folder, resume)
+        except EmulatorFailed as exc:  # the game could not start, or not replay to where it was: no turn is played
+            self._emulator_failed(exc)
+            return self._finish(folder, time.perf_counter() - started)
+        try:
+            self._run_game_loop()
+        except KeyboardInterrupt:
+            self.game_state.termination_reason = Ending.INTERRUPTED
+            raise
+        except RecordsUnwritable:
+            self.game_state.termination_reason = Ending.RECORDS_UNWRITABLE
+            raise
+        except BaseException:
+            self.game_state.termination_reason = Ending.ERROR
+            raise
+        finally:
+            summary_path = self._finish(folder, time.perf_counter() - started)
+        return summary_path
+
+    def _begin(self, folder: Path, resume: list[TurnRecord] | None) -> None:
+        """The episode's start: the game reset, what the managers read from it, the records of an episode resumed
+        played again (or episode.json written for a new one)."""
         self.view = self.session.reset()
         self.precheck = ObjectPrecheck(self.session)
         self.novelty = WorldNovelty(
@@ -195,20 +221,6 @@ class Orchestrator:
             f"Episode {self.game_state.episode_id}: {self.session.game_name}, agent {self.agent.kind}, "
             f"critic {self.critic.kind}" + (f", resumed after turn {self.game_state.turn_count}" if resume else "")
         )
-        try:
-            self._run_game_loop()
-        except KeyboardInterrupt:
-            self.game_state.termination_reason = Ending.INTERRUPTED
-            raise
-        except RecordsUnwritable:
-            self.game_state.termination_reason = Ending.RECORDS_UNWRITABLE
-            raise
-        except BaseException:
-            self.game_state.termination_reason = Ending.ERROR
-            raise
-        finally:
-            summary_path = self._finish(folder, time.perf_counter() - started)
-        return summary_path
 
     def _write_episode_file(self, folder: Path) -> None:
         """episode.json: what `--resume` needs to rebuild this episode (never the API key, only its variable)."""
@@ -270,7 +282,15 @@ class Orchestrator:
             except LLMUnavailable as exc:
                 self._end(Ending.LLM_UNAVAILABLE, str(exc))
                 break
-            verdict = self._after_turn(record, record.events, self._ask_human)
+            except EmulatorFailed as exc:  # the turn's command (or a probe's read of the live state) crashed the game
+                self._emulator_failed(exc)
+                break
+            try:
+                verdict = self._after_turn(record, record.events, self._ask_human)
+            except EmulatorFailed as exc:  # a rewind's restore, or the snapshot of a progress point
+                self.recorder.write(record)
+                self._emulator_failed(exc)
+                break
             self.recorder.write(record)
             ending = self._ending(record, verdict)
             if ending is not None:
@@ -607,6 +627,13 @@ class Orchestrator:
             f"Episode ends after {self.game_state.turn_count} turns: {reason}" + (f" ({detail})" if detail else "")
         )
 
+    def _emulator_failed(self, exc: EmulatorFailed) -> None:
+        """The live game's emulator crashed or hung: the episode ends there (the turn in progress is not recorded:
+        the game gave no answer to it)."""
+        self.emulator_failure = str(exc)
+        logger.bind(event_type=EventType.EMULATOR_FAILED).error(f"{exc}: the episode ends")
+        self._end(Ending.EMULATOR_FAILED, str(exc))
+
     def _synthesize(self) -> int:
         """A critic that writes notes (the LLM critic) and a knowledge store: the notes, kept only where the records
         back them."""
@@ -653,6 +680,9 @@ class Orchestrator:
             "max_score": self.session.max_score,
             "unreadable": self.session.unreadable(),
             "termination_reason": self.game_state.termination_reason,
+            "emulator_failure": self.emulator_failure,
+            # probes of the shadow emulator skipped because it crashed or hung, by probe (JerichoSession._probe)
+            "probe_failures": dict(self.session.probe_failures),
             **self.spending.summary(),
             # critic verdicts it could not read (no score, or one outside 0..1): asked again once, then scored offline
             "critic_retries": unreadable["retried"],

@@ -19,7 +19,11 @@ from viewer.report import write_report
 
 def build_session(config: GameConfiguration, options: RunOptions) -> JerichoSession:
     """The Jericho session for the story file given (else the configured one), under the configured seed."""
-    return JerichoSession(resolve_story_file(options.rom, config.files.game_file_path), seed=config.gameplay.seed)
+    return JerichoSession(
+        resolve_story_file(options.rom, config.files.game_file_path),
+        seed=config.gameplay.seed,
+        time_limit=config.gameplay.emulator_timeout_seconds,
+    )
 
 
 def open_knowledge(config: GameConfiguration, session: JerichoSession) -> Knowledge | None:

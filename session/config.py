@@ -15,6 +15,8 @@ import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
+from session.emulator import DEFAULT_TIME_LIMIT
+
 STATE_SIGNALS = (
     "new_room",
     "new_world_state",
@@ -152,6 +154,11 @@ class GameplayConfig(_Section):
     episodes: int = Field(1, ge=1, le=10_000)
     """Episodes of the game played back to back (`max_turns_per_episode` each), with `run.json` and `run.md` over
     them; each learns from the ones before through the knowledge store."""
+    emulator_timeout_seconds: float = Field(DEFAULT_TIME_LIMIT, gt=0.0, le=3600.0)
+    """Seconds the game's Z-machine emulator, or the shadow one that plays probes on copies, may take to answer one
+    call before its process is killed as hung: the episode ends (`emulator_failed`), or the probe is skipped. A step
+    takes milliseconds and an emulator's start well under a second, so a loaded machine never reaches it and a real
+    hang costs it once."""
 
 
 class OrchestratorConfig(_Section):

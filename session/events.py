@@ -41,6 +41,8 @@ class EventType(StrEnum):
     LLM_USAGE = "llm_usage"
     LLM_CALL_FAILED = "llm_call_failed"
     OBJECTIVE_CLAIM_REJECTED = "objective_claim_rejected"
+    # the emulators (session/emulator.py): a probe skipped, or the live game's failure that ended the episode
+    EMULATOR_FAILED = "emulator_failed"
 
 
 def emit(sink: list[dict[str, Any]], event_type: EventType, message: str, level: str = "INFO", **fields: Any) -> dict:

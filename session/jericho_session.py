@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
-from jericho import ZObject
 from loguru import logger
 
 from session.commands import (
@@ -27,6 +26,8 @@ from session.commands import (
     read_command_file,
     why_not_run,
 )
+from session.emulator import DEFAULT_TIME_LIMIT, LIVE, SHADOW, Emulator, EmulatorFailed, EmulatorHung, Observation
+from session.events import EventType
 from session.outcomes import printed_title
 from session.records import GameObject, GameView, noun_of
 from session.status import (
@@ -42,19 +43,25 @@ from session.status import (
 from session.story_file import UnplayableStory, check_header
 from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
 
-# Jericho's object record (ZObject) past its number and name: parent, sibling, child, attributes, property numbers
-_PAST_THE_NAME = slice(ZObject.parent.offset, None)
+_T = TypeVar("_T")
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
 """Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
 clock rather than the world (see `noisy_globals`)."""
+TEXT, MEMORY, HASHED = 0, 1, 2
+"""What a command played on the shadow gives back (`JerichoSession._on_copy`), each more than the one before: the
+game's answer; with what it left (`Observation`: the room); with the world hash too (`Trial.changed`)."""
 INVENTORY_COMMAND = "inventory"
 PLAYER_NAMES = frozenset({"yourself", "you", "me", "myself", "self", "self object", "player", "protagonist"})
 """What games call the player's own object (Inform's `(self object)` and `yourself`, Infocom's `you`, `player`)."""
 IDLE_COMMAND = "look"
 """One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
 `look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
+SHADOW_HANGS_ALLOWED = 3
+"""Hangs of the shadow emulator an episode waits out (each costs the time limit); after them its probes are skipped
+unplayed for the rest of the episode, so a game whose C core loops on its probes from many states is not played at
+the pace of one time limit a turn. A crash costs a fresh emulator (tens of ms) and is never given up on."""
 ROOMS_CONTAINER_MIN_CHILDREN = 16
 """A parentless object holding at least this many objects, above the player's room at the start, is the rooms
 container of an Infocom game (ZIL's ROOMS); Inform games keep rooms parentless, with few objects inside each."""
@@ -68,11 +75,6 @@ READ_LINE = 228
 """The Z-machine's `read` (a line of input), as opposed to READ_CHAR."""
 READ_CHAR = 246
 """The Z-machine's `read_char`: the game waits for one key."""
-TIME_SEED = -1
-"""Jericho's seed when none is given and its bindings hold none: the random numbers change with the clock."""
-DEFAULT_SEED = 1
-"""The seed of a game whose walkthrough names none (lgop, every TextWorld game): its episodes, restores and resumes
-repeat exactly, as those of Jericho's seeded games do."""
 OPENING_KEYS = 3
 """Keys given at most to a game without bindings that opens waiting for one (a title screen, then an epigraph)."""
 WALKTHROUGH_SUFFIX = ".walkthrough"
@@ -84,18 +86,24 @@ STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
 class Trial:
     """What a command would do from the current state, played on the shadow emulator (`JerichoSession.trial`)."""
 
-    def __init__(self, text: str, room_id: int | None, changed: Callable[[], bool]):
+    def __init__(self, text: str, room: Callable[[], int | None], changed: Callable[[], bool]):
         self.text = text
         """The game's answer, as a player typing the command would read it."""
-        self.room_id = room_id
-        """The room the player is in after it."""
+        self._room = room
         self._changed = changed
 
     @cached_property
+    def room_id(self) -> int | None:
+        """The room the player is in after it (None: unknown). Read on demand, only before the live game moves
+        on: the pre-check never reads it."""
+        return self._room()
+
+    @cached_property
     def changed(self) -> bool:
-        """The command changed the room, the score, what the player holds, the world (as `world_hash` tells it
-        apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
-        here!". Read on demand (it costs more than the step), and only before either emulator runs again."""
+        """The command changed the room, the score, what the player holds, the world (as `GameView.world_hash`
+        tells it apart) or ended the game. Moves are left out: Infocom games count a turn for "You can't see any lamp
+        here!". Read on demand (it costs more than the step), and only before the live game moves on. True when
+        the shadow emulator failed while it was read: a change that cannot be ruled out."""
         return self._changed()
 
 
@@ -251,22 +259,11 @@ def _walkers(before: WorldSnapshot, after: WorldSnapshot) -> list[int]:
     ]
 
 
-def _jericho_digest(env: Any, special: np.ndarray) -> str:
-    """MD5 of what Jericho's `get_world_state_hash()` tells apart, on any emulator of a game it has bindings for."""
-    objects = env.get_world_objects(clean=True)
-    records = np.frombuffer(objects, dtype=np.uint8).reshape(len(objects), -1)
-    digest = hashlib.md5(records[:, _PAST_THE_NAME].tobytes())
-    digest.update(special.tobytes())
-    return digest.hexdigest()
-
-
-def start_emulator(path: Path, seed: int | None) -> Any:
-    """A new FrotzEnv. Jericho copies its C library to a temporary folder for every emulator: a full disk there is
-    a StoryFileError (one clear line), not a traceback."""
-    from jericho import FrotzEnv  # imported here so that config errors never pay for loading the C core
-
+def start_emulator(path: Path, seed: int | None, role: str = LIVE, time_limit: float = DEFAULT_TIME_LIMIT) -> Emulator:
+    """A new FrotzEnv, in a process of its own (session.emulator). Jericho copies its C library to a temporary
+    folder for every emulator: a full disk there is a StoryFileError (one clear line), not a traceback."""
     try:
-        return FrotzEnv(str(path), seed=seed)
+        return Emulator(path, seed, role, time_limit)
     except OSError as exc:
         raise StoryFileError(f"cannot start the Z-machine emulator for {path.name}: {exc.strerror or exc}") from None
 
@@ -286,16 +283,23 @@ def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
 
 
 class JerichoSession:
-    """Wraps `jericho.FrotzEnv`: short verbs, no hidden state beyond the emulator and the last response."""
+    """Wraps `jericho.FrotzEnv`: short verbs, no hidden state beyond the emulator and the last response.
 
-    def __init__(self, story_file: str | Path, seed: int | None = None):
+    Both emulators (the live game and the shadow) run in processes of their own (session.emulator), each call
+    within `time_limit` seconds. A crash or a hang of the shadow skips the probe it played (`probe_failures` counts
+    them; the next probe starts a fresh shadow); one of the live game raises EmulatorFailed, which ends the episode.
+    """
+
+    def __init__(self, story_file: str | Path, seed: int | None = None, time_limit: float = DEFAULT_TIME_LIMIT):
         path = Path(story_file)
         if not path.is_file():
             raise StoryFileError(f"story file not found: {path}. Put zork1.z5 (md5 {ZORK1_MD5}) there.")
         story = check_story_bytes(path)
+        self.time_limit = time_limit
+        """Seconds each call to an emulator may take (session.emulator.DEFAULT_TIME_LIMIT says why its default)."""
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            self.env = start_emulator(path, seed)
+            self.env = start_emulator(path, seed, LIVE, time_limit)
         self.supported = bool(self.env.is_fully_supported)
         """Jericho has bindings for this story file (its score, moves, player and endings); without them the session
         reads what every Z-machine game shows a player (session.status)."""
@@ -310,21 +314,30 @@ class JerichoSession:
         self.objects = ObjectTable(story)
         self.player = int(self.env.player_obj_num or 0) if self.supported else 0
         """The player's object number; found by walking (`_find_walker`) when Jericho has no bindings."""
+        self._jericho_max = self.env.get_max_score()
+        """The game's maximum score as Jericho's bindings know it, read once: the summary of an episode whose
+        emulator crashed needs it too (`max_score`)."""
         self.rooms_container = 0
         """The object holding every room (Infocom games), or 0 when rooms are parentless (Inform games)."""
         self._text = ""
         self._opening = ""
         """The text the game printed when it opened (reset)."""
-        if self.env._seed == TIME_SEED:  # neither given nor in Jericho's bindings: a fixed one, as runs repeat
-            seed = DEFAULT_SEED
-            self.env.seed(seed)
         self._seed = seed
-        self._shadow: Any = None
+        self._shadow: Emulator | None = None
         self._before: Any = None
         """Emulator state the last command ran from (for `idle_world`)."""
         self._anchor: tuple[Any, int] = (None, 0)
         """The state the latest command read as a line ran from (None: the reset), and the commands run before it."""
-        self._idle: WorldSnapshot | None = None
+        self._idle: tuple[WorldSnapshot | None] | None = None
+        """`idle_world`'s answer this turn, once asked (None inside: the shadow failed)."""
+        self._copies: tuple[tuple | None, dict[str, tuple[int, tuple[str, Observation] | None]]] = (None, {})
+        """The live state the shadow last played commands from, and each command's answer from it with its detail
+        (`_on_copy`)."""
+        self.probe_failures: Counter[str] = Counter()
+        """Probes skipped this episode because the shadow emulator crashed or hung, by probe (`idle_world`,
+        `trial`, `noisy_globals`, `jericho_noise`, `find_player`)."""
+        self._shadow_hangs = 0
+        """The shadow's hangs this episode (SHADOW_HANGS_ALLOWED)."""
         self._dictionary: list[Any] | None = None
         self._titles: dict[int, str] = {}
         """Room id -> the title the game printed, for rooms whose object name is internal (`(Alike_Maze_1)`)."""
@@ -342,8 +355,11 @@ class JerichoSession:
 
     # -- lifecycle ---------------------------------------------------------------------------------------
     def reset(self) -> GameView:
+        if not self.env.alive:  # the last episode ended with a failure of the live emulator: start a fresh one
+            self.env = self._start(LIVE)
         self._text = self._opening = self._answer(self._open())
         self._before, self._idle, self.commands, self._anchor = None, None, [], (None, 0)
+        self.probe_failures, self._shadow_hangs = Counter(), 0
         self._room = None  # a new episode arrives in its first room, wherever the last one ended
         if not self.supported:
             self._score = ScoreReading(0)
@@ -372,18 +388,19 @@ class JerichoSession:
         reason = why_not_run(command)
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
-        self._before, self._idle = self.env.get_state(), None
         walked_from = self.world() if self._watching_for_walker(command) else None
-        if self._before[NEXT_OPCODE] == READ_LINE:
-            self._anchor = (self._before, len(self.commands))
-        self._text = self._answer(self.env.step(command)[0])
+        before, text, after = self.env.play(command)
+        self._text = self._answer(text)
+        self._before, self._idle = before, None
+        if before[NEXT_OPCODE] == READ_LINE:
+            self._anchor = (before, len(self.commands))
         self.commands.append(command)
         came_from = None
         if walked_from is not None:  # nothing walked from the start: did the player walk now?
-            self.player = self._walker(walked_from, self.world(), self._before)
+            self.player = self._walker(walked_from, self.objects.snapshot(after.ram, after.special), before)
             self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
             came_from = self._origin(walked_from) if self.player else None
-        self.view = self.observe(rolled_dice=self._rng() != tuple(self._before[RNG_STATE]), came_from=came_from)
+        self.view = self.observe(after.rng != tuple(before[RNG_STATE]), after, came_from)
         return self.view
 
     def _origin(self, world: WorldSnapshot) -> tuple[int, str] | None:
@@ -395,29 +412,33 @@ class JerichoSession:
         opening = next((t for line in self._opening.splitlines() if (t := printed_title(line))), "")
         if opening:
             self._titles.setdefault(room, opening)
-        return room, self._room_title(self.env._get_ram().tobytes(), room, arrived=False)
+        return room, self._room_title(self.env.observe(hashed=False).ram.tobytes(), room, arrived=False)
 
     def close(self) -> None:
         self.env.close()
         if self._shadow is not None:
             self._shadow.close()
 
-    # -- reading the machine -----------------------------------------------------------------------------
-    def _rng(self) -> tuple[int, int, int]:
-        """The emulator's random-number generator state, as `get_state` holds it."""
-        lib = self.env.frotz_lib
-        return lib.getRngA(), lib.getRngInterval(), lib.getRngCounter()
+    def _start(self, role: str) -> Emulator:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
+            return start_emulator(self.story_file, self._seed, role, self.time_limit)
 
+    # -- reading the machine -----------------------------------------------------------------------------
     def world(self) -> WorldSnapshot:
         """The object tree, attributes and globals as they are in memory now."""
-        return self.objects.snapshot(self.env._get_ram(), self.env._get_special_ram())
+        now = self.env.observe(hashed=False)
+        return self.objects.snapshot(now.ram, now.special)
 
-    def observe(self, rolled_dice: bool = False, came_from: tuple[int, str] | None = None) -> GameView:
-        """The game as it stands; `rolled_dice` and `came_from` are for `step` to say whether the command drew random
-        numbers, and from which room a first walk came (GameView.came_from)."""
-        ram = self.env._get_ram()
-        world = self.objects.snapshot(ram, self.env._get_special_ram())
-        ram = ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
+    def observe(
+        self, rolled_dice: bool = False, now: Observation | None = None, came_from: tuple[int, str] | None = None
+    ) -> GameView:
+        """The game as it stands; `rolled_dice`, `now` and `came_from` are for `step` to say whether the command drew
+        random numbers, what the live emulator gave with the command's answer, and from which room a first walk came
+        (GameView.came_from)."""
+        now = now or self.env.observe(hashed=self.supported)
+        world = self.objects.snapshot(now.ram, now.special)
+        ram = now.ram.tobytes()  # names read a byte at a time: bytes index five times faster than an array
         room = self.player_room(world)
         held = world.contents(self.player) if self.player else []
         inventory = tuple(self._named(ram, num) for num in held)
@@ -425,8 +446,7 @@ class JerichoSession:
         room_objects = tuple(self._named(ram, num) for num in self._descendants(world, room, depth=2))
         arrived, self._room = room != self._room, room
         if self.supported:
-            score, moves = self.env.get_score(), self.env.get_moves()
-            game_over, victory = self.env.game_over(), self.env.victory()
+            score, moves, game_over, victory = now.score, now.moves, now.game_over, now.victory
         else:
             score, moves, game_over, victory = self._read_status(world)
         return GameView(
@@ -436,7 +456,7 @@ class JerichoSession:
             moves=moves,
             inventory=tuple(obj for obj in inventory if obj.name),
             room_objects=tuple(obj for obj in room_objects if obj.name),
-            world_hash=self._world_digest(self.env, world),
+            world_hash=self._world_hash(now, world),
             text=self._text,
             game_over=game_over,
             victory=victory,
@@ -446,6 +466,12 @@ class JerichoSession:
             unreadable=() if self.supported else tuple(self.unreadable()),
             came_from=came_from,
         )
+
+    def _world_hash(self, now: Observation, world: WorldSnapshot) -> str:
+        """`GameView.world_hash`: with Jericho's bindings, what the emulator worked out (their clean object tree and
+        curated state bytes: `session.emulator.world_hash`); without them Jericho's tree is empty, so the whole object
+        tree as memory holds it, links and attributes."""
+        return now.world_hash if self.supported else tree_digest(world)
 
     def _read_status(self, world: WorldSnapshot) -> tuple[int, int, bool, bool]:
         """(score, moves, game over, victory) of a game Jericho has no bindings for, as a player sees them
@@ -481,18 +507,17 @@ class JerichoSession:
         """The game goes on after what read as its ending: asked `look` (on the shadow emulator), it describes a
         place, a title line and more, where a game that ended asks its closing question again, refuses ("Please give
         one of the answers above") or says nothing. Ballyhoo's `You have died` under the big top, zork1's
-        resurrection: the player plays on."""
-        shadow = self._shadow_env()
-        shadow.set_state(self.env.get_state())
-        lines = [line for line in self._answer(shadow.step(IDLE_COMMAND)[0]).splitlines() if line.strip()]
+        resurrection: the player plays on. When the shadow cannot answer, the ending stands."""
+        answer = self._on_copy(self.env.get_state(), IDLE_COMMAND, TEXT)
+        if answer is None:
+            return False
+        lines = [line for line in self._answer(answer[0]).splitlines() if line.strip()]
         return len(lines) >= 2 and printed_title(lines[0]) is not None and not closing_question("\n".join(lines))
 
     def _ask_score(self) -> ScoreReading | None:
-        """The game's answer to `score` from the live state, played on the shadow emulator."""
-        shadow = self._shadow_env()
-        shadow.set_state(self.env.get_state())
-        text, _, _, _ = shadow.step(SCORE_COMMAND)
-        return read_score_answer(text)
+        """The game's answer to `score` from the live state, played on the shadow emulator (None: it could not)."""
+        answer = self._on_copy(self.env.get_state(), SCORE_COMMAND, TEXT)
+        return read_score_answer(answer[0]) if answer is not None else None
 
     def _room_title(self, ram: Any, room: int, arrived: bool) -> str:
         """What the game calls the room. The object's short name, unless it is an internal one (Inform's `(maze)`,
@@ -524,16 +549,15 @@ class JerichoSession:
         Played on a shadow emulator, a second FrotzEnv with its own copy of the C core, so the game itself is never
         touched: Jericho's restore is not exact on every game (sherlock, and tryst205 at a "press a key" prompt,
         play differently after a step run and undone on the same emulator: `restore` says what its state leaves out).
-        Computed once per turn, on demand.
+        Computed once per turn, on demand. None when the shadow crashed or hung on it, as before the first command:
+        every change then counts as the command's (managers.novelty).
         """
         if self._before is None:
             return None
         if self._idle is None:
-            shadow = self._shadow_env()
-            shadow.set_state(self._before)
-            shadow.step(IDLE_COMMAND)
-            self._idle = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
-        return self._idle
+            played = self._probe("idle_world", lambda shadow: shadow.play_from(self._before, IDLE_COMMAND))
+            self._idle = (self.objects.snapshot(played[1].ram, played[1].special) if played else None,)
+        return self._idle[0]
 
     def room_after(self, command: str) -> int | None:
         """The room `command` would lead to from here, played on the shadow emulator: the game is never touched."""
@@ -541,13 +565,15 @@ class JerichoSession:
         return trial.room_id if trial is not None else None
 
     def answer_on_copy(self, command: str) -> Trial | None:
-        """`trial`, or None for a command that must never run (where `trial` raises CommandRefused)."""
+        """`trial`, or None for a command that must never run (where `trial` raises CommandRefused) or that the
+        shadow emulator could not play."""
         return None if why_not_run(command) is not None else self.trial(command)
 
-    def trial(self, command: str, refused: str | None = None) -> Trial:
+    def trial(self, command: str, refused: str | None = None) -> Trial | None:
         """What `command` would do from here, played on the shadow emulator from the live state: the game itself
-        is never touched (see `idle_world` for why not undo on the live one). Raises CommandRefused for what must
-        never run (session.commands.why_not_run): `save` on the shadow would still write a file.
+        is never touched (see `idle_world` for why not undo on the live one); None when the shadow crashed or hung
+        on it. Raises CommandRefused for what must never run (session.commands.why_not_run): `save` on the shadow
+        would still write a file.
 
         `refused`: a command the game surely refuses (e.g. the verb with a word no game knows). What it leaves is
         no change either: some parsers mark the objects they weighed (gold), or count the first move (zork1)."""
@@ -556,44 +582,68 @@ class JerichoSession:
             if reason is not None:
                 raise CommandRefused(f"{line[:40]!r}: {reason}")
         state = self.env.get_state()
-        shadow = self._shadow_env()
-        shadow.set_state(state)
-        text = self._answer(shadow.step(command)[0])
-        room = self.player_room(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+        played = self._on_copy(state, command, TEXT)
+        if played is None:
+            return None
+
+        def room() -> int | None:
+            again = self._on_copy(state, command, MEMORY)
+            return self.player_room(self.objects.snapshot(again[1].ram, again[1].special)) if again else None
 
         def changed() -> bool:
-            after = self._footprint(shadow)
-            if after == self._footprint(self.env):
+            hashed = self._on_copy(state, command, HASHED)
+            if hashed is None:
+                return True
+            footprint = self._footprint(hashed[1])
+            if footprint == self._footprint(self.env.observe()):
                 return False
             if refused is None:
                 return True
-            shadow.set_state(state)
-            shadow.step(refused)
-            return after != self._footprint(shadow)
+            again = self._on_copy(state, refused, HASHED)
+            return again is None or footprint != self._footprint(again[1])
 
-        return Trial(text, room, changed)
+        return Trial(self._answer(played[0]), room, changed)
 
-    def _footprint(self, env: Any) -> tuple:
+    def _on_copy(self, state: tuple, command: str, detail: int) -> tuple[str, Observation] | None:
+        """`command` played on the shadow emulator from the live `state`: the game's answer and what it left, as
+        much as `detail` asks (TEXT, MEMORY, HASHED: the world hash costs more than the step, and the pre-check
+        mostly reads the answer alone); None when the shadow crashed or hung on it. Each command is played once per
+        state and detail: the pre-check and the lookahead try the same proposal, and the live emulator hands out the
+        same state object until the game moves."""
+        if self._copies[0] is not state:
+            self._copies = (state, {})
+        answers = self._copies[1]
+        known, answer = answers.get(command, (-1, None))
+        if known < detail and not (known >= 0 and answer is None):  # a failure is not tried again from this state
+            answer = self._probe(
+                "trial",
+                lambda shadow: shadow.play_from(state, command, observe=detail >= MEMORY, hashed=detail >= HASHED),
+            )
+            answers[command] = (detail, answer)
+        return answer
+
+    def _footprint(self, now: Observation) -> tuple:
         """What a command that did nothing leaves as it was: room, score, what the player holds, the world hash
         and whether the game has ended."""
-        world = self.objects.snapshot(env._get_ram(), env._get_special_ram())
+        world = self.objects.snapshot(now.ram, now.special)
         held = tuple(world.contents(self.player)) if self.player else ()
-        hashed = self._world_digest(env, world)
-        return self.player_room(world), env.get_score(), held, hashed, env.game_over(), env.victory()
+        hashed = self._world_hash(now, world)
+        return self.player_room(world), now.score, held, hashed, now.game_over, now.victory
 
     def noisy_globals(self) -> frozenset[int]:
         """Globals that follow the command's words (the parser's verb and objects, "it") or the clock, not the world.
 
         Every probe runs from the current state on the shadow emulator: what one `wait` changes is the clock, and
-        whatever differs between the probes' outcomes follows the command.
+        whatever differs between the probes' outcomes follows the command. Empty when the shadow crashed or hung on
+        one: the novelty's own filters (a global a refused command or an idle turn changes) remain.
         """
         state, start = self.env.get_state(), self.world().globals
-        shadow = self._shadow_env()
         outcomes = []
         for probe in NOISE_PROBES:
-            shadow.set_state(state)
-            shadow.step(probe)
-            outcomes.append(self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()).globals)
+            played = self._probe("noisy_globals", lambda shadow, probe=probe: shadow.play_from(state, probe))
+            if played is None:
+                return frozenset()
+            outcomes.append(self.objects.snapshot(played[1].ram, played[1].special).globals)
         waited = outcomes[-1]
         noisy = {int(g) for g in np.nonzero(waited != start)[0]}
         for outcome in outcomes[:-1]:
@@ -604,20 +654,27 @@ class JerichoSession:
         """(attribute numbers, object numbers) that Jericho's per-game bindings treat as noise in world state: the
         "touched" and "visited" attributes, NPCs that wander on their own (zork1's thief). Read by giving every
         object every attribute on the shadow emulator and seeing what `get_world_objects(clean=True)` strips.
-        Jericho shows 32 attributes, so the mask covers attributes 0-31; unsupported games give nothing."""
-        shadow = self._shadow_env()
+        Jericho shows 32 attributes, so the mask covers attributes 0-31; unsupported games give nothing, and so does
+        a shadow that crashed or hung on it."""
         state = list(self.env.get_state())
-        ram = state[0].copy()
         layout = self.objects.layout
-        count = min(layout.count, int(shadow.frotz_lib.get_num_world_objs()))
-        for index in range(count):
-            entry = layout.first_entry + index * layout.entry_size
-            ram[entry : entry + layout.attribute_bytes] = 0xFF
-        state[0] = ram
-        shadow.set_state(tuple(state))
+
+        def marked(shadow: Emulator) -> tuple[int, Any]:
+            ram = state[0].copy()
+            count = min(layout.count, int(shadow.frotz_lib.get_num_world_objs()))
+            for index in range(count):
+                entry = layout.first_entry + index * layout.entry_size
+                ram[entry : entry + layout.attribute_bytes] = 0xFF
+            shadow.set_state((ram, *state[1:]))
+            return count, shadow.get_world_objects(clean=True)
+
+        played = self._probe("jericho_noise", marked)
+        if played is None:
+            return frozenset(), frozenset()
+        count, records = played
         attributes: set[int] = set()
         objects: set[int] = set()
-        for num, obj in enumerate(shadow.get_world_objects(clean=True)[1 : count + 1], start=1):
+        for num, obj in enumerate(records[1 : count + 1], start=1):
             stripped = {n for n, present in enumerate(obj.attr) if not present}
             if len(stripped) == len(obj.attr):
                 objects.add(num)
@@ -625,27 +682,52 @@ class JerichoSession:
                 attributes |= stripped
         return frozenset(attributes), frozenset(objects)
 
-    def _shadow_env(self) -> Any:
-        if self._shadow is None:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self._shadow = start_emulator(self.story_file, self._seed)
+    def _shadow_env(self) -> Emulator:
+        """The shadow emulator; a fresh one when there is none yet or the last one failed."""
+        if self._shadow is None or not self._shadow.alive:
+            if self._shadow is not None:
+                self._shadow.close()
+            self._shadow = self._start(SHADOW)
             self._shadow.reset()
         return self._shadow
+
+    def _probe(self, name: str, play: Callable[[Emulator], _T]) -> _T | None:
+        """`play` on the shadow emulator; None when the shadow crashes or hangs on it: the probe is skipped and
+        counted (`probe_failures`), and the next probe starts a fresh shadow (none after SHADOW_HANGS_ALLOWED
+        hangs). A failure of the live emulator is raised: it ends the episode."""
+        if self._shadow_hangs >= SHADOW_HANGS_ALLOWED:
+            self.probe_failures[name] += 1
+            return None
+        try:
+            return play(self._shadow_env())
+        except EmulatorFailed as exc:
+            if exc.emulator != SHADOW:
+                raise
+            if not self.probe_failures:
+                logger.bind(event_type=EventType.EMULATOR_FAILED).warning(
+                    f"{exc}: the {name} probe is skipped, and so is any other the shadow emulator fails this episode "
+                    "(summary.json counts them by probe); the next probe starts a fresh shadow emulator"
+                )
+            self.probe_failures[name] += 1
+            self._shadow_hangs += isinstance(exc, EmulatorHung)
+            if self._shadow_hangs == SHADOW_HANGS_ALLOWED:
+                logger.bind(event_type=EventType.EMULATOR_FAILED).warning(
+                    f"the shadow emulator hung {SHADOW_HANGS_ALLOWED} times: its probes are skipped for the rest of "
+                    "the episode"
+                )
+            return None
 
     def _find_walker(self) -> int:
         """The player's object in a game Jericho has no bindings for: the object that walks when the player walks.
         Every direction is tried from the start on the shadow emulator: the object that went from one room into
         another in most of them, and not on an idle turn (a character that wanders on its own, zork1's thief, moves
-        on every turn), is the player. 0 when no direction leads anywhere from the start (a bed, a dark cellar):
-        `step` then watches the player's first walk."""
+        on every turn), is the player. When no direction leads anywhere from the start (a bed, a dark cellar),
+        `_find_holder`; else 0, and `step` watches the player's first walk."""
         state, start = self.env.get_state(), self.world()
-        shadow = self._shadow_env()
 
         def moved_by(command: str) -> list[int]:
-            shadow.set_state(state)
-            shadow.step(command)
-            return _walkers(start, self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram()))
+            played = self._probe("find_player", lambda shadow: shadow.play_from(state, command))
+            return _walkers(start, self.objects.snapshot(played[1].ram, played[1].special)) if played else []
 
         on_their_own = set(moved_by(IDLE_COMMAND))
         walked = Counter(num for direction in DIRECTIONS for num in moved_by(direction) if num not in on_their_own)
@@ -654,24 +736,23 @@ class JerichoSession:
     def _likeliest_player(self, walked: Counter[int], world: WorldSnapshot) -> int:
         """Of the objects that walked (how often), the player: followers walk along (temple's shadows, hhgg's Ford),
         so the one that walked most, then the one that calls itself the player, then the one holding most."""
-        ram = self.env._get_ram().tobytes()
+        ram = self.env.observe(hashed=False).ram.tobytes()
         return max(walked, key=lambda num: (walked[num], self._self_named(ram, num), len(world.contents(num)), -num))
 
     def _find_holder(self, world: WorldSnapshot, state: tuple) -> int:
         """The player's object when no way out of the start works (a bed, the dark, an opening scene): the object in a
-        room from which `drop <a thing it holds>` puts that thing in the room, else the one object somewhere that
-        calls itself the player (PLAYER_NAMES); 0 when neither tells (`step` then watches the player's first walk)."""
-        ram = self.env._get_ram().tobytes()
-        shadow = self._shadow_env()
+        room from which `drop <a thing it holds>` puts that thing in the room, else the one object in the status
+        line's room (versions 1-3) or anywhere (later ones) that calls itself the player (PLAYER_NAMES); 0 when
+        neither tells (`step` then watches the player's first walk)."""
+        ram = self.env.observe(hashed=False).ram.tobytes()
         for num in range(1, self.objects.count + 1):
             room = world.parent(num)
             held = [c for c in world.contents(num) if noun_of(self.objects.short_name(ram, c)).isalpha()]
             if not held or not room or world.parent(room) not in (0, world.parent(world.parent(room))):
                 continue
-            shadow.set_state(state)
-            shadow.step(f"drop {noun_of(self.objects.short_name(ram, held[0]))}")
-            after = self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())
-            if after.parent(held[0]) == room:
+            command = f"drop {noun_of(self.objects.short_name(ram, held[0]))}"
+            played = self._probe("find_player", lambda shadow, command=command: shadow.play_from(state, command))
+            if played is not None and self.objects.snapshot(played[1].ram, played[1].special).parent(held[0]) == room:
                 return num
         here = int(world.globals[0]) if self.version <= 3 else None  # the status line's room, in versions 1-3
         named = [
@@ -693,10 +774,10 @@ class JerichoSession:
     def _walker(self, before: WorldSnapshot, after: WorldSnapshot, state: tuple) -> int:
         """The object a live move took from one room into another, and that an idle turn from the same `state`
         leaves where it was (of several, `_likeliest_player`); else 0."""
-        shadow = self._shadow_env()
-        shadow.set_state(state)
-        shadow.step(IDLE_COMMAND)
-        on_their_own = set(_walkers(before, self.objects.snapshot(shadow._get_ram(), shadow._get_special_ram())))
+        idle = self._probe("find_player", lambda shadow: shadow.play_from(state, IDLE_COMMAND))
+        if idle is None:
+            return 0
+        on_their_own = set(_walkers(before, self.objects.snapshot(idle[1].ram, idle[1].special)))
         moved = Counter(num for num in _walkers(before, after) if num not in on_their_own)
         return self._likeliest_player(moved, before) if moved else 0
 
@@ -714,17 +795,6 @@ class JerichoSession:
 
     def _named(self, ram, num: int) -> GameObject:
         return GameObject(num, self.objects.short_name(ram, num))
-
-    def _world_digest(self, env: Any, world: WorldSnapshot) -> str:
-        """The world-state hash of `world`, read from `env` (the live emulator or the shadow).
-
-        With Jericho's bindings: what `get_world_state_hash()` tells apart, its clean object tree (the bindings drop
-        the "touched" bits and NPCs that wander on their own) and the special RAM, hashed as the records' bytes past
-        their 64-byte names (0.07 ms, where formatting every object as text took 2 ms). Without them Jericho's tree is
-        empty, so the whole object tree as memory holds it: links and attributes."""
-        if self.supported:
-            return _jericho_digest(env, world.special)
-        return tree_digest(world)
 
     def _descendants(self, world: WorldSnapshot, container: int | None, depth: int) -> list[int]:
         """Objects inside `container`, `depth` levels deep, leaving out the player and what it holds."""
@@ -773,7 +843,7 @@ class JerichoSession:
     @property
     def max_score(self) -> int | None:
         """The most points the game gives: Jericho's, or what the game printed as its maximum (None: never)."""
-        return self.env.get_max_score() if self.supported else self.max_known
+        return self._jericho_max if self.supported else self.max_known
 
     def unreadable(self) -> list[str]:
         """What this game has not shown a player so far, of what the harness reads: `score` (no status line and no
@@ -800,9 +870,9 @@ class JerichoSession:
     # -- snapshots ---------------------------------------------------------------------------------------
     def fingerprint(self) -> Fingerprint:
         """The state a restore must give back equal (see `Fingerprint`), read from memory now."""
-        world = self.world()
-        ended = (self.env.game_over(), self.env.victory())
-        return Fingerprint.of(world, self.player_room(world), self.env.get_score(), self.player, ended)
+        now = self.env.observe(hashed=False)
+        world = self.objects.snapshot(now.ram, now.special)
+        return Fingerprint.of(world, self.player_room(world), now.score, self.player, (now.game_over, now.victory))
 
     def snapshot(self) -> Snapshot:
         """The game as it is now, right after the last command (or the reset), for `restore`."""
@@ -847,9 +917,7 @@ class JerichoSession:
                 how = Restored.REPLAY
         if how is Restored.REPLAY:
             self.env.close()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # an unsupported game was reported when the session started
-                self.env = start_emulator(self.story_file, self._seed)
+            self.env = self._start(LIVE)
             before = self._play_from(None, snap.commands)
             if state_digest(self.env.get_state()) != snap.state:
                 raise RestoreError(f"replaying {snap.turn} commands does not reach the snapshot's state")

@@ -73,6 +73,9 @@ class Ending(StrEnum):
     SCRIPT_EXHAUSTED = "script_exhausted"
     INTERRUPTED = "interrupted"
     RECORDS_UNWRITABLE = "records_unwritable"
+    EMULATOR_FAILED = "emulator_failed"
+    """The live game's Z-machine emulator crashed or hung (session.emulator); summary.json's `emulator_failure`
+    says how and on which command."""
     ERROR = "error"
 
 
@@ -80,8 +83,13 @@ DEATH_ENDING = Ending.GAME_OVER
 """The termination reason of an episode the game ended without a victory (the player died)."""
 LOOP_ENDINGS = frozenset({Ending.STUCK, Ending.LOOP_GATE})
 """Termination reasons by which the loop break ended an episode."""
-BROKEN_ENDINGS = frozenset({Ending.LLM_UNAVAILABLE, Ending.INTERRUPTED, Ending.RECORDS_UNWRITABLE, Ending.ERROR})
-"""Endings that cut the episode off from outside it: nothing it learned is drawn from (no strategy notes)."""
+BROKEN_ENDINGS = frozenset(
+    {Ending.LLM_UNAVAILABLE, Ending.INTERRUPTED, Ending.RECORDS_UNWRITABLE, Ending.EMULATOR_FAILED, Ending.ERROR}
+)
+"""Endings that cut the episode off from outside it: nothing it learned is drawn from (no strategy notes), and
+`--resume` goes on from its last record. An emulator's failure is one: the interpreter failed, not the game or the
+player. A resume replays to the command that failed; a hang that was the machine's load passes, and an agent that is
+no script may propose another command there."""
 FINISHED_ENDINGS = frozenset(Ending) - BROKEN_ENDINGS
 """Endings after which there is nothing to resume."""
 BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})

@@ -93,8 +93,13 @@ def story_file(name: str) -> Path:
 
 
 def more_story_file(name: str) -> Path:
-    """A story file of `../shared/more-games` (beside the corpus folder); missing: the test fails saying where."""
-    return story_file(f"../more-games/{name}")
+    """A story file beside the shared corpus, in `../shared/more-games` (adventureland, curses, cutthroat, hollywood,
+    trinity). Missing: the test fails with a message saying where (never skips)."""
+    folder = story_file(CORPUS[0]).parent.parent / "more-games"
+    path = folder / name
+    if not path.is_file():
+        pytest.fail(f"story file {name} not found in {folder} (beside the shared corpus)", pytrace=False)
+    return path
 
 
 @pytest.fixture(scope="session")

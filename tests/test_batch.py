@@ -254,3 +254,57 @@ def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
     (out / MANIFEST).write_text("".join(json.dumps(row) + "\n" for row in old))  # as written before rewinds
     assert batch_main(command) == 0  # every job done: the results are read again from the manifest
     assert all(line["rewinds"] == line["abandoned_turns"] == 0 for line in table(out))
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+            if parent == pid:
+                found.append(int(entry.name))
+    return found
+
+
+def emulators_of(worker: int) -> list[int]:
+    """A batch worker's emulator processes (children of its zygote, the one child it starts)."""
+    return [emulator for zygote in children(worker) for emulator in children(zygote)]
+
+
+def test_a_dead_worker_and_a_hung_emulator_cost_their_jobs_and_the_batch_finishes_the_others(tmp_path):
+    """Two jobs run at once, with their live game and shadow emulators up. One worker is killed (SIGKILL): its job
+    is recorded crashed, another worker takes its place. The other worker's emulators are stopped (SIGSTOP): they
+    never answer, and after the time limit its episode ends as emulator_failed, records written. Every other job
+    plays to its end."""
+    out, config = tmp_path / "batch", tmp_path / "config.toml"
+    config.write_text("[tool.zorkgpt.gameplay]\nemulator_timeout_seconds = 2.0\n")
+    command = [sys.executable, "main.py", "batch", "--games", games(), "--seeds", "1,2,3", "--workers", "2"]
+    command += ["--agent", "walkthrough", "--critic", "offline", "--config", str(config), "--out", str(out), "--quiet"]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    busy: list[int] = []
+    while time.monotonic() < deadline and process.poll() is None and len(busy) < 2:
+        workers = [pid for pid in children(process.pid) if len(emulators_of(pid)) >= 2]  # the Manager has none
+        busy = workers if len(workers) >= 2 else busy
+        time.sleep(0.01)
+    assert len(busy) == 2, "two jobs were never seen running at once"
+    stopped, killed = busy
+    for emulator in emulators_of(stopped):
+        os.kill(emulator, signal.SIGSTOP)
+    os.kill(killed, signal.SIGKILL)
+    _, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    rows = [json.loads(line) for line in (out / MANIFEST).read_text().splitlines()]
+    assert len(rows) == len({row["id"] for row in rows}) == 6
+    crashed = [row for row in rows if row["status"] == "crashed"]
+    assert len(crashed) == 1 and "the worker process died (killed by SIGKILL)" in crashed[0]["error"]
+    finished = [row for row in rows if row["status"] == "finished"]
+    failed = [row for row in finished if row["termination_reason"] == "emulator_failed"]
+    assert len(failed) == 1 and len(finished) == 5  # the others played to their own ends (a win, or a death)
+    summary = json.loads(next((out / "episodes" / failed[0]["id"]).glob("*/summary.json")).read_text())
+    assert "gave no answer within 2 s" in summary["emulator_failure"]
+    assert json.loads((out / "results.json").read_text())["crashed"] == 1

@@ -59,7 +59,9 @@ def test_the_count_needs_its_changes_in_the_window_and_its_turns_since_strong_pr
         later.observe(ChurnTurn(ROOM, churned, made_again=False, object_progress=False))
     assert count.changes == 3 and count.turns == 4
     assert count.holds() and not later.holds()
-    count.observe(ChurnTurn(ROOM, False, made_again=False, object_progress=False))  # the oldest change leaves the window
+    count.observe(
+        ChurnTurn(ROOM, False, made_again=False, object_progress=False)
+    )  # the oldest change leaves the window
     assert count.changes == 2 and not count.holds()
     count.restart()
     assert count.changes == 0 and count.turns == 0 and not count.holds()

@@ -114,19 +114,68 @@ def uninterrupted(rom_path, script, config, tmp_path) -> list[dict]:
     return records(Path(out.strip().splitlines()[-1]).parent)
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, below = [], [pid]
+    while below:
+        parent = below.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                found.append(child)
+                below.append(child)
+    return found
+
+
+def running(pid: int) -> bool:
+    """The process exists and is no zombie."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def assert_all_end(pids: list[int], timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(running(pid) for pid in pids):
+        time.sleep(0.05)
+    assert not [pid for pid in pids if running(pid)], "an emulator process outlived the harness"
+
+
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, tmp_path, signum):
     episodes = tmp_path / "episodes"
     process = start(episode_args(rom_path, script, config, episodes))
     folder = wait_at_gate(process, episodes)
+    emulators = descendants(process.pid)
     process.send_signal(signum)
     _, err = process.communicate(timeout=60)
+    assert_all_end(emulators)
     assert process.returncode == 128 + signum
     assert f"interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err
     summary = json.loads((folder / "summary.json").read_text())
     assert summary["termination_reason"] == "interrupted" and summary["turns"] == GATE_TURN - 1
     assert list(folder.glob("map*"))
     assert all(json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines())
+
+
+def test_the_emulators_processes_die_with_a_killed_harness(rom_path, script, config, tmp_path):
+    """SIGKILL leaves main.py no handler to run: its zygote sees its socket close and exits, and the emulators
+    (the live game and the shadow) die with the zygote."""
+    episodes = tmp_path / "episodes"
+    process = start(episode_args(rom_path, script, config, episodes))
+    wait_at_gate(process, episodes)
+    emulators = descendants(process.pid)
+    assert len(emulators) >= 3  # the zygote, the live game and the shadow
+    process.kill()
+    process.communicate(timeout=60)
+    assert_all_end(emulators)
 
 
 def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, script, config, tmp_path):
