@@ -16,12 +16,12 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   situation it was already made from: that is a character reacting to an arrival it has seen before (a dwarf, a
   gnome waving), not the player changing the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
-  not refuse and answered with something it never said (the command's own words left out). The parser's own
-  globals are left out: those that differ between harmless probes
-  (`JerichoSession.noisy_globals`), those that changed on a refused or misunderstood command, those holding a
-  dictionary word or an object within reach (the parser's noun), counters (the same step three times running), and
-  any global an idle turn writes too (partyfoul keeps the parser's verb where the start-of-game probes never see it
-  move).
+  not refuse and answered with something it never said (the command's own words left out), or on a move that walked
+  within one room id (hollywood's hedge maze keeps the player's spot in a variable, and describes many spots alike).
+  The parser's own globals are left out: those that differ between harmless probes (`JerichoSession.noisy_globals`),
+  those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
+  reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too
+  (partyfoul keeps the parser's verb where the start-of-game probes never see it move).
   Jericho's curated state bytes for the game count as variables too (a submarine's position), but not on a walk
   between two rooms made before with the same things in hand: hhgg counts the player's entries into the Engine
   Room in one of them, and a semi-novel loop that stepped out and back every twelve turns never ended.
@@ -122,6 +122,9 @@ class WorldNovelty:
         self.answers: set[int] = {answer_key(start.text, "")}
         self.object_facts: set[tuple] = set()
         self.variable_facts: set[tuple] = set()
+        self.spots: dict[int | None, set[int]] = {}
+        """Room -> the globals a move inside it changed (and an idle turn did not): where the player stands inside
+        one room id, when the game keeps it in variables (hollywood's hedge maze). Part of the situation there."""
         self._steps: dict[int, tuple[int, int]] = {}
         """Global -> (last step, how many times running) for the counter filter."""
         self._scope: set[int] = set()
@@ -190,9 +193,12 @@ class WorldNovelty:
         answer = answer_key(after.text, command)
         new_answer = answer not in self.answers
         self.answers.add(answer)
-        new_global = self._globals(before, after, category, idle_world)
+        within = direction is not None and after.room_id == before.room_id and category == SUCCESS
+        new_global = self._globals(before, after, category, idle_world, within)
         walked_again = repeated_walk and after.room_id != before.room_id
-        if (new_global and new_answer and not repeated_walk) or (self._curated(before, after) and not walked_again):
+        if (new_global and (within or (new_answer and not repeated_walk))) or (
+            self._curated(before, after) and not walked_again
+        ):
             kinds.append("new_game_variable")
         asked = command.strip().lower().startswith(QUESTION_PREFIXES) and category not in ECHO_CATEGORIES
         if asked and new_answer and len(_WORDS.findall(after.text.lower())) >= INFORMATION_WORDS:
@@ -276,16 +282,20 @@ class WorldNovelty:
             idle.parents[index] != new.parents[index] or (idle.attributes[index] != new.attributes[index]).any()
         )
 
-    def _globals(self, before: GameView, after: GameView, category: str, idle: IdleWorld) -> bool:
-        """Whether the command gave a global variable a value it never had."""
+    def _globals(self, before: GameView, after: GameView, category: str, idle: IdleWorld, within: bool = False) -> bool:
+        """Whether the command gave a global variable a value it never had. `within`: the command was a move inside
+        one room id, whose spot a variable may keep: a value it never had on such a move in this room is a spot never
+        reached (the same variable may have served other ends elsewhere: hollywood's hedge maze), and walking on in
+        a straight line steps it alike (no counter)."""
         old, new = before.world, after.world
         if old is None or new is None:
             return False
         novel = False
         for index in np.nonzero(new.globals != old.globals)[0].tolist():
             value = int(new.globals[index])
-            self._count_steps(index, value - int(old.globals[index]))
-            fact = ("g", index, value)
+            if not within:
+                self._count_steps(index, value - int(old.globals[index]))
+            fact = ("g", index, value) if not within else ("spot", after.room_id, index, value)
             fresh = fact not in self.variable_facts
             self.variable_facts.add(fact)
             if index in self.noisy_globals:
@@ -298,8 +308,10 @@ class WorldNovelty:
                 continue
             if world is not None and world.globals[index] != old.globals[index]:
                 continue  # an idle turn writes it too: the parser's verb where the probes never saw it move
-            if fresh and category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
-                novel = True
+            if category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
+                novel = novel or fresh
+                if within:
+                    self.spots.setdefault(after.room_id, set()).add(index)
         return novel
 
     def _curated(self, before: GameView, after: GameView) -> bool:
@@ -341,4 +353,7 @@ class WorldNovelty:
             digest.update(world.parents[here].tobytes())
             digest.update((world.attributes[here] & self.attribute_mask).tobytes())
             digest.update(world.special.tobytes())
+            spot = sorted(self.spots.get(view.room_id, ()))
+            if spot:
+                digest.update(world.globals[spot].tobytes())
         return digest.hexdigest()

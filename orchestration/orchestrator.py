@@ -439,6 +439,7 @@ class Orchestrator:
             after.world_hash != view.world_hash,
             after.game_over,
             after.victory,
+            after.room_name,
         )
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
         before_room = after.came_from if view.room_id is None and after.came_from else (view.room_id, view.room_name)

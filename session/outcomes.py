@@ -104,12 +104,15 @@ def printed_title(line: str) -> str | None:
     return line if title_like(line) else None
 
 
-def walked_within(response: str) -> bool:
-    """A move that kept the room id was answered as an arrival: the answer opens on a room title (curses' `Maze (in
-    the garden roller)`), where a refused way opens on a sentence (`You can't go that way.`). One room object can
-    hold many places: a maze whose spot the game keeps in a variable, a vehicle's stops."""
-    first = next((line for line in response.splitlines() if line.strip()), "")
-    return printed_title(first) is not None and not any(phrase in response.lower() for phrase in REFUSAL_PHRASES)
+def walked_within(response: str, room_name: str) -> bool:
+    """A move that kept the room id was answered as an arrival: a line of the answer gives this room's title again
+    (curses' `Maze (in the garden roller)`, hollywood's `You make your way 20 feet east along the path.` then `Hedge
+    Maze`), and no refusal (`You can't go that way.`). One room object can hold many places: a maze whose spot the
+    game keeps in a variable, a vehicle's stops."""
+    name = room_name.strip().lower()
+    if not name or any(phrase in response.lower() for phrase in REFUSAL_PHRASES):
+        return False
+    return any((title := printed_title(line)) and title.lower().startswith(name) for line in response.splitlines())
 
 
 def classify_outcome(
@@ -121,7 +124,10 @@ def classify_outcome(
     world_changed: bool,
     game_over: bool,
     victory: bool,
+    room_name: str = "",
 ) -> str:
+    """The command's result category. `room_name`: the room the player stayed in, when a move kept the room id
+    (`walked_within`)."""
     text = response.lower()
     if (game_over and not victory) or any(phrase in text for phrase in DEATH_PHRASES):
         return DEATH
@@ -129,7 +135,7 @@ def classify_outcome(
     if not state_changed and any(phrase in text for phrase in PARSER_PHRASES):
         return PARSER_FAILURE
     if direction_of(command) is not None and not moved:
-        return SUCCESS if world_changed and walked_within(response) else BLOCKED_EXIT
+        return SUCCESS if walked_within(response, room_name) else BLOCKED_EXIT
     if state_changed:
         return SUCCESS
     # A refusal beats a changed world hash: NPCs (zork1's thief), timers and first-turn flags change the world

@@ -20,6 +20,7 @@ from collections.abc import Hashable
 
 from managers.novelty import response_key
 from session.commands import canonical_command, direction_of, is_wait
+from session.outcomes import SUCCESS
 from session.records import TurnRecord
 
 BREAKING_SIGNALS = frozenset({"score", "objective", "new_information", "new_position", "new_arrangement"})
@@ -117,9 +118,12 @@ class CycleDetector:
 
 def _entered(record: TurnRecord, command: str) -> Hashable | None:
     """The place a move entered: the room, or the answer's text (numbers left out) where either room has no id, so a
-    walk through rooms without ids is told from a loop between two of them. None: no move, or it kept the room."""
+    walk through rooms without ids is told from a loop between two of them; inside one room id, the spot a move
+    walked to (the situation: hollywood's hedge maze keeps it in a variable). None: no move, or it went nowhere."""
     if direction_of(command) is None:
         return None
     if record.room_id_before is None or record.room_id_after is None:
         return ("text", response_key(record.response))
-    return record.room_id_after if record.room_id_after != record.room_id_before else None
+    if record.room_id_after == record.room_id_before:
+        return ("spot", record.situation) if record.result_category == SUCCESS else None
+    return record.room_id_after

@@ -162,12 +162,13 @@ class NoProgress(Detector):
         """Nothing of its own: it reads the stretch's clock and rooms."""
 
     def limit(self, stretch: Stretch) -> int:
-        """max_turns; when the turns since the last progress went through more than trek_rooms rooms, up to
-        trek_extra_turns more, but no more than trek_grace turns after the player last reached a room not yet seen
-        since the last progress. A walk back through known rooms keeps reaching rooms (karn's shafts, night's maze,
-        zork1's coal mine, with detours); a loop over many rooms has reached all of them in its first round."""
+        """max_turns; when the turns since the last progress went through more than trek_rooms places (rooms, and
+        spots inside one room id), up to trek_extra_turns more, but no more than trek_grace turns after the player
+        last reached a place not yet seen since the last progress. A walk back through known places keeps reaching
+        places (karn's shafts, night's maze, zork1's coal mine, with detours; hollywood's hedge maze, walked out the
+        way it was walked in); a loop over many places has reached all of them in its first round."""
         config, window = self.config, stretch.window
-        if len(window.stretch_rooms) <= config.trek_rooms:
+        if len(window.stretch_places) <= config.trek_rooms:
             return config.max_turns
         limit = config.max_turns + config.trek_extra_turns
         if config.trek_grace:
@@ -184,7 +185,17 @@ class NoProgress(Detector):
         return self.limit(stretch) - stretch.clock(turns_stuck)
 
     def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
-        return {"no_progress": stretch.clock(turns_stuck) / self.limit(stretch)}
+        """The clock over max_turns and, on a trek, over the trek's own two limits (the farther of those: either
+        fires), the nearer of the two."""
+        config, window, clock = self.config, stretch.window, stretch.clock(turns_stuck)
+        plain = clock / config.max_turns
+        if len(window.stretch_places) <= config.trek_rooms:
+            return {"no_progress": plain}
+        since_arrival = clock - (window.last_arrival - stretch.progress.last_progress_turn)
+        trek = clock / (config.max_turns + config.trek_extra_turns)
+        if config.trek_grace:
+            trek = max(trek, since_arrival / config.trek_grace)
+        return {"no_progress": min(plain, trek)}
 
 
 class Repetition(Detector):

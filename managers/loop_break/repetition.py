@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from managers.novelty import response_key
 from session.commands import canonical_command, direction_of, is_observation, is_wait
-from session.outcomes import BLOCKED_EXIT
+from session.outcomes import BLOCKED_EXIT, SUCCESS
 from session.records import TurnRecord
 
 
@@ -90,8 +90,11 @@ class RepetitionDetector:
         round longer than the window."""
         self.place: tuple | None = None
         """(room, inventory) where the player stands, when the room is known."""
+        self.stretch_places: set[tuple] = set()
+        """Places the player has been in since the last progress: rooms, and the spots a move inside one room id
+        reached (as the situation tells them apart: a maze that keeps the spot in a variable)."""
         self.last_arrival = 0
-        """The turn on which the player last reached a room not yet in stretch_rooms."""
+        """The turn on which the player last reached a place not yet in stretch_places."""
 
     def observe(self, record: TurnRecord, progress: bool) -> None:
         command = canonical_command(record.command)
@@ -120,17 +123,21 @@ class RepetitionDetector:
             self.transitions.clear()
             self.stretch_moves.clear()
             self.stretch_rooms.clear()
+            self.stretch_places.clear()
         self.transitions.add(transition)
-        if record.room_id_after is not None and record.room_id_after not in self.stretch_rooms:
+        within = direction is not None and not walked and record.result_category == SUCCESS  # walked inside a room
+        if record.room_id_after is not None:
             self.stretch_rooms.add(record.room_id_after)
-            self.last_arrival = record.turn
+            arrived = (record.room_id_after, record.situation if within else None)
+            if arrived not in self.stretch_places:
+                self.stretch_places.add(arrived)
+                self.last_arrival = record.turn
         if walk is not None:
             self.walks.add(walk)
             self.stretch_moves.add((*place, direction))
         if direction is not None:
             self.stretch_moves.add((self.situation, self.spot, direction))
-        stepped = direction is not None and not walked and not bumped and not record.changed_nothing
-        if stepped and record.result_category != BLOCKED_EXIT:
+        if within:
             self.spot = response_key(record.response)
         elif rooms[0] != rooms[1]:
             self.spot = None
