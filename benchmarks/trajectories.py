@@ -29,10 +29,11 @@ import random
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from session.commands import DIRECTIONS, OPPOSITE
+from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession
 from session.records import GameView
 
@@ -198,9 +199,17 @@ class Explorer:
             self.load(saved)
 
     def attempt(self, commands: list[str]) -> list[GameView]:
-        """The views each command leaves, played from here on a snapshot; the state is restored after."""
+        """The views each command leaves, played from here on a snapshot; the state is restored after (on a fresh
+        emulator when one crashed the C core: its view and the rest read as the game over, a dead end)."""
+        views: list[GameView] = []
         with self.trial():
-            return [self.session.step(command) for command in commands]
+            for command in commands:
+                try:
+                    views.append(self.session.step(command))
+                except EmulatorFailed:
+                    ended = replace(views[-1] if views else self.view, game_over=True)
+                    return views + [ended] * (len(commands) - len(views))
+        return views
 
     def exits(self) -> dict[str, int]:
         """Direction -> room for every direction that leads, alive, to another room from here."""
@@ -333,6 +342,8 @@ def _still_wins(
             if score != expected.score or (expected.over and not ended):
                 return False
         return not lost or (len(rest) <= limit and bool(clean) and clean[-1].over)
+    except EmulatorFailed:  # the detour leads the C core to crash (hollywood's crawl space): no detour to keep
+        return False
     finally:
         session.restore(snapshot)
 

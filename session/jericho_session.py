@@ -904,13 +904,16 @@ class JerichoSession:
         the emulator is set to the anchor, the state the latest command read as a line ran from (reading a line
         drops any keys left), and the commands from there are played again: most often just the last. The text
         they print is dropped; the output buffer is left as the first time. Where the state reached is not the
-        snapshot's (an emulator halted on an error keeps halting), or with `replay`, a fresh emulator replays every
-        command since reset, as `--resume` does. Either way the state reached is checked against the snapshot's."""
+        snapshot's (an emulator halted on an error keeps halting), after the live emulator failed, or with `replay`,
+        a fresh emulator replays every command since reset, as `--resume` does. Either way the state reached is
+        checked against the snapshot's."""
         if snap.story_md5 != self.story_md5:
             raise RestoreError(f"the snapshot is of another story file than {self.story_file.name}")
         if self.view is None:  # a session that never started knows neither its rooms container nor its view
             self.reset()
         how = Restored.REPLAY if replay else Restored.STATE
+        if not self.env.alive:  # it crashed since the snapshot (a command tried on it): a fresh one replays
+            how = Restored.REPLAY
         if how is Restored.STATE:
             before = self._play_from(snap.anchor, snap.commands[snap.anchor_turn :])
             if state_digest(self.env.get_state()) != snap.state:
