@@ -166,6 +166,24 @@ def load(folders: list[Path]) -> list[dict]:
     return rows
 
 
+LEVELS = ("optimal", "noisy 1", "noisy 2", "noisy 3", "llm")
+"""Kinds of healthy play, from the most careful to the clumsiest (`level`)."""
+
+
+def level(run: str) -> str:
+    """`optimal/walkthrough` -> optimal, `noisy/factor 2, seed 1` -> noisy 2, the LLM path's walkthrough -> llm."""
+    if run.startswith("noisy/factor "):
+        return f"noisy {run.split()[1].rstrip(',')}"
+    return "llm" if run.startswith(LLM_WALKTHROUGH) else "optimal"
+
+
+def _peak(healthy: list[dict], name: str) -> tuple[float, str]:
+    """The highest pressure of rule `name` among these runs, and the run."""
+    mine = [h for h in healthy if name in h["pressure"]]
+    top = max(mine, key=lambda h: h["pressure"][name], default=None)
+    return (round(top["pressure"][name], 3), f"{top['stem']} {top['run']}") if top else (0.0, "-")
+
+
 def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
     healthy, stuck = [], []
     for row in rows:
@@ -176,13 +194,14 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         elif row["kind"] in STUCK_KINDS and row["mode"] == "forced":
             stuck.append(stuck_figures(row, config))
     rules = sorted({name for h in healthy for name in h["pressure"]})
+    levels = sorted({level(h["run"]) for h in healthy}, key=LEVELS.index)
     per_rule = {}
     for name in rules:
-        entry = {}
+        entry: dict = {"levels": {}}
         for part in ("tuning", "held-out"):
-            mine = [h for h in healthy if half(h["stem"]) == part and name in h["pressure"]]
-            top = max(mine, key=lambda h: h["pressure"][name], default=None)
-            entry[part] = (round(top["pressure"][name], 3), f"{top['stem']} {top['run']}") if top else (0.0, "-")
+            entry[part] = _peak([h for h in healthy if half(h["stem"]) == part], name)
+        for kind in levels:
+            entry["levels"][kind] = _peak([h for h in healthy if level(h["run"]) == kind], name)
         entry["safe"] = max(entry["tuning"][0], entry["held-out"][0]) < 1 / SAFE_MARGIN
         per_rule[name] = entry
     per_game: dict[str, dict[str, float]] = {}
@@ -214,6 +233,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         "games": per_game,
         "stuck": kinds,
         "tuning_games": sorted(TUNING),
+        "levels": levels,
     }
 
 
@@ -249,6 +269,21 @@ def markdown(result: dict, argv: list[str] | None) -> str:
             f"| {name} | {entry['tuning'][0]:.3f} ({entry['tuning'][1]}) | {entry['held-out'][0]:.3f} "
             f"({entry['held-out'][1]}) | {margin} | {'yes' if entry['safe'] else '**no**'} |"
         )
+    levels = result["levels"]
+    lines += [
+        "",
+        "## Every rule: the healthy peak by kind of play, every game",
+        "",
+        "| rule | " + " | ".join(levels) + " |",
+        "|---|" + "---|" * len(levels),
+    ]
+    for name, entry in result["rules"].items():
+        cells = []
+        for kind in levels:
+            peak, run = entry["levels"][kind]
+            cell = f"{peak:.2f} ({run.split()[0]})" if peak else "0"
+            cells.append(f"**{cell}**" if peak >= 1 / SAFE_MARGIN else cell)
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
     rules = list(result["rules"])
     lines += ["", "## Per game: the peak of every rule over its healthy runs", ""]
     lines += ["| game | half | " + " | ".join(rules) + " |", "|---|---|" + "---|" * len(rules)]

@@ -549,6 +549,12 @@ class LoopBreakConfig(_Section):
     fruitless rule counts from the last progress alone."""
     penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
     """Penalties apply only when at least this many turns have passed since the last progress."""
+    steering_pressure: float = Field(0.67, ge=0.0, le=1.0)
+    """Penalties, the stuck warning and the loop notes to the agent only once a stop rule has come this far towards
+    ending the episode (its pressure: the count reached over the count that stops, `Detector.pressure`). Every
+    threshold is chosen so that healthy play stays below 1/1.5 of it (benchmarks.margins), so below this the play
+    may be healthy and is left alone; past it a loop is steered for the rest of the way to its stop. 0: penalties
+    from penalty_min_turns_stuck on, as design document 000 has them."""
     enable_stuck_warnings: bool = True
     """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
     warning_lead_turns: int = Field(8, ge=1, le=100_000)

@@ -104,13 +104,19 @@ def printed_title(line: str) -> str | None:
     return line if title_like(line) else None
 
 
+def refused(response: str) -> bool:
+    """The answer says the game refused (REFUSAL_PHRASES)."""
+    text = response.lower()
+    return any(phrase in text for phrase in REFUSAL_PHRASES)
+
+
 def walked_within(response: str, room_name: str) -> bool:
     """A move that kept the room id was answered as an arrival: a line of the answer gives this room's title again
     (curses' `Maze (in the garden roller)`, hollywood's `You make your way 20 feet east along the path.` then `Hedge
     Maze`), and no refusal (`You can't go that way.`). One room object can hold many places: a maze whose spot the
     game keeps in a variable, a vehicle's stops."""
     name = room_name.strip().lower()
-    if not name or any(phrase in response.lower() for phrase in REFUSAL_PHRASES):
+    if not name or refused(response):
         return False
     return any((title := printed_title(line)) and title.lower().startswith(name) for line in response.splitlines())
 
@@ -126,8 +132,9 @@ def classify_outcome(
     victory: bool,
     room_name: str = "",
 ) -> str:
-    """The command's result category. `room_name`: the room the player stayed in, when a move kept the room id
-    (`walked_within`)."""
+    """The command's result category. A move that kept the room id took the player somewhere inside it when the
+    answer describes this room again (`walked_within`: `room_name` is the room) or the world changed and the game
+    refused nothing (ballyhoo's tightrope, walked a few steps at a time); else it met a wall."""
     text = response.lower()
     if (game_over and not victory) or any(phrase in text for phrase in DEATH_PHRASES):
         return DEATH
@@ -135,7 +142,8 @@ def classify_outcome(
     if not state_changed and any(phrase in text for phrase in PARSER_PHRASES):
         return PARSER_FAILURE
     if direction_of(command) is not None and not moved:
-        return SUCCESS if walked_within(response, room_name) else BLOCKED_EXIT
+        took = walked_within(response, room_name) or (world_changed and not refused(response))
+        return SUCCESS if took else BLOCKED_EXIT
     if state_changed:
         return SUCCESS
     # A refusal beats a changed world hash: NPCs (zork1's thief), timers and first-turn flags change the world

@@ -14,6 +14,7 @@ from agents.prompts import role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.scenarios import build_scenario
+from session.commands import canonical_command
 from tests.conftest import RecordingReplay, make_config, run_episode
 
 
@@ -137,15 +138,34 @@ def test_api_errors_are_not_parse_failures(rom_path, tmp_path):
 
 # -- design 002: agent <-> critic loops ------------------------------------------------------------------------
 def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
-    """An agent re-proposing what the critic rejected (here: moving back into an oscillation) loops with the
-    critic; after 3 such loops the rejection is final in that room and the agent is told it is off the table."""
+    """An agent re-proposing what the critic rejected loops with the critic; after 3 such loops the rejection is
+    final in that room and the agent is told it is off the table. Here: a looper moving back into an oscillation
+    between the Dam and its lobby, steered to walls when its moves are rejected. The walls it keeps re-proposing
+    become final; the moves the game took (north, south between the two rooms) never do: a walkthrough walking a
+    passage again and again needs them, and the stop rules end the loop."""
     built = build_scenario("dam_ab", rom_path)
     result = run_episode(rom_path, make_config(tmp_path), LooperAgent(built.prefix, built.loop))
     loops = result.events("collaboration_loop")
-    final = result.events("rejection_final")[0]
-    assert len([e for e in loops if e["turn"] <= final["turn"]]) >= 3
-    blocked = [e for e in result.events("command_blocked") if e["source"] == "final_rejection"]
-    assert blocked and all(e["turn"] > final["turn"] for e in blocked)
+    finals = result.events("rejection_final")
+    assert len([e for e in loops if e["turn"] <= finals[0]["turn"]]) >= 3
+    for final in finals:  # proposed again in that room after its rejection became final: blocked outright
+        again = [
+            c
+            for r in result.records
+            if r["turn"] > final["turn"] and r["room_id_before"] == final["room_id"]
+            for c in r["candidates"]
+            if canonical_command(c["command"]) == final["command"]
+        ]
+        assert all(c["source"] == "final_rejection" for c in again)
+    for final in finals:  # never a move the game had taken from that room
+        assert not [
+            r
+            for r in result.records
+            if r["turn"] <= final["turn"]
+            and r["room_id_before"] == final["room_id"]
+            and canonical_command(r["command"]) == final["command"]
+            and r["result_category"] == "success"
+        ]
 
 
 # -- design 002: failure signatures and gates ----------------------------------------------------------------
@@ -265,9 +285,9 @@ def test_walkthrough_triggers_no_action_loop_intervention(walkthrough_episode):
     ],
 )
 def test_each_detector_has_an_off_switch(rom_path, tmp_path, flag, event):
-    on = run_episode(rom_path, make_config(tmp_path / "on"), ReplayAgent(["push mailbox"] * 6))
+    on = run_episode(rom_path, make_config(tmp_path / "on"), ReplayAgent(["push mailbox"] * 12))
     off = run_episode(
-        rom_path, make_config(tmp_path / "off", action_loops={flag: False}), ReplayAgent(["push mailbox"] * 6)
+        rom_path, make_config(tmp_path / "off", action_loops={flag: False}), ReplayAgent(["push mailbox"] * 12)
     )
 
     def fired(result):

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn
 from managers.loop_break.penalties import block
 from managers.loop_break.progress import ProgressResult
+from managers.novelty import response_key
 from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
 from session.config import ActionLoopsConfig
 from session.context import FORMAT_RULE
@@ -103,10 +104,11 @@ class SignatureLoopDetector:
 
 # -- identical consecutive commands ---------------------------------------------------------------------------
 class IdenticalActionDetector:
-    """The same command again and again, each time changing nothing. A command that changes the world each time
-    (curses' sceptre, spun until the wanted word comes up) is the game reacting: trying one's luck, as waiting for a
-    timed event is, and the stop rules end it when it leads nowhere. (The answer is no guide: zork1 refuses a push
-    with one of three canned sentences at random.)"""
+    """The same command again and again, each time changing nothing and answered as before. A command that changes
+    the world each time (curses' sceptre, spun until the wanted word comes up) is the game reacting: trying one's
+    luck, as waiting for a timed event is, and the stop rules end it when it leads nowhere; so is one the game
+    answers with something it has not said since the run began (seastalker's `n`, answering Tip's questions one
+    after another). A few canned answers picked at random (zork1 refuses a push with one of three) come round."""
 
     def __init__(self, warning: int, recovery: int, ban_turns: int):
         self.warning = warning
@@ -114,13 +116,20 @@ class IdenticalActionDetector:
         self.ban_turns = ban_turns
         self.last_command = ""
         self.count = 0
-        """The same command in a row, each after the first changing nothing."""
+        """The same command in a row, each after the first changing nothing and answered as before in the run."""
+        self.answers: set[int] = set()
+        """The answers (novelty.response_key) the current run of the same command was given."""
         self.bans: dict[str, int] = {}
         """Normalised command -> last turn of its ban."""
 
     def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
         command = canonical_command(record.command)
-        again = command == self.last_command and record.changed_nothing
+        answer = response_key(record.response)
+        same = command == self.last_command
+        if not same:
+            self.answers = set()
+        again = same and record.changed_nothing and answer in self.answers
+        self.answers.add(answer)
         self.count = self.count + 1 if again else 1
         if is_wait(command):
             self.count = 0  # waiting for a timed event is play; an endless wait ends by the stop rules
@@ -221,7 +230,11 @@ class CollaborationLoopDetector:
         self.final: dict[int | None, set[str]] = {}
         """Room -> commands whose rejection is final there."""
 
-    def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
+    def note_rejection(
+        self, turn: int, room: int | None, command: str, events: list[dict], may_be_final: bool = True
+    ) -> None:
+        """The critic rejected `command` in `room`; re-proposed after rejections `threshold` times, its rejection is
+        final there (`may_be_final`: False for a command that must stay possible there, a move the game took)."""
         command = canonical_command(command)
         while self.rejections and self.rejections[0].turn < turn - self.window:
             self.rejections.popleft()
@@ -241,7 +254,7 @@ class CollaborationLoopDetector:
             command=command,
             count=self.loops[key],
         )
-        if self.loops[key] >= self.threshold and first not in self.final.get(room, set()):
+        if may_be_final and self.loops[key] >= self.threshold and first not in self.final.get(room, set()):
             self.final.setdefault(room, set()).add(first)
             emit(
                 events,
@@ -448,7 +461,7 @@ class ActionLoops(Detector):
         return found
 
     def lines(self, moment: Moment) -> list[str]:
-        return self.status(moment.view.room_id, list(moment.banned)).lines
+        return self.status(moment.view.room_id, list(moment.banned), moment.stretch.steering).lines
 
     def observe_record(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
         config = self.config
@@ -500,11 +513,12 @@ class ActionLoops(Detector):
             final = [c for c in final if direction_of(c) is None]
         return banned + [c for c in final if c not in banned]
 
-    def status(self, room_id: int | None, off: list[str]) -> ActionLoopsStatus:
-        """Loop-status lines for the agent and critic, and the commands banned this turn (`off`: `banned`)."""
+    def status(self, room_id: int | None, off: list[str], steering: bool = True) -> ActionLoopsStatus:
+        """Loop-status lines for the agent and critic, and the commands banned this turn (`off`: `banned`); the
+        signature loop's line only while `steering` (Stretch.steering)."""
         status = ActionLoopsStatus()
         result = self.signature_result
-        if result.detected:
+        if result.detected and steering:
             status.lines.append(
                 f"Action loop: '{result.command}' gave the same {result.signature.category.replace('_', ' ')} "
                 f"result {result.count} times in {result.window} turns. Try something different."
@@ -558,13 +572,14 @@ class ActionLoops(Detector):
     def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
         """The signature-loop penalty on a proposal that repeats the looping signature's verb and arguments."""
         result = self.signature_result
-        if result.detected and action_key(proposal.command) == result.signature.action:
+        steering = proposal.stretch.steering
+        if steering and result.detected and action_key(proposal.command) == result.signature.action:
             return [(self.config.signature_repeat_penalty, f"Action-loop penalty ('{result.command}' keeps failing)")]
         return []
 
     def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
         if self._collaboration_on:
-            self.collaboration.note_rejection(turn, room, command, events)
+            self.collaboration.note_rejection(turn, room, command, events, not self._taken(room, command))
 
     def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
         self.gate.accept_guidance(guidance, turn, events)

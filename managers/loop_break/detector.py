@@ -40,6 +40,8 @@ class Stretch:
     """The repetition window (fed only while `[loop_break.repetition] enabled`)."""
     repeating: RepetitionResult = RepetitionResult(0, 0)
     """The repetition window after the last turn (empty while repetition detection is off)."""
+    pressure: float = 0.0
+    """How near the nearest stop rule is after the last turn (the highest of their `Detector.pressure`)."""
     wait_credit: int = 0
     """Turns since the last progress left out of the stop rules' clock: the first wait_allowance waits, each with up
     to wait_detours of the other turns since the wait before it."""
@@ -66,6 +68,11 @@ class Stretch:
             self.since_wait = 0
         elif self.since_wait is not None:
             self.since_wait += 1
+
+    @property
+    def steering(self) -> bool:
+        """A stop rule has come far enough (`steering_pressure`) for penalties, warnings and loop notes."""
+        return self.pressure >= self.config.steering_pressure
 
     def clock(self, turns_stuck: int) -> int:
         """The turns since the last progress that count towards the stop rules: the waits and the turns between them

@@ -59,7 +59,8 @@ class RoomLoops(Detector):
             detector.observe(record, progress)
         self.recent_rooms.append(record.room_id_after)
         previous = self.active
-        if not self.config.enabled or progress.turns_stuck < turn.stretch.config.penalty_min_turns_stuck:
+        stuck = progress.turns_stuck >= turn.stretch.config.penalty_min_turns_stuck
+        if not self.config.enabled or not stuck or not turn.stretch.steering:
             self.active = NO_DETECTIONS
             return
         name_of = self.tools.game_map.name_of
@@ -89,7 +90,7 @@ class RoomLoops(Detector):
     def looping(self, turns_stuck: int, stretch: Stretch) -> bool:
         """Stuck for penalty_min_turns_stuck turns, and at least half of the recent turns repeat earlier ones (never
         while repetition detection is off: the window stays empty)."""
-        if not self.config.enabled:
+        if not self.config.enabled or not stretch.steering:
             return False
         return turns_stuck >= stretch.config.penalty_min_turns_stuck and stretch.repeating.share >= 0.5
 
@@ -250,7 +251,7 @@ class Repetition(Detector):
             return {}
         needed = self.config.window - self.config.misses
         clock = stretch.repetition_clock(turns_stuck) / max(1, self.config.min_turns)
-        return {"repetition": min(clock, stretch.repeating.repeats / needed)}
+        return {"repetition": min(clock, stretch.window.repeats_so_far() / needed)}
 
 
 def _wandering(result: RepetitionResult, max_rooms: int) -> bool:

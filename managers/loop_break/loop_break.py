@@ -179,6 +179,15 @@ class LoopBreak:
         turn = Turn(record, progress, self.stretch, events)
         for detector in self.detectors.values():
             detector.observe(turn)
+        self.stretch.pressure = max(
+            (
+                value
+                for detector in self.detectors.values()
+                if detector.stop_rule is not None
+                for value in detector.pressure(progress.turns_stuck, self.stretch).values()
+            ),
+            default=0.0,
+        )
         verdict.gate = next((gate for d in self.detectors.values() if (gate := d.opened_gate()) is not None), None)
         if verdict.gate is not None and verdict.gate.action == "terminate":
             verdict.terminate, verdict.reason = True, Ending.LOOP_GATE
@@ -257,7 +266,8 @@ class LoopBreak:
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
         lead = self.config.warning_lead_turns
-        if self.config.enable_stuck_warnings and turns_stuck > 0 and remaining is not None and remaining <= lead:
+        near = remaining is not None and remaining <= lead and self.stretch.steering
+        if self.config.enable_stuck_warnings and turns_stuck > 0 and near:
             going_round = next(
                 (commands for d in self.detectors.values() if (commands := d.warning_round(remaining))), ()
             )

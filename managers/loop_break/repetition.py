@@ -169,6 +169,10 @@ class RepetitionDetector:
         rooms = tuple(sorted({room for _, room in self.recent if room is not None}))
         return RepetitionResult(sum(self._flags()), self.window, rooms, self.misses)
 
+    def repeats_so_far(self) -> int:
+        """Repeating turns among the last `window` turns, before the window is full too."""
+        return sum(self._flags())
+
     def turns_until_repeating(self) -> int:
         """Turns of repeats still needed before the window counts as repeating (0: it does now)."""
         flags = self._flags()
