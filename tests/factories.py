@@ -19,8 +19,8 @@ SEED_LOOP_BREAK = {
 }
 """`[tool.zorkgpt.loop_break]` as design documents 000 and 001 specify it (before the corpus-measured defaults): the
 no-progress rule alone stops (every other stop rule off, as its section says: session.config.stop_rules_off), no
-repetition window, no free waits, penalties and warnings from penalty_min_turns_stuck on. The tests of the designs' behaviour run under it, so both the designs' behaviour
-and its flags stay covered."""
+repetition window, no free waits, penalties and warnings from penalty_min_turns_stuck on. The tests of the designs'
+behaviour run under it, so both the designs' behaviour and its flags stay covered."""
 
 
 def seed_loop_break(overrides: dict[str, Any] | None = None) -> dict[str, Any]:

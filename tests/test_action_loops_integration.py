@@ -68,9 +68,11 @@ def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
 # -- design 003: identical consecutive commands ----------------------------------------------------------------
 def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
     """The READ_FILE analogue: the same `examine` 10x -> warning at 5 in the agent's context, recovery at 10:
-    the command is forbidden (the critic rejects it programmatically) and alternatives are offered."""
+    the command is forbidden (the critic rejects it programmatically) and alternatives are offered. Design document
+    003's numbers, from the first repeat on (steering_pressure 0; by default they wait for a stop rule to be near:
+    test_identical_commands_are_warned_once_a_stop_rule_is_near)."""
     agent = RecordingReplay(["examine mailbox"] * 12)
-    result = run_episode(rom_path, make_config(tmp_path), agent)
+    result = run_episode(rom_path, make_config(tmp_path, loop_break={"steering_pressure": 0.0}), agent)
     shown = agent.shown
     [warning] = result.events("identical_action_warning")
     [recovery] = result.events("identical_action_recovery")
@@ -83,10 +85,23 @@ def test_identical_examine_ten_times_warns_then_recovers(rom_path, tmp_path):
     assert blocked["candidates"][0]["source"] == "ban"
 
 
+def test_identical_commands_are_warned_once_a_stop_rule_is_near(rom_path, tmp_path):
+    """By default the warning and the ban wait until a stop rule has come steering_pressure of its way: a player
+    who looks five times in a row and then goes on is left alone, one who keeps at it is warned before the stop."""
+    agent = RecordingReplay(["examine mailbox"] * 20)
+    config = make_config(tmp_path)
+    result = run_episode(rom_path, config, agent)
+    [warning] = result.events("identical_action_warning")
+    assert warning["turn"] > config.loop_break.action_loops.identical_action_warning
+    stop = result.events("stuck_termination")
+    assert stop and warning["turn"] < stop[0]["turn"]
+
+
 def test_banned_command_is_replaced_for_a_steerable_agent(rom_path, tmp_path):
-    """After recovery, a non-forced agent proposing the banned command is rejected and runs something else."""
+    """After recovery, a non-forced agent proposing the banned command is rejected and runs something else (design
+    document 003's ban, from the first repeat on)."""
     agent = LooperAgent([], ["examine mailbox"], fallbacks=("look",))
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 14})
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": 14}, loop_break={"steering_pressure": 0.0})
     result = run_episode(rom_path, config, agent)
     after = [r["command"] for r in result.records[10:]]
     assert "examine mailbox" not in after
@@ -170,10 +185,11 @@ def test_reproposing_a_rejected_command_becomes_final(rom_path, tmp_path):
 
 # -- design 002: failure signatures and gates ----------------------------------------------------------------
 def _gate_config(tmp_path, action):
-    # The gate's mechanics as design 002 gives them (the third repeat), from the first repeat on; its wait for turns
-    # without progress has its own test.
+    # The gate's mechanics as design 002 gives them (the third repeat), from the first repeat on (no wait for a stop
+    # rule to be near either); its wait for turns without progress has its own test.
     return make_config(
         tmp_path,
+        loop_break={"steering_pressure": 0.0},
         action_loops={
             "gate_action": action,
             "enable_identical_action_detection": False,
@@ -214,7 +230,9 @@ def test_a_wrong_verb_said_four_times_among_looks_is_clumsy_play(rom_path, tmp_p
     clumsy = ["yodel", "look", "yodel", "inventory", "yodel", "look", "yodel"]
     commands = ["open mailbox", "take leaflet", *looks, *looks[:5], *clumsy, "read leaflet"]
     gate = {"gate_action": "terminate", **({"gate_after_loops": 3, "gate_max_gap": 5} if seed_gate else {})}
-    result = run_episode(rom_path, make_config(tmp_path, action_loops=gate), ReplayAgent(commands))
+    steering = {"steering_pressure": 0.0}  # the gate's own conditions, whatever the stop rules say
+    config = make_config(tmp_path, action_loops=gate, loop_break=steering)
+    result = run_episode(rom_path, config, ReplayAgent(commands))
     assert result.summary["termination_reason"] == ("loop_gate" if ended else "script_exhausted")
     assert len(result.events("failure_loop")) == 3  # the repeats of `yodel`
 
@@ -285,9 +303,12 @@ def test_walkthrough_triggers_no_action_loop_intervention(walkthrough_episode):
     ],
 )
 def test_each_detector_has_an_off_switch(rom_path, tmp_path, flag, event):
-    on = run_episode(rom_path, make_config(tmp_path / "on"), ReplayAgent(["push mailbox"] * 12))
+    steering = {"steering_pressure": 0.0}  # each acting from the first repeat on
+    on = run_episode(rom_path, make_config(tmp_path / "on", loop_break=steering), ReplayAgent(["push mailbox"] * 12))
     off = run_episode(
-        rom_path, make_config(tmp_path / "off", action_loops={flag: False}), ReplayAgent(["push mailbox"] * 12)
+        rom_path,
+        make_config(tmp_path / "off", action_loops={flag: False}, loop_break=steering),
+        ReplayAgent(["push mailbox"] * 12),
     )
 
     def fired(result):

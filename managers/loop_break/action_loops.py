@@ -119,10 +119,13 @@ class IdenticalActionDetector:
         """The same command in a row, each after the first changing nothing and answered as before in the run."""
         self.answers: set[int] = set()
         """The answers (novelty.response_key) the current run of the same command was given."""
+        self.warned = False
+        """The current run has been warned about (its warning shows until the run ends)."""
         self.bans: dict[str, int] = {}
         """Normalised command -> last turn of its ban."""
 
-    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> None:
+    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True) -> None:
+        """One turn. The warning and the ban come only while `steering` (Stretch.steering): a stop rule is near."""
         command = canonical_command(record.command)
         answer = response_key(record.response)
         same = command == self.last_command
@@ -139,7 +142,8 @@ class IdenticalActionDetector:
         for banned, until in list(self.bans.items()):
             if until < record.turn + 1:
                 del self.bans[banned]
-        if self.count == self.warning:
+        if self.count >= self.warning and not self.warned and steering:
+            self.warned = True
             emit(
                 events,
                 EventType.IDENTICAL_ACTION_WARNING,
@@ -149,7 +153,7 @@ class IdenticalActionDetector:
                 command=command,
                 count=self.count,
             )
-        if self.count >= self.recovery:
+        if self.count >= self.recovery and steering:
             self.bans[command] = record.turn + self.ban_turns
             emit(
                 events,
@@ -162,10 +166,12 @@ class IdenticalActionDetector:
                 until_turn=self.bans[command],
             )
             self.count = 0
+        if self.count < self.warning:
+            self.warned = False
 
     @property
     def warning_active(self) -> bool:
-        return self.count >= self.warning
+        return self.warned
 
 
 # -- unparseable replies --------------------------------------------------------------------------------------
@@ -290,7 +296,10 @@ class FailureGate:
         self.last_loop: tuple[str, str] = ("", "")
         self.guidance = ""
 
-    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
+    def observe(
+        self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True
+    ) -> GateRequest | None:
+        """One turn; the gate request it opens, which it does only while `steering` (Stretch.steering)."""
         if progress.progress:
             if self.loop_count:
                 emit(
@@ -333,7 +342,7 @@ class FailureGate:
         )
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
             return None
-        if progress.turns_stuck < self.min_turns_stuck or not self._dense(signature):
+        if progress.turns_stuck < self.min_turns_stuck or not self._dense(signature) or not steering:
             return None
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "
@@ -439,22 +448,23 @@ class ActionLoops(Detector):
         and again needs it, and a loop made of it ends by the stop rules."""
 
     def observe(self, turn: Turn) -> None:
-        self.opened = self.observe_record(turn.record, turn.progress, turn.events)
+        self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering)
 
     def opened_gate(self) -> GateRequest | None:
         return self.opened
 
     def pressure(self, turns_stuck: int, stretch) -> dict[str, float]:
-        """The identical-command warning and ban, the signature loop, the failure gate (its count, the other
-        conditions aside) and the final rejection of a command re-proposed after rejections."""
+        """The identical-command ban, the signature loop, the failure gate (its count and turns stuck) and the final
+        rejection of a command re-proposed after rejections: each acts only while a stop rule is near (steering),
+        so these say how close healthy play comes to what would act then."""
         config, found = self.config, {}
         if config.enable_identical_action_detection:
-            found["identical.warning"] = self.identical.count / config.identical_action_warning
             found["identical.ban"] = self.identical.count / config.identical_action_recovery
         if config.enable_signature_detection:
             found["signature"] = self.signatures.most_failing() / config.signature_loop_threshold
         if config.enable_failure_gate:
-            found["failure_gate"] = self.gate.loop_count / config.gate_after_loops
+            stuck = turns_stuck / config.gate_min_turns_stuck if config.gate_min_turns_stuck else 1.0
+            found["failure_gate"] = min(self.gate.loop_count / config.gate_after_loops, stuck)
         if self._collaboration_on:
             most = max(self.collaboration.loops.values(), default=0)
             found["final_rejection"] = most / config.collaboration_loop_threshold
@@ -463,7 +473,10 @@ class ActionLoops(Detector):
     def lines(self, moment: Moment) -> list[str]:
         return self.status(moment.view.room_id, list(moment.banned), moment.stretch.steering).lines
 
-    def observe_record(self, record: TurnRecord, progress: ProgressResult, events: list[dict]) -> GateRequest | None:
+    def observe_record(
+        self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True
+    ) -> GateRequest | None:
+        """One turn; its warnings, bans and gate only while `steering` (a stop rule is near: Stretch.steering)."""
         config = self.config
         move = direction_of(record.command)
         if move is not None and record.result_category != BLOCKED_EXIT and (record.moved or not record.changed_nothing):
@@ -496,11 +509,11 @@ class ActionLoops(Detector):
                     count=result.count,
                 )
         if config.enable_identical_action_detection:
-            self.identical.observe(record, progress, events)
+            self.identical.observe(record, progress, events, steering)
         if config.enable_parse_failure_detection:
             self.parse_failures.observe(record, events)
         if config.enable_failure_gate:
-            return self.gate.observe(record, progress, events)
+            return self.gate.observe(record, progress, events, steering)
         return None
 
     def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:

@@ -23,11 +23,15 @@ from session.commands import canonical_command, direction_of, is_wait
 from session.outcomes import SUCCESS
 from session.records import TurnRecord
 
-BREAKING_SIGNALS = frozenset({"score", "objective", "new_information", "new_position", "new_arrangement"})
-"""Progress that breaks a command cycle: points, a verified objective, or an answer, a place inside one room id or an
-arrangement of objects that the command brought about and the episode never had (weapon's conversation, each `reply`
-followed by a look and an inventory, is a cycle of three that learns a line a round). The rooms, the things in them
-and the game variables a cycle reaches come round with the game: the player, saying the same commands again, was not
+BREAKING_SIGNALS = frozenset(
+    {"score", "objective", "new_information", "new_position", "new_arrangement", "new_object_state"}
+)
+"""Progress that breaks a command cycle: points, a verified objective, or an answer, a place inside one room id, an
+arrangement of objects or a state of an object that the command brought about and the episode never had (weapon's
+conversation, each `reply` followed by a look and an inventory, is a cycle of three that learns a line a round;
+murdac's treasures carried to the kitchen in rounds of the same nine commands, each `drop all` leaving new ones
+there). A loop of the same commands brings every object back to a state it had after one round. The rooms and
+the game variables a cycle reaches come round with the game: the player, saying the same commands again, was not
 after them."""
 
 
