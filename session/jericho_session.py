@@ -169,6 +169,9 @@ class Snapshot:
     """The room titles the session had learnt (`JerichoSession._titles`), so that later views read the same."""
     fingerprint: Fingerprint
     """What the restored game equals (the state digest holds all of it, and the rest of memory)."""
+    reading: tuple[ScoreReading, bool, int | None]
+    """What the session had read of the score without Jericho's bindings (the last reading, whether any, the
+    maximum printed): a restored game is read as it was at the snapshot, not with what was printed after it."""
 
     @property
     def turn(self) -> int:
@@ -890,6 +893,7 @@ class JerichoSession:
             room=self._room,
             titles=tuple(self._titles.items()),
             fingerprint=Fingerprint.of(view.world, view.room_id, view.score, self.player, ended),
+            reading=(self._score, self.score_read, self.max_known),
         )
 
     def restore(self, snap: Snapshot, replay: bool = False) -> tuple[GameView, Restored]:
@@ -929,6 +933,7 @@ class JerichoSession:
         self.view, self._text, self._room, self._titles = snap.view, snap.view.text, snap.room, dict(snap.titles)
         self._before, self._idle, self.commands = before, None, list(snap.commands)
         self._anchor = (snap.anchor, snap.anchor_turn)
+        self._score, self.score_read, self.max_known = snap.reading
         return snap.view, how
 
     def _play_from(self, start: tuple | None, commands: tuple[str, ...]) -> Any:

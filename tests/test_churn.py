@@ -162,6 +162,32 @@ def test_a_thing_dropped_and_taken_back_once_in_a_while_never_stops():
     assert play(breaker, turns) == (None, None)
 
 
+def quiet_loop_break() -> LoopBreak:
+    """Only the churn rule can stop."""
+    return loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+
+
+def test_one_device_worked_again_and_again_does_not_churn():
+    """The same command on one device, its states coming round (curses' sceptre spun until the wanted word comes
+    up): a loop of one command is the repetition rule's, not churn over many things."""
+    turns = [("turn sceptre", f"word {i * 7 % 5}", ROOM) for i in range(CHURN_WINDOW * 3)]
+    breaker = quiet_loop_break()
+    assert play(breaker, turns) == (None, None)
+    assert breaker.detectors["churn"].count.changes == breaker.detectors["churn"].count.repeats == 0
+
+
+def test_a_lid_opened_and_closed_again_and_again_does_not_churn():
+    """Opening and closing one lid, back and forth between the same two situations (curses' coffin, four times while
+    its magic works): commands about the same thing work one device, and a loop of it is left to the rules that
+    see repeats."""
+    turns = [("open lid" if i % 2 else "close lid", f"lid {i % 2}", ROOM) for i in range(CHURN_WINDOW * 3)]
+    breaker = quiet_loop_break()
+    assert play(breaker, turns) == (None, None)
+    assert breaker.detectors["churn"].count.changes == 0
+    stop, rule = play(loop_break(), turns)
+    assert rule not in (None, "churn") and stop <= 40
+
+
 def test_a_busy_camping_loop_ends_by_the_churn_rule_within_40_turns_zork1(tmp_path):
     """zork1, a quarter into the walkthrough: taking, dropping, switching the lamp on and off over the things at
     hand, at random, with examinations between. The things held keep making new situations, so the repetition rule

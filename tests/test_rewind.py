@@ -167,7 +167,7 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     config = tmp_path / "rewind.toml"
     config.write_text(
         "[tool.zorkgpt.loop_break]\n"
-        'on_stuck = "rewind"\nwarning_lead_turns = 4\n'
+        'on_stuck = "rewind"\nwarning_lead_turns = 4\nsteering_pressure = 0.0\n'
         "[tool.zorkgpt.loop_break.no_progress]\nmax_turns = 12\n"
         "[tool.zorkgpt.loop_break.repetition]\nmin_turns = 10\n"
         "[tool.zorkgpt.loop_break.action_loops]\n"

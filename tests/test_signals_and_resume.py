@@ -41,7 +41,9 @@ def script(rom_path, tmp_path_factory) -> Path:
 def config(tmp_path) -> Path:
     path = tmp_path / "gate.toml"
     path.write_text(
-        '[tool.zorkgpt.action_loops]\ngate_action = "human"\ngate_min_turns_stuck = 0\ngate_after_loops = 3\n'
+        # the gate's own conditions, whatever the stop rules say
+        "[tool.zorkgpt.loop_break]\nsteering_pressure = 0.0\n[tool.zorkgpt.loop_break.action_loops]\n"
+        'gate_action = "human"\ngate_min_turns_stuck = 0\ngate_after_loops = 3\n'
     )
     return path
 

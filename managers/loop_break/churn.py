@@ -11,7 +11,11 @@ wrong verbs, steps out and back) change nothing.
 
 A turn churns when it is no move and no observation (session.commands.is_observation), keeps the player in the
 same known room, leaves a situation (managers.novelty) other than the one it started from, and makes no progress but
-by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces).
+by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces),
+and is about another thing than the last change in that room (detectors.Churn): working one device again and again
+(curses' sceptre spun until the wanted word comes up, its coffin's lid opened and closed while the magic inside
+works) is no fiddling with many things, and healthy walkthroughs do it; a loop over one thing is left to the rules
+that see repeats.
 Churning is counted room by room: camping is in one room, while a player who carries things about and uses them a
 turn or two in each room (adventureland's water and bees, trinity's epilogue in the park, a recipe's ingredients
 fetched from three rooms) churns a little in many. Two counts over the last `churn_window` turns, of the room where

@@ -21,7 +21,7 @@ from managers.loop_break.room_loops import (
     RegionLoopDetector,
     RegionLoopResult,
 )
-from session.commands import canonical_command, direction_of, is_observation
+from session.commands import PARTICLES, canonical_command, direction_of, is_observation
 from session.config import (
     ChurnConfig,
     CycleConfig,
@@ -330,10 +330,16 @@ class Churn(Detector):
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
         """The situation the last turn left ("" before the first): a churning turn leaves another one."""
+        self.last_changed: dict[int | None, str] = {}
+        """Room -> what the last turn that changed things in place there was about (`_about`)."""
 
     def observe(self, turn: Turn) -> None:
         """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
-        made no progress but by the weak signals."""
+        made no progress but by the weak signals; not when it is about the same thing as the last change in that
+        room: one device worked again and again (curses' sceptre spun until the wanted word comes up, its coffin's
+        lid opened and closed four times while the magic inside works, coming back to the same two situations) is
+        no fiddling with many things. A loop over one thing is left to the rules that see repeats (repetition,
+        cycle, no_progress)."""
         record = turn.record
         before, self.situation = self.situation, record.situation
         strong = set(turn.progress.signals) - turn.stretch.weak_signals
@@ -343,9 +349,13 @@ class Churn(Detector):
         command = record.command
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
         doing = direction_of(command) is None and not is_observation(command)
-        made = (record.room_id_before, canonical_command(command))
-        churned = bool(before) and in_place and doing and record.situation != before
-        self.count.observe(ChurnTurn(record.room_id_before, churned, self.count.made_before(made), bool(strong)))
+        room, canonical = record.room_id_before, canonical_command(command)
+        changed = bool(before) and in_place and doing and record.situation != before
+        about = _about(canonical)
+        churned = changed and self.last_changed.get(room) != about
+        if changed:
+            self.last_changed[room] = about
+        self.count.observe(ChurnTurn(room, churned, self.count.made_before((room, canonical)), bool(strong)))
 
     def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
         return self.count.pressure()
@@ -364,6 +374,13 @@ class Churn(Detector):
             f"{churn.changes} of the last {len(churn.changed)} turns changed things in place and reached nothing "
             f"new, {churn.turns} turns without progress but {weak}"
         )
+
+
+def _about(canonical: str) -> str:
+    """What a command is about: its words after the verb, particles left out (`open lid` and `close lid` are about
+    `lid`, `turn on lamp` and `turn lamp off` about `lamp`); the whole command when it names nothing (`pray`)."""
+    words = canonical.split()
+    return " ".join(word for word in words[1:] if word not in PARTICLES) or canonical
 
 
 class Cycle(Detector):
