@@ -180,7 +180,7 @@ EXIT_SEPARATOR = "; "
 """Between exits: a title may hold a comma (`Dam Base, in the magic boat`)."""
 LAST = "LAST COMMAND AND RESPONSE:"
 """The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
-HARNESS_COMMAND = "(run by the harness: none of your replies could be used)"
+NOTHING_RAN = "(nothing ran: none of your replies could be used, and nothing was typed in their place)"
 
 
 def _state(context: AgentContext, memory: bool = True) -> list[str]:
@@ -283,32 +283,32 @@ def _earlier(context: AgentContext) -> list[str]:
 
 def _history(context: AgentContext) -> list[str]:
     """Earlier turns (a response shown before is pointed at, not repeated), then the last command and the game's
-    full response, verbatim. A command the harness chose is marked as such."""
+    full response, verbatim. A turn that ran nothing (no reply could be used) says so."""
     if not context.recent:  # the first turn: the opening text
         return ["", "OPENING TEXT:", _cut(context.view.text, LAST_RESPONSE_CHARS)]
-    marks = context.harness_commands or (False,) * len(context.recent)
+    marks = context.nothing_ran or (False,) * len(context.recent)
     turns = [
-        (context.turn - len(context.recent) + i, command, response.strip(), harness)
-        for i, ((command, response), harness) in enumerate(zip(context.recent, marks))
+        (context.turn - len(context.recent) + i, command, response.strip(), nothing)
+        for i, ((command, response), nothing) in enumerate(zip(context.recent, marks))
     ]
-    *earlier, (_, last_command, last_response, last_harness) = turns
+    *earlier, (_, last_command, last_response, last_nothing) = turns
     lines = []
     shown: dict[str, int] = {}
     if earlier:
         lines += ["", "EARLIER TURNS (oldest first):"]
-        for turn, command, response, harness in earlier:
+        for turn, command, response, nothing in earlier:
             if response in shown and len(response) > REPEAT_MIN_CHARS:
                 text = f"(the same text as turn {shown[response]})"
             else:
                 shown.setdefault(response, turn)
                 text = _cut(response, RESPONSE_CHARS)
-            lines += [_command_line(command, harness), text]
-    lines += ["", LAST, _command_line(last_command, last_harness), _cut(last_response, LAST_RESPONSE_CHARS)]
+            lines += [_command_line(command, nothing), text]
+    lines += ["", LAST, _command_line(last_command, last_nothing), _cut(last_response, LAST_RESPONSE_CHARS)]
     return lines
 
 
-def _command_line(command: str, harness: bool) -> str:
-    return f"> {command or '(empty line)'}" + (f" {HARNESS_COMMAND}" if harness else "")
+def _command_line(command: str, nothing: bool) -> str:
+    return f"> {NOTHING_RAN}" if nothing else f"> {command or '(empty line)'}"
 
 
 # -- helpers -------------------------------------------------------------------------------------------------------

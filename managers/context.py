@@ -35,7 +35,7 @@ class ContextBuilder:
     def __init__(self, history_turns: int, game: str = ""):
         self.game = game
         self.recent: deque[tuple[str, str]] = deque(maxlen=history_turns)
-        self.harness_commands: deque[bool] = deque(maxlen=history_turns)
+        self.nothing_ran: deque[bool] = deque(maxlen=history_turns)
         self.reader: GameReader | None = None
         """Reads what the game itself says, for agents shown a prompt (None: the others need none of it)."""
         self.dictionary: GameDictionary | None = None
@@ -55,12 +55,12 @@ class ContextBuilder:
         """The game was put back to an earlier turn: the recent turns are no longer what led to where the player
         stands, so they leave the history (the harness note says what they tried). What rooms said stays known."""
         self.recent.clear()
-        self.harness_commands.clear()
+        self.nothing_ran.clear()
 
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))
-        self.harness_commands.append(bool(record.fallback) and record.fallback != "not_run")
+        self.nothing_ran.append(not record.ran and record.fallback != "not_run")
         if self.reader is not None:
             self.reader.observe(record)
         looked = record.moved or normalize_command(record.command) in LOOK_COMMANDS
@@ -97,7 +97,7 @@ class ContextBuilder:
             view=view,
             game=self.game,
             recent=tuple(self.recent),
-            harness_commands=tuple(self.harness_commands),
+            nothing_ran=tuple(self.nothing_ran),
             readings=self.reader.read(turn, view, game_map) if self.reader is not None else None,
             known_exits={d: game_map.name_of(r) for d, r in (room.exits.items() if room else ())},
             untried_exits=untried,

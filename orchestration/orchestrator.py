@@ -51,7 +51,11 @@ from session.records import (
     TurnRecord,
 )
 
-FALLBACK_COMMAND = "look"
+NOT_RUN_REASONS = {
+    UNPARSEABLE_FALLBACK: "no game command could be read in the reply; nothing was typed in its place",
+    "every_candidate_blocked": "every command proposed was refused; nothing was typed in their place",
+}
+"""Why a turn ran nothing, by fallback kind: the harness never plays a command the model did not commit to."""
 EPISODE_FILE = "episode.json"
 
 
@@ -398,13 +402,13 @@ class Orchestrator:
         context = self._context(turn, view, events)
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
-        command = FALLBACK_COMMAND if fallback else chosen.command
-        refusal = why_not_run(command)
+        command = chosen.command if chosen is not None and not fallback else ""
+        refusal = NOT_RUN_REASONS.get(fallback.split(":")[0]) if fallback else why_not_run(command)
         if refusal is None:
             after = self.session.step(command)
-        else:  # a forced script's interpreter command: the game does not move
+        else:  # nothing the model committed to can run (or a script's interpreter command): nothing else runs
             after = replace(view, text=f"[not run: {refusal}]")
-            fallback = "not_run"
+            fallback = fallback or "not_run"
         record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
         record.ran = refusal is None
         memory = self.agent.memory()
@@ -445,7 +449,7 @@ class Orchestrator:
         before_room = after.came_from if view.room_id is None and after.came_from else (view.room_id, view.room_name)
         if chosen is not None and fallback in (None, "not_run"):
             judgement = chosen.judgement
-        else:  # `look` ran instead of a proposal: nothing was judged
+        else:  # nothing ran in place of a proposal: nothing was judged
             judgement = Judgement(1.0, f"fallback ({fallback})", source="fallback")
         return TurnRecord(
             turn=turn,

@@ -141,8 +141,9 @@ class AgentContext:
     """What earlier episodes of this game suggest here (empty without a knowledge store)."""
     readings: Readings | None = None
     """What the game itself says here, for prompted agents (None for the others: it costs a few steps on a copy)."""
-    harness_commands: tuple[bool, ...] = ()
-    """For each turn of `recent`: the harness chose its command (no reply of the agent's could be used)."""
+    nothing_ran: tuple[bool, ...] = ()
+    """For each turn of `recent`: nothing ran (no reply of the agent's could be used, or every proposal was
+    refused), and nothing was typed in its place."""
     proposal_thought: str = ""
     """The agent's thought behind the command being judged (LLM agents in thought mode): shown to the critic only."""
     dictionary: GameDictionary | None = None

@@ -127,7 +127,8 @@ def test_markdown_options_loop_gets_format_guidance(rom_path, tmp_path):
     agent = LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies)
     result = run_episode(rom_path, config, agent, llm_client=client)
     commands = [r["command"] for r in result.records]
-    assert commands[:2] == ["look", "look"]  # raw text never sent: the turn falls back to `look`
+    assert commands[:2] == ["", ""]  # raw text never sent, nor anything in its place
+    assert [r["ran"] for r in result.records[:2]] == [False, False]
     assert all(r["fallback"] == "unparseable_reply:multiple_commands" for r in result.records[:2])
     [recovery] = result.events("parse_failure_recovery")
     assert recovery["turn"] == 2 and recovery["same_reply_count"] >= 5

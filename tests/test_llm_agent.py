@@ -322,11 +322,13 @@ def test_a_command_insisted_on_after_the_precheck_runs(rom_path, tmp_path, fake_
     assert "You can't see any sword here!" in record["response"]
 
 
-def test_every_candidate_precheck_rejected_falls_back_to_look(rom_path, tmp_path, fake_llm):
+def test_every_candidate_precheck_rejected_runs_nothing_in_their_place(rom_path, tmp_path, fake_llm):
+    """The harness never types a command the model did not commit to: the turn runs nothing, and says why."""
     fake_llm.script("agent", "open mailbox", "take sword", "take knife")
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2, gameplay={"max_rejections": 1})
     record = result.records[1]
-    assert record["command"] == "look"
+    assert (record["command"], record["ran"]) == ("", False)
+    assert record["response"].startswith("[not run: every command proposed was refused")
     assert record["fallback"].startswith("every_candidate")
     assert [c["source"] for c in record["candidates"]] == ["precheck", "precheck"]
     assert len(fake_llm.of_role("critic")) == 1  # the first turn's only
@@ -380,7 +382,8 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=4, orchestrator={"max_invalid_replies": 3})
     records = result.records
-    assert [r["command"] for r in records] == ["look", "open mailbox", "north", "north"]
+    assert [r["command"] for r in records] == ["", "open mailbox", "north", "north"]
+    assert [r["ran"] for r in records] == [False, True, True, True]  # nothing typed in place of the unreadable
     assert records[0]["fallback"].startswith("unparseable_reply")
     assert records[0]["fallback"] == "unparseable_reply:refusal"
     assert records[0]["candidates"] == []
@@ -388,7 +391,7 @@ def test_malformed_replies_are_never_sent_to_the_game(rom_path, tmp_path, fake_l
     assert [f["kind"] for f in records[1]["parse_failures"]] == ["multiple_commands", "prose"]
     assert all(r["fallback"] is None for r in records[1:])
     assert [r["room_id_after"] for r in records] == [WEST_OF_HOUSE, WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH]
-    # the critic only ever saw clean commands, and never a fallback `look`
+    # the critic only ever saw clean commands
     assert fake_llm.proposed() == ["open mailbox", "north", "north"]
     # a retry shows the model its bad reply and the format guidance
     retry = fake_llm.of_role("agent")[1]["messages"]
@@ -417,7 +420,7 @@ def test_max_invalid_replies_is_configurable(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "I will think about it.", "open mailbox")
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, orchestrator={"max_invalid_replies": 1})
     (record,) = result.records
-    assert record["command"] == "look"
+    assert (record["command"], record["ran"]) == ("", False)
     assert record["fallback"] == "unparseable_reply:prose"
     assert len(fake_llm.of_role("agent")) == 1
 

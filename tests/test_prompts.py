@@ -268,12 +268,12 @@ def test_what_was_done_here_is_listed_with_the_games_answers(rom_path, tmp_path)
     assert "- take mailbox (turn 1): It is securely anchored." in prompt
 
 
-def test_a_command_the_harness_ran_is_marked_as_the_harnesss(walkthrough_contexts):
+def test_a_turn_that_ran_nothing_says_so(walkthrough_contexts):
     context = replace(
-        walkthrough_contexts[3], harness_commands=(False,) * (len(walkthrough_contexts[3].recent) - 1) + (True,)
+        walkthrough_contexts[3], nothing_ran=(False,) * (len(walkthrough_contexts[3].recent) - 1) + (True,)
     )
     last = render_agent_prompt(context).split(LAST, 1)[1]
-    assert "(run by the harness: none of your replies could be used)" in last.splitlines()[1]
+    assert last.splitlines()[1].startswith("> (nothing ran: none of your replies could be used")
 
 
 def test_the_agents_last_thoughts_come_back_to_it(rom_path, tmp_path):

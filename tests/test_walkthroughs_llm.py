@@ -30,13 +30,32 @@ def _no_proxy(monkeypatch):
     bypass_proxies(monkeypatch)
 
 
-def not_run_as_written(commands: list[str], records: list[dict]) -> list[tuple[int, str, str]]:
-    """(turn, step, what ran instead) for every walkthrough step that did not run as written."""
+def not_run_as_written(commands: list[str], records: list[dict], notes: set[int] = frozenset()) -> list:
+    """(turn, step, what ran instead) for every walkthrough step that did not run as written; a step of `notes`
+    (a note to the reader, no command) may instead run nothing, never another command."""
     return [
         (r["turn"], commands[r["turn"] - 1], r["command"] if r["ran"] else "(nothing ran)")
         for r in records
         if not (r["ran"] and normalize_command(r["command"]) == normalize_command(commands[r["turn"] - 1]))
+        and not (r["turn"] in notes and not r["ran"])
     ]
+
+
+def notes_to_the_reader(story: Path, commands: list[str]) -> set[int]:
+    """The steps (numbered from 1) that are no command: plain Jericho plays them and nothing changes, and the game
+    knows no word of their first (curses' `[ Repeatedly "turn sceptre" until the coffin opens ]`, answered "That's
+    not a verb I recognise."). Prose the game would not understand is never sent; a reader does what the note says."""
+    session = JerichoSession(story)
+    before = session.reset()
+    known = {str(word) for word in session.dictionary()}
+    notes = set()
+    for turn, step in enumerate(commands, start=1):
+        after = session.step(step)
+        first = (step.split() or [""])[0].strip(",.").lower()[: session.dictionary_word_length]
+        if first not in known and after.world_hash == before.world_hash:
+            notes.add(turn)
+        before = after
+    return notes
 
 
 @pytest.mark.parametrize("name", CORPUS + MORE_GAMES)
@@ -48,7 +67,7 @@ def test_the_walkthrough_through_the_llm_path_runs_every_step_and_reaches_jerich
             walkthrough_check(story, PYPROJECT, tmp_path)
         return
     summary, records, _ = play(story, commands, PYPROJECT, tmp_path)
-    assert not_run_as_written(commands, records) == []
+    assert not_run_as_written(commands, records, notes_to_the_reader(story, commands)) == []
     assert len(records) == len(commands) and summary["termination_reason"] not in LOOP_ENDINGS
     assert summary["final_score"] == clean_outcomes(story, commands)[-1].score
 

@@ -450,6 +450,12 @@ class ActionLoops(Detector):
     def observe(self, turn: Turn) -> None:
         self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering)
 
+    def observe_not_run(self, turn: Turn) -> None:
+        """Replies with no usable command, turn after turn, are a loop of their own (design 003's parse failures)."""
+        self.opened = None
+        if self.config.enable_parse_failure_detection:
+            self.parse_failures.observe(turn.record, turn.events)
+
     def opened_gate(self) -> GateRequest | None:
         return self.opened
 

@@ -162,6 +162,10 @@ class Detector:
         """Take in one executed turn."""
         raise NotImplementedError
 
+    def observe_not_run(self, turn: Turn) -> None:
+        """Take in a turn on which nothing reached the game (an interpreter command refused, or no command the
+        model committed to could run): no loop of play, but what the replies were is still news. Default: nothing."""
+
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         """Why its stop rule ends the episode after the turn just observed (a sentence for the log); None: it does
         not."""

@@ -143,7 +143,11 @@ class LoopBreak:
         self.situation = record.situation
         if progress.progress:
             self.bans.end()
-        if not self.enabled or not record.ran:  # a refused interpreter command is no agent loop
+        if not self.enabled:
+            return verdict
+        if not record.ran:  # nothing reached the game: no loop of play, though its replies may be one
+            for detector in self.detectors.values():
+                detector.observe_not_run(Turn(record, progress, self.stretch, verdict.events))
             return verdict
         events = verdict.events
         emit(
