@@ -25,7 +25,7 @@ from session.commands import (
     normalize_command,
 )
 from session.context import AgentContext
-from session.records import GameView, TurnRecord
+from session.records import NOT_RUN, GameView, TurnRecord
 
 FULL_DESCRIPTION_SHARE = 0.7
 """An arrival text this much as long as the room's known description replaces it; shorter ones are brief revisits."""
@@ -60,7 +60,7 @@ class ContextBuilder:
     def observe(self, record: TurnRecord) -> None:
         response = record.response.strip()
         self.recent.append((record.command, response))
-        self.nothing_ran.append(not record.ran and record.fallback != "not_run")
+        self.nothing_ran.append(not record.ran and record.fallback != NOT_RUN)
         if self.reader is not None:
             self.reader.observe(record)
         looked = record.moved or normalize_command(record.command) in LOOK_COMMANDS

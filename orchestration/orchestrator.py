@@ -43,6 +43,7 @@ from session.records import (
     BROKEN_ENDINGS,
     DEATH_ENDING,
     LOOP_ENDINGS,
+    NOT_RUN,
     UNPARSEABLE_FALLBACK,
     Candidate,
     Ending,
@@ -250,7 +251,7 @@ class Orchestrator:
             view = self.view
             self.objectives.discover(turn, view, self.map, self.contexts.visible_here(view))
             for candidate in record.candidates:
-                if not candidate["accepted"] and candidate["source"] != "not_run":
+                if not candidate["accepted"] and candidate["source"] != NOT_RUN:
                     self.loop_break.note_rejection(turn, view.room_id, candidate["command"], [])
             after = self.session.step(record.command) if record.ran else replace(view, text=record.response)
             if (after.room_id, after.score, after.text) != (record.room_id_after, record.score_after, record.response):
@@ -408,7 +409,7 @@ class Orchestrator:
             after = self.session.step(command)
         else:  # nothing the model committed to can run (or a script's interpreter command): nothing else runs
             after = replace(view, text=f"[not run: {refusal}]")
-            fallback = fallback or "not_run"
+            fallback = fallback or NOT_RUN
         record = self._record(turn, forced, command, view, after, candidates, chosen, fallback, events)
         record.ran = refusal is None
         memory = self.agent.memory()
@@ -447,7 +448,7 @@ class Orchestrator:
         )
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
         before_room = after.came_from if view.room_id is None and after.came_from else (view.room_id, view.room_name)
-        if chosen is not None and fallback in (None, "not_run"):
+        if chosen is not None and fallback in (None, NOT_RUN):
             judgement = chosen.judgement
         else:  # nothing ran in place of a proposal: nothing was judged
             judgement = Judgement(1.0, f"fallback ({fallback})", source="fallback")
@@ -549,7 +550,7 @@ class Orchestrator:
             refusal = why_not_run(command)
             again = canonical_command(command) in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
-                judgement = Judgement(0.0, refusal, source="not_run")
+                judgement = Judgement(0.0, refusal, source=NOT_RUN)
                 emit(
                     events,
                     EventType.COMMAND_REFUSED,

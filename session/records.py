@@ -92,7 +92,10 @@ player. A resume replays to the command that failed; a hang that was the machine
 no script may propose another command there."""
 FINISHED_ENDINGS = frozenset(Ending) - BROKEN_ENDINGS
 """Endings after which there is nothing to resume."""
-BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", "not_run"})
+NOT_RUN = "not_run"
+"""TurnRecord.fallback, and a judgement's source, for an interpreter command (files, restart, quit, undo) that the
+harness never runs: a script's step, or a proposal refused before it is judged."""
+BLOCKING_SOURCES = frozenset({"precheck", "ban", "final_rejection", NOT_RUN})
 """Judgements from these sources reject outright: such a candidate is never run as the best of a bad lot."""
 UNPARSEABLE_FALLBACK = "unparseable_reply"
 """TurnRecord.fallback prefix (`unparseable_reply:<kind>`) when no LLM reply of the turn was a command."""

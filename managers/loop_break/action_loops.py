@@ -451,7 +451,8 @@ class ActionLoops(Detector):
         self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering)
 
     def observe_not_run(self, turn: Turn) -> None:
-        """Replies with no usable command, turn after turn, are a loop of their own (design 003's parse failures)."""
+        """No command ran: nothing to ban or to count as a failed action, but replies with no usable command, turn
+        after turn, are a loop of their own (design 003's parse failures)."""
         self.opened = None
         if self.config.enable_parse_failure_detection:
             self.parse_failures.observe(turn.record, turn.events)

@@ -163,8 +163,10 @@ class Detector:
         raise NotImplementedError
 
     def observe_not_run(self, turn: Turn) -> None:
-        """Take in a turn on which nothing reached the game (an interpreter command refused, or no command the
-        model committed to could run): no loop of play, but what the replies were is still news. Default: nothing."""
+        """Take in a turn that ran nothing because no command the model committed to could run (its replies held
+        none, or every proposal was refused): the same nothing again and again is a loop like any other, and the
+        stop rules see it as a turn that changed nothing. Default: as any turn."""
+        self.observe(turn)
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         """Why its stop rule ends the episode after the turn just observed (a sentence for the log); None: it does

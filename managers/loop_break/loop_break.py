@@ -22,7 +22,7 @@ from managers.map_graph import MapGraph
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
 from session.events import EventType, emit
-from session.records import BLOCKING_SOURCES, Ending, GameView, Judgement, TurnRecord
+from session.records import BLOCKING_SOURCES, NOT_RUN, Ending, GameView, Judgement, TurnRecord
 
 OWN_EVENTS: dict[EventType, str | None] = {
     EventType.PROGRESS_CHECK: None,
@@ -143,11 +143,7 @@ class LoopBreak:
         self.situation = record.situation
         if progress.progress:
             self.bans.end()
-        if not self.enabled:
-            return verdict
-        if not record.ran:  # nothing reached the game: no loop of play, though its replies may be one
-            for detector in self.detectors.values():
-                detector.observe_not_run(Turn(record, progress, self.stretch, verdict.events))
+        if not self.enabled or record.fallback == NOT_RUN:  # a script's interpreter command, refused: no agent loop
             return verdict
         events = verdict.events
         emit(
@@ -182,7 +178,7 @@ class LoopBreak:
         self._update_stretch(record, progress)
         turn = Turn(record, progress, self.stretch, events)
         for detector in self.detectors.values():
-            detector.observe(turn)
+            detector.observe(turn) if record.ran else detector.observe_not_run(turn)
         self.stretch.pressure = max(
             (
                 value
