@@ -87,6 +87,7 @@ def table(out: Path) -> list[dict]:
     return results["cells"] + results["games"]
 
 
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time on the machine
 def test_the_ray_backend_gives_the_same_table(tmp_path):
     pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
     common = [
@@ -156,6 +157,7 @@ class CrowdedServer:
         )
 
 
+@pytest.mark.xdist_group("ray")
 @pytest.mark.parametrize("backend", ["local", "ray"])
 def test_the_shared_limit_keeps_a_crowded_server_within_its_capacity(tmp_path, monkeypatch, backend):
     if backend == "ray":

@@ -27,7 +27,7 @@ from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import PROXY_VARIABLES
 
-pytestmark = pytest.mark.slow  # a real Ray head node
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray head node, one at a time
 
 ROOT = Path(__file__).resolve().parents[1]
 RAY_CLI = Path(sys.executable).parent / "ray"
