@@ -58,8 +58,12 @@ MAX_JSON_ATTEMPTS = 32
 """`{`/`[` positions tried as the start of a JSON value; bounds the work on a reply full of brackets."""
 MAX_JSON_DEPTH = 16
 """Nesting a reply's JSON may have; deeper is no verdict or command a model writes, and is not read."""
-MAX_COMMAND_CHARS = 80
-MAX_COMMAND_WORDS = 12
+MAX_COMMAND_CHARS = 120
+"""The longest command read: what Inform's input buffer holds (120 characters); a game reads no more of a line.
+TextWorld's commands name things in full (`unlock TextWorld limited edition passageway with TextWorld limited
+edition latchkey`, 83 characters)."""
+MAX_COMMAND_WORDS = 20
+"""The most words a command may have: what Inform's parse buffer holds (20)."""
 MAX_THOUGHT_CHARS = 400
 """A thought is kept (in the records and shown to the critic, never sent to the game) up to this many characters."""
 

@@ -8,7 +8,15 @@ import json
 import pytest
 
 from agents.base import InvalidReply
-from agents.reply import MAX_COMMAND_CHARS, MAX_THOUGHT_CHARS, json_object, parse_command, parse_reply, split_reasoning
+from agents.reply import (
+    MAX_COMMAND_CHARS,
+    MAX_COMMAND_WORDS,
+    MAX_THOUGHT_CHARS,
+    json_object,
+    parse_command,
+    parse_reply,
+    split_reasoning,
+)
 from session.commands import GameDictionary, why_not_run
 from session.jericho_session import JerichoSession
 from tests.conftest import story_file
@@ -146,7 +154,7 @@ def test_two_different_commands_are_an_honest_failure(reply):
         ("where am i?", "prose"),
         ("North would loop us back.", "prose"),
         ("take lamp: now", "prose"),
-        ("take " + "very " * 11 + "lamp", "too_long"),
+        ("take " + "very " * (MAX_COMMAND_WORDS - 1) + "lamp", "too_long"),
         ("x" * (MAX_COMMAND_CHARS + 1), "too_long"),
         ("take north-", "truncated"),
         ('answer "a well', "truncated"),
