@@ -133,50 +133,11 @@ def test_a_quoted_results_file_names_its_command_and_commit(source):
     assert re.search(r"\b(Commit: |at )[0-9a-f]{7,40}\b", head), f"{source} does not name its commit"
 
 
-def _margin_rows() -> list[str]:
-    """The rows of docs/loop-break.md's margins table, as the replays in docs/results/churn/ give them."""
-    import json
-
-    def cell(pair: list) -> str:
-        value, run = pair
-        return f"{value} ({run})" if run else f"{value}"
-
-    rows = []
-    for name in ("corpus_cuts", "heldout_seeds"):
-        result = json.loads((RESULTS / "churn" / f"{name}.json").read_text())
-        for kind, margins in sorted(result["healthy_margins"].items()):
-            cells = [margins[key] for key in ("longest_without_progress", "most_repeats", "most_churn_changes")]
-            rows.append(
-                f"| {name}.json | {kind} | {margins['runs']} | "
-                + " | ".join(cell(c) for c in cells)
-                + f" | {cell(margins['most_churn_repeats'])} | {len(result['healthy_false_stops'])} |"
-            )
-    return rows
-
-
-@pytest.mark.parametrize("row", _margin_rows(), ids=lambda row: row.split(" | ")[1][:30])
-def test_the_healthy_margins_are_the_replays(row):
-    """How close healthy play comes to each stop rule, as benchmarks.replay_rules wrote it."""
-    assert row in (ROOT / "docs" / "loop-break.md").read_text().splitlines()
-
-
-def _replay_rows() -> list[str]:
-    import json
-
-    rows = []
-    for name in ("corpus_cuts", "heldout_cuts", "heldout_seeds"):
-        result = json.loads((RESULTS / "churn" / f"{name}.json").read_text())
-        late = ", ".join(result["stuck_late"]) or "none"
-        rows.append(
-            f"| {name}.json | {len(result['healthy_false_stops'])} | {result['stuck_runs']} | "
-            f"{result['stuck_within_target']} | {late} | {len(result['stuck_never_ended'])} |"
-        )
-    return rows
-
-
-@pytest.mark.parametrize("row", _replay_rows(), ids=lambda row: row.split(" | ")[0][2:])
-def test_the_replayed_corpora_are_their_results_files(row):
-    assert row in (ROOT / "docs" / "results.md").read_text().splitlines()
+def test_the_margins_and_the_games_nobody_tuned_on_are_quoted_from_their_results_files():
+    """How close healthy play comes to every rule, and the generated games, as benchmarks.margins and
+    benchmarks.generated wrote them."""
+    sources = {source for _, source, _ in _quoted_tables()}
+    assert {"docs/results/margins/margins.md", "docs/results/generated/generated.md"} <= sources
 
 
 def test_the_price_table_is_the_built_in_prices():
