@@ -50,6 +50,19 @@ from session.records import LOOP_ENDINGS
 LLM_WALKTHROUGH = "llm_walkthrough"
 """The healthy kind played through the LLM path (see the module's docstring)."""
 DEFAULT_KINDS = f"optimal,noisy,stuck,{LLM_WALKTHROUGH}"
+KINDS = ("optimal", "noisy", "stuck", *STUCK_KINDS, LLM_WALKTHROUGH)
+"""What `--kinds` may name."""
+
+
+def kinds_list(text: str) -> list[str]:
+    """`--kinds`: comma-separated KINDS; a kind no run has is an error, not a benchmark that plays nothing."""
+    kinds = [kind.strip() for kind in text.split(",") if kind.strip()]
+    unknown = [kind for kind in kinds if kind not in KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind {', '.join(unknown) or '(none)'}: one of {', '.join(KINDS)}")
+    return kinds
+
+
 GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""
@@ -469,7 +482,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--games", required=True, help="folder of story files")
     parser.add_argument("--only", help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
-    parser.add_argument("--kinds", default=DEFAULT_KINDS, help=f"optimal, noisy, stuck, stuck kinds, {LLM_WALKTHROUGH}")
+    parser.add_argument(
+        "--kinds", default=DEFAULT_KINDS, type=kinds_list, help=f"optimal, noisy, stuck, stuck kinds, {LLM_WALKTHROUGH}"
+    )
     parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
     parser.add_argument("--seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
@@ -486,7 +501,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", help="keep every episode's records in this folder")
     parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
     args = parser.parse_args(argv)
-    args.kinds = args.kinds.split(",")
     args.factors = [int(f) for f in args.factors.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
     args.cuts = [float(c) for c in args.cuts.split(",")]

@@ -54,7 +54,6 @@ MAKE_SECONDS = 180
 and such a seed is replaced by the next."""
 TITLE = re.compile(r"^-= (.{1,60}) =-$", re.MULTILINE)
 """How TextWorld prints a room's title on arrival."""
-DEFAULT_KINDS = "optimal,noisy,stuck,llm_walkthrough"
 
 
 @dataclass(frozen=True)
@@ -223,7 +222,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", help="comma-separated TextWorld seeds, used in turn (default: drawn anew)")
     parser.add_argument("--games", help="keep the made games in this folder (default: a temporary one)")
     parser.add_argument("--made", help="play the games an earlier run kept (its --games folder) instead of new ones")
-    parser.add_argument("--kinds", default=DEFAULT_KINDS, help="the corpus benchmark's kinds to run on them")
+    parser.add_argument(
+        "--kinds",
+        default=corpus.DEFAULT_KINDS,
+        type=corpus.kinds_list,
+        help="the corpus benchmark's kinds to run on them",
+    )
     parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
     parser.add_argument("--noisy-seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
@@ -254,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
             games, skipped = make_all(args.quests, args.cooking, seeds, folder)
         checks = [walkthrough_check(game, args.config, Path(temporary) / "episodes") for game in games]
         runs = argparse.Namespace(
-            kinds=args.kinds.split(","),
+            kinds=args.kinds,
             factors=[int(f) for f in args.factors.split(",")],
             seeds=[int(s) for s in args.noisy_seeds.split(",")],
             cuts=[float(c) for c in args.cuts.split(",")],
