@@ -55,6 +55,8 @@ game's answer; with what it left (`Observation`: the room); with the world hash 
 INVENTORY_COMMAND = "inventory"
 PLAYER_NAMES = frozenset({"yourself", "you", "me", "myself", "self", "self object", "player", "protagonist"})
 """What games call the player's own object (Inform's `(self object)` and `yourself`, Infocom's `you`, `player`)."""
+DROP_ALL = "drop all"
+"""The probe that shows which object is the player without naming anything (`_find_dropper`)."""
 IDLE_COMMAND = "look"
 """One turn that changes nothing: what the world does meanwhile on its own (clocks, NPCs) is not the player's doing.
 `look` takes exactly one turn in every game of the corpus; `wait` takes 3 to 10 in Infocom games."""
@@ -403,8 +405,20 @@ class JerichoSession:
             self.player = self._walker(walked_from, self.objects.snapshot(after.ram, after.special), before)
             self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
             came_from = self._origin(walked_from) if self.player else None
+        elif not self.supported and not self.player and self._moved_a_thing(after):
+            # a game whose player never walks (one room): the first command that moved a thing may have put it in
+            # the player's hands, and `drop all` then shows whose
+            self.player = self._find_dropper(self.world(), self.env.get_state())
+            self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
         self.view = self.observe(after.rng != tuple(before[RNG_STATE]), after, came_from)
         return self.view
+
+    def _moved_a_thing(self, after: Observation) -> bool:
+        """The last command changed some object's parent."""
+        last = self.view.world if self.view is not None else None
+        return last is not None and bool(
+            (last.parents != self.objects.snapshot(after.ram, after.special).parents).any()
+        )
 
     def _origin(self, world: WorldSnapshot) -> tuple[int, str] | None:
         """(room, title) the player walked from on the walk that showed which object the player is: until then the
@@ -525,12 +539,14 @@ class JerichoSession:
     def _room_title(self, ram: Any, room: int, arrived: bool) -> str:
         """What the game calls the room. The object's short name, unless it is an internal one (Inform's `(maze)`,
         `(Alike_Maze_1)`, `(gnomeRoom)`, or none): then the title line the game printed on arrival, else the name
-        made readable."""
+        made readable; the first room read before any arrival is where the game opened, titled in its opening text
+        (a one-room game whose player is found only once a thing moves)."""
         name = self.objects.short_name(ram, room).strip()
         if not _internal_name(name):
             return name
-        if room not in self._titles and arrived:
-            title = next((t for line in self._text.splitlines() if (t := printed_title(line))), "")
+        source = self._text if arrived else self._opening if not self._titles else ""
+        if room not in self._titles and source:
+            title = next((t for line in source.splitlines() if (t := printed_title(line))), "")
             if title:
                 self._titles[room] = title
         return self._titles.get(room) or _readable(name) or f"room {room}"
@@ -742,11 +758,32 @@ class JerichoSession:
         ram = self.env.observe(hashed=False).ram.tobytes()
         return max(walked, key=lambda num: (walked[num], self._self_named(ram, num), len(world.contents(num)), -num))
 
+    def _find_dropper(self, world: WorldSnapshot, state: tuple) -> int:
+        """The object `drop all` empties into its own parent (the player, dropping what it holds where it stands),
+        when exactly one does; else 0. No thing needs a name for it: TextWorld's objects have none."""
+        played = self._probe("find_player", lambda shadow: shadow.play_from(state, DROP_ALL))
+        if played is None:
+            return 0
+        after = self.objects.snapshot(played[1].ram, played[1].special)
+        moved = np.nonzero(world.parents != after.parents)[0] + 1
+        droppers = {
+            holder
+            for num in moved
+            if (holder := world.parent(int(num)))
+            and world.parent(holder)
+            and after.parent(int(num)) == world.parent(holder)
+        }
+        return droppers.pop() if len(droppers) == 1 else 0
+
     def _find_holder(self, world: WorldSnapshot, state: tuple) -> int:
-        """The player's object when no way out of the start works (a bed, the dark, an opening scene): the object in a
-        room from which `drop <a thing it holds>` puts that thing in the room, else the one object in the status
-        line's room (versions 1-3) or anywhere (later ones) that calls itself the player (PLAYER_NAMES); 0 when
-        neither tells (`step` then watches the player's first walk)."""
+        """The player's object when no way out of the start works (a bed, the dark, an opening scene): the object
+        `drop all` empties into its room (`_find_dropper`), or the object in a room from which `drop <a thing it
+        holds>` puts that thing in the room, else the one object in the status line's room (versions 1-3) or anywhere
+        (later ones) that calls itself the player (PLAYER_NAMES); 0 when none tells (`step` then watches the
+        player's first walk, and the first command that moves a thing)."""
+        dropper = self._find_dropper(world, state)
+        if dropper:
+            return dropper
         ram = self.env.observe(hashed=False).ram.tobytes()
         for num in range(1, self.objects.count + 1):
             room = world.parent(num)
