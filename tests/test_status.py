@@ -156,3 +156,21 @@ def agreement(path: Path, folder: Path) -> dict[str, list]:
             break
     assert unbound.player == bound.player
     return mismatches
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_a_one_room_game_whose_player_never_walks_finds_its_player_and_room(tmp_path):
+    """A TextWorld cooking game of one room: the player never walks and no object has a name, so only the first
+    thing moved shows which object the player is (`drop all` on the shadow empties it into the room). From then on
+    the room is read, titled as the opening printed it, and nothing is left unreadable."""
+    from benchmarks.generated import make
+
+    game = make("cooking", 17786, 0, tmp_path)  # the smallest cooking size: one room
+    assert game is not None, "TextWorld made no game"
+    session = JerichoSession(Path(game.path))
+    opening = session.reset()
+    assert (session.player, opening.room_id) == (0, None)  # nothing has moved yet: no way to tell
+    views = [session.step(command) for command in session.walkthrough()]
+    assert session.player and {v.room_id for v in views} - {None} == {views[-1].room_id}
+    assert views[-1].room_name == "Kitchen" and "-= Kitchen =-" in opening.text  # the title it printed
+    assert views[-1].victory and views[-1].score == game.max_score and session.unreadable() == []
