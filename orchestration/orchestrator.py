@@ -404,7 +404,7 @@ class Orchestrator:
         candidates, fallback, parse_failures = self._choose_command(context, events, turn, forced)
         chosen = self._pick(candidates, forced)
         command = chosen.command if chosen is not None and not fallback else ""
-        refusal = NOT_RUN_REASONS.get(fallback.split(":")[0]) if fallback else why_not_run(command)
+        refusal = NOT_RUN_REASONS[fallback.split(":")[0]] if fallback else why_not_run(command)
         if refusal is None:
             after = self.session.step(command)
         else:  # nothing the model committed to can run (or a script's interpreter command): nothing else runs

@@ -401,24 +401,24 @@ class JerichoSession:
             self._anchor = (before, len(self.commands))
         self.commands.append(command)
         came_from = None
-        if walked_from is not None:  # nothing walked from the start: did the player walk now?
-            self.player = self._walker(walked_from, self.objects.snapshot(after.ram, after.special), before)
-            self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
-            came_from = self._origin(walked_from) if self.player else None
-        elif not self.supported and not self.player and self._moved_a_thing(after):
-            # a game whose player never walks (one room): the first command that moved a thing may have put it in
-            # the player's hands, and `drop all` then shows whose
-            self.player = self._find_dropper(self.world(), self.env.get_state())
-            self.rooms_container = self._find_rooms_container(self.world()) if self.player else 0
+        if not self.supported and not self.player:  # the player's object is not known yet
+            now = self.objects.snapshot(after.ram, after.special)
+            if walked_from is not None:  # nothing walked from the start: did the player walk now?
+                self.player = self._walker(walked_from, now, before)
+                self.rooms_container = self._find_rooms_container(now) if self.player else 0
+                came_from = self._origin(walked_from) if self.player else None
+            elif self._moved_a_thing(now):
+                # a game whose player never walks (one room): the first command that moved a thing may have put it
+                # in the player's hands, and `drop all` then shows whose
+                self.player = self._find_dropper(now, self.env.get_state())
+                self.rooms_container = self._find_rooms_container(now) if self.player else 0
         self.view = self.observe(after.rng != tuple(before[RNG_STATE]), after, came_from)
         return self.view
 
-    def _moved_a_thing(self, after: Observation) -> bool:
+    def _moved_a_thing(self, now: WorldSnapshot) -> bool:
         """The last command changed some object's parent."""
         last = self.view.world if self.view is not None else None
-        return last is not None and bool(
-            (last.parents != self.objects.snapshot(after.ram, after.special).parents).any()
-        )
+        return last is not None and bool((last.parents != now.parents).any())
 
     def _origin(self, world: WorldSnapshot) -> tuple[int, str] | None:
         """(room, title) the player walked from on the walk that showed which object the player is: until then the
