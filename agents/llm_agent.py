@@ -84,7 +84,7 @@ class LLMAgent(Agent):
                     config.agent_model,
                     messages,
                     config.agent_temperature,
-                    config.agent_max_tokens,
+                    config.max_tokens_for("agent"),
                     response_format=AGENT_REPLY_SCHEMA,
                 )
             except LLMCallFailed as exc:
@@ -92,7 +92,7 @@ class LLMAgent(Agent):
                     raise
                 self.structured = False  # this server does not take a JSON schema: ask in the prompt only
         return self.client.chat(
-            "agent", config.agent_model, messages, config.agent_temperature, config.agent_max_tokens
+            "agent", config.agent_model, messages, config.agent_temperature, config.max_tokens_for("agent")
         )
 
     def _drain_parse_failures(self) -> tuple[dict, ...]:

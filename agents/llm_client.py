@@ -8,6 +8,7 @@ key; an error message leaves it also free of terminal control characters.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -17,8 +18,8 @@ import openai
 from loguru import logger
 
 from agents.base import LLMCallFailed, LLMUnavailable
-from agents.reply import MAX_REPLY_CHARS
-from session.config import LLMConfig
+from agents.reply import MAX_REPLY_CHARS, split_reasoning
+from session.config import MAX_TOKEN_CAP, REASONING_MAX_TOKENS, LLMConfig
 from session.events import EventType
 from session.safe_text import encodable, printable, redact
 
@@ -27,6 +28,11 @@ REQUEST_LIMITS: dict = {}
 limit). A batch installs them in each worker (`batch.jobs.install_request_limits`)."""
 MAX_DETAIL_CHARS = 300
 """Server text kept in a failure's message and log line."""
+TOKEN_PARAMETERS = ("max_tokens", "max_completion_tokens")
+"""The two names a reply cap is sent under."""
+ADJUSTABLE_PARAMETERS = (*TOKEN_PARAMETERS, "temperature", "reasoning_effort")
+"""What a call can do without when a server refuses it for a model (a 400 naming it): OpenAI's reasoning models
+refuse `max_tokens` and any temperature but 1; a chat model refuses `reasoning_effort`."""
 
 
 @dataclass
@@ -46,6 +52,10 @@ class Usage:
     """From the configured price table; a model without a price adds nothing (see `unpriced`)."""
     unpriced: set = field(default_factory=set)
     """Models called that have no price in the table."""
+    reasoning_tokens: Counter = field(default_factory=Counter)
+    """Completion tokens the server says the model spent reasoning (hidden reasoning, when it reports them)."""
+    adjustments: Counter = field(default_factory=Counter)
+    """Calls asked again at once, by why: a refused parameter (its name) or a reply cut by its cap (`cap`)."""
     failures: Counter = field(default_factory=Counter)
     """Failed calls by category: external trouble, not agent loops. Transport and status: timeout, connection,
     rate_limit, server_error, http_<status>; a 200 whose body is unusable: invalid_body, no_choices, no_message,
@@ -55,12 +65,13 @@ class Usage:
         return dict(self.calls), dict(self.tokens), dict(self.cost_usd)
 
     def by_role(self) -> dict[str, dict[str, int]]:
-        """Tokens by role: prompt (cached among them), completion and total."""
+        """Tokens by role: prompt (cached among them), completion (reasoning among them) and total."""
         return {
             role: {
                 "prompt": self.prompt_tokens[role],
                 "cached": self.cached_tokens[role],
                 "completion": self.completion_tokens[role],
+                "reasoning": self.reasoning_tokens[role],
                 "total": self.tokens[role],
             }
             for role in sorted(self.calls)
@@ -70,9 +81,10 @@ class Usage:
 class MalformedResponse(Exception):
     """The server answered, but not with a chat completion whose message is text; `category` says what is wrong."""
 
-    def __init__(self, category: str, detail: str):
+    def __init__(self, category: str, detail: str, response: object = None):
         super().__init__(detail)
         self.category = category
+        self.response = response
 
 
 def failure_category(exc: Exception) -> str:
@@ -110,10 +122,28 @@ def reply_text(response: object) -> str:
         raise MalformedResponse("no_message", "the first choice has no message")
     content = getattr(message, "content", None)
     if content is None or (isinstance(content, str) and not content.strip()):
-        raise MalformedResponse("empty_response", "the server returned no message content")
+        raise MalformedResponse("empty_response", "the server returned no message content", response)
     if not isinstance(content, str):
         raise MalformedResponse("non_text_content", f"the message content is a {type(content).__name__}, not text")
     return content
+
+
+def finish_reason(response: object) -> str | None:
+    """Why the server stopped the first choice (`stop`, `length`, ...), None when it does not say."""
+    choices = getattr(response, "choices", None)
+    reason = getattr(choices[0], "finish_reason", None) if isinstance(choices, list) and choices else None
+    return reason if isinstance(reason, str) else None
+
+
+def response_of(exc: Exception) -> object:
+    """The response a MalformedResponse was read from (None for other failures)."""
+    return exc.response if isinstance(exc, MalformedResponse) else None
+
+
+def _names(message: str, parameter: str) -> bool:
+    """Whether a server's error message names `parameter` as a word (`'max_tokens'` is not in
+    `max_completion_tokens`)."""
+    return re.search(rf"(?<![A-Za-z0-9_]){re.escape(parameter)}(?![A-Za-z0-9_])", message) is not None
 
 
 def _count(value: object) -> int:
@@ -140,6 +170,13 @@ class LLMClient:
         self.failures_in_a_row: Counter = Counter()
         """Role -> calls of that role that failed since its last success."""
         self.usage = Usage()
+        self.refused: dict[str, set[str]] = {}
+        """Model -> parameters the server refused for it (a 400 naming them): never sent to it again."""
+        self.token_parameters: dict[str, str] = {}
+        """Model -> the name its reply cap is sent under, when a refusal changed it from the configured one."""
+        self.grown_caps: dict[tuple[str, str], int] = {}
+        """(role, model) -> the cap a reply cut before it said anything was asked again with: the least from then on
+        (a model that reasons longer than its cap once will again; a cap is a ceiling, not a cost)."""
 
     def chat(
         self,
@@ -151,25 +188,96 @@ class LLMClient:
         response_format: dict | None = None,
     ) -> str:
         """The reply text. Raises LLMCallFailed, or LLMUnavailable once one role's failures in a row reach the
-        limit. `temperature` and `max_tokens` are sent as `[tool.zorkgpt.llm]` says servers want them."""
-        self.usage.calls[role] += 1
+        limit. `temperature`, `max_tokens` and the reasoning effort are sent as `[tool.zorkgpt.llm]` says this model
+        wants them (its family's way when left at "auto"), less what the server refused for this model before.
+
+        Two things are asked again at once, neither counted as a failure: a request the server refused for naming
+        a parameter this model does not take (`max_tokens` where it wants `max_completion_tokens`, a temperature,
+        `reasoning_effort`), without it (once per parameter and model); and a reply the cap cut before it said
+        anything (finish_reason `length`, and no text or reasoning only: a reasoning model spent the cap
+        thinking), with the cap `length_retry_factor` times larger, once."""
         self.usage.prompt_chars[role] += sum(len(str(m.get("content", ""))) for m in messages)
-        request: dict = {"model": model, "messages": messages}
-        if self.config.send_temperature:
-            request["temperature"] = temperature
-        if self.config.token_limit_parameter != "none":
-            request[self.config.token_limit_parameter] = max_tokens
-        if response_format is not None:
-            request["response_format"] = response_format
-        try:
-            with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
-                response = self.client.chat.completions.create(**request)
-            self._count_tokens(role, model, response)
-            text = reply_text(response)
-        except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
-            self._fail(role, failure_category(exc), str(exc))
+        max_tokens = max(max_tokens, self.grown_caps.get((role, model), 0))
+        grown = False
+        while True:
+            request = self._request(model, messages, temperature, max_tokens, response_format)
+            self.usage.calls[role] += 1
+            try:
+                with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
+                    response = self.client.chat.completions.create(**request)
+                self._count_tokens(role, model, response)
+                text = reply_text(response)
+            except openai.BadRequestError as exc:
+                if self._drop_refused(role, model, request, str(exc)):
+                    continue
+                self._fail(role, failure_category(exc), str(exc))
+            except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
+                if not grown and (larger := self._larger_cap(request, response_of(exc))):
+                    grown, max_tokens = True, self._grow(role, model, max_tokens, larger)
+                    continue
+                self._fail(role, failure_category(exc), str(exc))
+            if not grown and not split_reasoning(text)[1].strip() and (larger := self._larger_cap(request, response)):
+                grown, max_tokens = True, self._grow(role, model, max_tokens, larger)
+                continue
+            break
         self.failures_in_a_row[role] = 0
         return self._safe_reply(text)
+
+    def _request(self, model, messages, temperature, max_tokens, response_format) -> dict:
+        refused = self.refused.get(model, set())
+        request: dict = {"model": model, "messages": messages}
+        if self.config.sends_temperature_to(model) and "temperature" not in refused:
+            request["temperature"] = temperature
+        parameter = self.token_parameters.get(model) or self.config.token_parameter_for(model)
+        if parameter != "none":
+            request[parameter] = max_tokens
+        effort = self.config.reasoning_effort_for(model)
+        if effort is not None and "reasoning_effort" not in refused:
+            request["reasoning_effort"] = effort
+        if response_format is not None:
+            request["response_format"] = response_format
+        return request
+
+    def _drop_refused(self, role: str, model: str, request: dict, message: str) -> bool:
+        """Whether the server's 400 names a parameter the request sent that this model does without (the token
+        cap's name, a temperature, a reasoning effort): then it is left out, or the cap sent under the other name,
+        for this model from now on, and the call made again. Each parameter once per model."""
+        refused = self.refused.setdefault(model, set())
+        for parameter in ADJUSTABLE_PARAMETERS:
+            if parameter not in request or parameter in refused or not _names(message, parameter):
+                continue
+            refused.add(parameter)
+            if parameter in TOKEN_PARAMETERS:
+                other = next(name for name in TOKEN_PARAMETERS if name != parameter)
+                self.token_parameters[model] = other if other not in refused else "none"
+                change = f"sends its reply cap as {self.token_parameters[model]}"
+            else:
+                change = f"sends no {parameter}"
+            detail = redact(printable(message[:MAX_REPLY_CHARS]), self.secrets)[:MAX_DETAIL_CHARS]
+            logger.bind(event_type=EventType.LLM_CALL_ADJUSTED, role=role, model=model, parameter=parameter).warning(
+                f"the server refused {parameter} for {model}; the harness now {change}: {detail}"
+            )
+            self.usage.adjustments[parameter] += 1
+            return True
+        return False
+
+    def _larger_cap(self, request: dict, response: object) -> int | None:
+        """The cap to ask again with when the reply was cut by the cap (finish_reason `length`) and the request sent
+        one that can grow; else None."""
+        sent = next((request[name] for name in TOKEN_PARAMETERS if name in request), None)
+        if sent is None or finish_reason(response) != "length":
+            return None
+        larger = min(max(sent * self.config.length_retry_factor, REASONING_MAX_TOKENS), MAX_TOKEN_CAP)
+        return larger if larger > sent else None
+
+    def _grow(self, role: str, model: str, cap: int, larger: int) -> int:
+        self.grown_caps[(role, model)] = larger
+        logger.bind(event_type=EventType.LLM_CALL_ADJUSTED, role=role, model=model, parameter="cap").info(
+            f"the {role}'s reply was cut by its cap ({cap} tokens) before it said anything: asked once more with "
+            f"{larger}, kept for its later calls"
+        )
+        self.usage.adjustments["cap"] += 1
+        return larger
 
     def _safe_reply(self, text: str) -> str:
         """`text` without the API key, cut to MAX_REPLY_CHARS, lone surrogates replaced.
@@ -189,6 +297,8 @@ class LLMClient:
         self.usage.prompt_tokens[role] += prompt
         self.usage.cached_tokens[role] += cached
         self.usage.completion_tokens[role] += completion
+        details = getattr(usage, "completion_tokens_details", None)
+        self.usage.reasoning_tokens[role] += min(completion, _count(getattr(details, "reasoning_tokens", None)))
         price = self.config.price_of(model)
         if price is None:
             self.usage.unpriced.add(model)

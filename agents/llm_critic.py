@@ -198,7 +198,7 @@ class LLMCritic(Critic):
     def _ask(self, messages: list[dict]) -> str:
         config = self.config
         return self.client.chat(
-            "critic", config.critic_model, messages, config.critic_temperature, config.critic_max_tokens
+            "critic", config.critic_model, messages, config.critic_temperature, config.max_tokens_for("critic")
         )
 
     def synthesize(self, facts: list[str]) -> list[tuple[str, int]]:

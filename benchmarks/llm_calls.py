@@ -33,7 +33,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from agents.scripted_llm import ScriptedServer, WalkthroughModel
+from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
 from benchmarks.provenance import command, commit
 from benchmarks.scenarios import ScenarioError, build_scenario
 from benchmarks.trajectories import clean_outcomes
@@ -75,11 +75,15 @@ def play(
     shown: dict | None = None,
     more_overrides: dict | None = None,
     listen: Callable[[list[dict]], None] | None = None,
+    reasoning: ReasoningModel | None = None,
+    served: dict | None = None,
 ) -> tuple[dict, list[dict], GameConfiguration]:
     """Play `commands` through the LLM path against a scripted server (`WalkthroughModel`): the episode's summary,
     its records and the configuration it ran with. `shown` (a dict) receives the messages of the last agent and
     critic requests; `more_overrides` ({section: {key: value}}) are applied to the configuration first; `listen`
-    sees every request's messages (benchmarks.context_truth keeps the prompts)."""
+    sees every request's messages (benchmarks.context_truth keeps the prompts); with `reasoning` the server plays a
+    reasoning model, and `served` (a dict) receives what it refused and cut (`refused`, `cut`) and every request's
+    parameters (`bodies`)."""
     from orchestration.wiring import RunOptions, build_orchestrator
 
     model = WalkthroughModel(commands)
@@ -89,7 +93,7 @@ def play(
             listen(messages)
         return model(messages)
 
-    with ScriptedServer(reply) as server:
+    with ScriptedServer(reply, reasoning) as server:
         overrides = {section: dict(values) for section, values in (more_overrides or {}).items()}
         for section, values in {
             "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
@@ -107,6 +111,8 @@ def play(
             orchestrator.session.close()
         if shown is not None:
             shown.update(server.last_messages)
+        if served is not None:
+            served.update(refused=server.refused, cut=server.cut, bodies=list(server.bodies))
     records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
     return json.loads(summary_path.read_text()), records, config
 

@@ -51,6 +51,7 @@ class Spending:
             "cost_usd": self.cost(),
             "unpriced_models": sorted(usage.unpriced) if usage else [],
             "llm_failures": dict(usage.failures) if usage else {},
+            "llm_adjustments": dict(usage.adjustments) if usage else {},
         }
 
 

@@ -80,6 +80,67 @@ DEFAULT_PRICES: dict[str, ModelPrice] = {
 """OpenAI's list prices (USD per million tokens) when this was written: check your provider's, and set yours."""
 
 
+MAX_TOKEN_CAP = 131_072
+"""The largest reply cap the configuration takes (a reasoning model's hidden reasoning counts against it)."""
+REASONING_MAX_TOKENS = 8000
+"""The reply cap of the reasoning families, and the least a reply cut before it said anything is asked again with:
+room for thousands of tokens of reasoning, as OpenAI advises for its reasoning models."""
+TokenLimitParameter = Literal["max_tokens", "max_completion_tokens", "none"]
+ReasoningEffort = Literal["minimal", "low", "medium", "high"]
+
+
+class ModelFamily(_Section):
+    """How the models of one family are called when `[tool.zorkgpt.llm]` leaves the call's settings at "auto"."""
+
+    match: list[str] = Field(min_length=1)
+    """Model names of the family. A model belongs to it when its name, after any provider prefix (`openai/o4-mini`
+    on OpenRouter) and lower-cased, begins with one of these followed by nothing or by `-`, `.`, `:` or `@`
+    (`o4-mini`, `gpt-5.1`, Ollama's `qwq:32b`; not `o40`)."""
+    token_limit_parameter: TokenLimitParameter = "max_tokens"
+    """How the reply cap is sent: OpenAI's reasoning models refuse `max_tokens` and take `max_completion_tokens`."""
+    send_temperature: bool = True
+    """False for models that refuse any temperature but the default (OpenAI's reasoning models)."""
+    max_tokens: int = Field(300, ge=1, le=MAX_TOKEN_CAP)
+    """The reply cap of both roles. A model that reasons before it answers spends its reasoning from the cap (hidden
+    or in a think block), so its cap leaves room for that."""
+    takes_reasoning_effort: bool = False
+    """The family takes `reasoning_effort`: the configured one is sent to it, to no other model."""
+
+
+DEFAULT_FAMILIES: dict[str, ModelFamily] = {
+    "o-series": ModelFamily(
+        match=["o1", "o3", "o4"],
+        token_limit_parameter="max_completion_tokens",
+        send_temperature=False,
+        max_tokens=REASONING_MAX_TOKENS,
+        takes_reasoning_effort=True,
+    ),
+    "gpt-5": ModelFamily(
+        match=["gpt-5"],
+        token_limit_parameter="max_completion_tokens",
+        send_temperature=False,
+        max_tokens=REASONING_MAX_TOKENS,
+        takes_reasoning_effort=True,
+    ),
+    "deepseek-r1": ModelFamily(match=["deepseek-r1", "deepseek-reasoner"], max_tokens=REASONING_MAX_TOKENS),
+    "qwq": ModelFamily(match=["qwq", "qwen3"], max_tokens=REASONING_MAX_TOKENS),
+    "gpt-oss": ModelFamily(match=["gpt-oss"], max_tokens=REASONING_MAX_TOKENS),
+}
+"""Model families whose calls differ from a chat model's. OpenAI documents that its reasoning models (o-series,
+gpt-5) take `max_completion_tokens`, no temperature but 1, and `reasoning_effort`, and advises leaving room for
+reasoning (thousands of tokens); the open reasoning models (DeepSeek-R1, QwQ and Qwen3 in thinking mode, gpt-oss)
+take the usual parameters and think in the reply or beside it. A cap is only a ceiling: a short answer costs what it
+says."""
+CHAT_FAMILY = ModelFamily(match=["*"])
+"""Any model no family matches: a chat model (`max_tokens`, a temperature, a short cap)."""
+
+
+def _family_name_matches(model: str, prefix: str) -> bool:
+    name = model.lower().rsplit("/", 1)[-1]
+    prefix = prefix.lower()
+    return name.startswith(prefix) and (len(name) == len(prefix) or name[len(prefix)] in "-.:@")
+
+
 class LLMConfig(_Section):
     """`[tool.zorkgpt.llm]`: how the agent and critic roles reach an OpenAI-compatible server."""
 
@@ -101,14 +162,27 @@ class LLMConfig(_Section):
     """Sampling temperature of the agent."""
     critic_temperature: float = Field(0.2, ge=0.0, le=2.0)
     """Sampling temperature of the critic."""
-    send_temperature: bool = True
-    """False for models that refuse a temperature (OpenAI's reasoning models)."""
-    agent_max_tokens: int = Field(300, ge=1, le=32768)
-    """Reply length cap for the agent (a short thought and a command; reasoning models need more)."""
-    critic_max_tokens: int = Field(300, ge=1, le=32768)
-    """Reply length cap for the critic (a verdict, and an objective review every few turns)."""
-    token_limit_parameter: Literal["max_tokens", "max_completion_tokens", "none"] = "max_tokens"
-    """How the cap is sent: `max_completion_tokens` for OpenAI's reasoning models, `none` to send no cap."""
+    send_temperature: bool | Literal["auto"] = "auto"
+    """Send the roles' temperatures. `auto`: as the model's family says (`model_families`: OpenAI's reasoning models
+    refuse any temperature but 1)."""
+    agent_max_tokens: int | Literal["auto"] = "auto"
+    """Reply cap for the agent (a short thought and a command). `auto`: the model's family's (300 for a chat model,
+    8000 for a reasoning model, whose reasoning counts against it)."""
+    critic_max_tokens: int | Literal["auto"] = "auto"
+    """Reply cap for the critic (a verdict, and an objective review every few turns). `auto`: as for the agent."""
+    token_limit_parameter: TokenLimitParameter | Literal["auto"] = "auto"
+    """How the cap is sent: `max_tokens`, `max_completion_tokens` (OpenAI's reasoning models), `none` (no cap).
+    `auto`: as the model's family says."""
+    reasoning_effort: ReasoningEffort | None = None
+    """Sent to the models whose family takes it (`takes_reasoning_effort`: OpenAI's o-series and gpt-5). None: the
+    server's default."""
+    length_retry_factor: int = Field(4, ge=2, le=64)
+    """A reply the cap cut before it said anything (empty, or reasoning only, with finish_reason `length`) is asked
+    once more with the cap this many times larger (at least REASONING_MAX_TOKENS, at most MAX_TOKEN_CAP), never the
+    same call again; the role's later calls to that model keep the larger cap."""
+    model_families: dict[str, ModelFamily] = Field(default_factory=lambda: dict(DEFAULT_FAMILIES))
+    """Family name -> how its models are called when the settings above are `auto`. A configured table adds to (or
+    replaces families of) DEFAULT_FAMILIES: `[tool.zorkgpt.llm.model_families.mine] match = ["my-model"]`."""
     timeout_seconds: float = Field(60.0, gt=0.0, le=3600.0)
     """Per-request timeout handed to the openai client."""
     max_concurrent_requests: int = Field(4, ge=1, le=1000)
@@ -125,6 +199,46 @@ class LLMConfig(_Section):
     def _add_to_default_prices(cls, value: Any) -> Any:
         """A configured table adds to (or overrides models of) DEFAULT_PRICES; it never drops the others."""
         return {**DEFAULT_PRICES, **value} if isinstance(value, dict) else value
+
+    @field_validator("agent_max_tokens", "critic_max_tokens")
+    @classmethod
+    def _cap_in_range(cls, value: int | str) -> int | str:
+        if isinstance(value, int) and not 1 <= value <= MAX_TOKEN_CAP:
+            raise ValueError(f'a reply cap is 1 to {MAX_TOKEN_CAP} tokens, or "auto"')
+        return value
+
+    @field_validator("model_families", mode="before")
+    @classmethod
+    def _add_to_default_families(cls, value: Any) -> Any:
+        """A configured table adds to (or replaces families of) DEFAULT_FAMILIES; it never drops the others."""
+        return {**DEFAULT_FAMILIES, **value} if isinstance(value, dict) else value
+
+    def family_of(self, model: str) -> ModelFamily:
+        """The family `model` belongs to (the configured ones first, in their order), or CHAT_FAMILY."""
+        families = sorted(self.model_families.items(), key=lambda item: item[0] in DEFAULT_FAMILIES)
+        for _, family in families:
+            if any(_family_name_matches(model, prefix) for prefix in family.match):
+                return family
+        return CHAT_FAMILY
+
+    def model_of(self, role: str) -> str:
+        return self.critic_model if role == "critic" else self.agent_model
+
+    def max_tokens_for(self, role: str) -> int:
+        """The reply cap of `role` (agent, critic; the episode's end is the critic's call)."""
+        cap = self.critic_max_tokens if role == "critic" else self.agent_max_tokens
+        return self.family_of(self.model_of(role)).max_tokens if cap == "auto" else cap
+
+    def token_parameter_for(self, model: str) -> TokenLimitParameter:
+        parameter = self.token_limit_parameter
+        return self.family_of(model).token_limit_parameter if parameter == "auto" else parameter
+
+    def sends_temperature_to(self, model: str) -> bool:
+        send = self.send_temperature
+        return self.family_of(model).send_temperature if send == "auto" else send
+
+    def reasoning_effort_for(self, model: str) -> ReasoningEffort | None:
+        return self.reasoning_effort if self.family_of(model).takes_reasoning_effort else None
 
     def price_of(self, model: str) -> ModelPrice | None:
         return self.prices.get(model)
@@ -901,9 +1015,26 @@ def _toml(value: Any) -> str:
         return f'"{value}"'
     if isinstance(value, list):
         return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict) and value and all(isinstance(v, ModelFamily) for v in value.values()):
+        return f"{len(value)} families (docs/llm.md)"
     if isinstance(value, dict):
         return f"{len(value)} models (the price table)" if value else "{}"
     return str(value)
+
+
+def family_table() -> str:
+    """DEFAULT_FAMILIES as a Markdown table, for docs/llm.md."""
+    lines = ["| family | names | cap sent as | temperature | cap | reasoning_effort |", "|---|---|---|---|---|---|"]
+    for name, family in DEFAULT_FAMILIES.items():
+        names = ", ".join(f"`{prefix}`" for prefix in family.match)
+        sent = "yes" if family.send_temperature else "no"
+        effort = "sent" if family.takes_reasoning_effort else "not sent"
+        lines.append(
+            f"| {name} | {names} | `{family.token_limit_parameter}` | {sent} | {family.max_tokens} | {effort} |"
+        )
+    chat = CHAT_FAMILY
+    lines.append(f"| any other model | | `{chat.token_limit_parameter}` | yes | {chat.max_tokens} | not sent |")
+    return "\n".join(lines) + "\n"
 
 
 def price_table() -> str:

@@ -40,6 +40,7 @@ class EventType(StrEnum):
     EPISODE_END = "episode_end"
     LLM_USAGE = "llm_usage"
     LLM_CALL_FAILED = "llm_call_failed"
+    LLM_CALL_ADJUSTED = "llm_call_adjusted"
     OBJECTIVE_CLAIM_REJECTED = "objective_claim_rejected"
     # the emulators (session/emulator.py): a probe skipped, or the live game's failure that ended the episode
     EMULATOR_FAILED = "emulator_failed"

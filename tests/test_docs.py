@@ -152,6 +152,13 @@ def test_the_price_table_is_the_built_in_prices():
     assert len(listed) == len(DEFAULT_PRICES), "a model in docs/llm.md's price table has no built-in price"
 
 
+def test_the_family_table_is_the_built_in_families():
+    """docs/llm.md shows how each model family is called; they live in session.config.DEFAULT_FAMILIES."""
+    from session.config import family_table
+
+    assert family_table() in (ROOT / "docs" / "llm.md").read_text()
+
+
 DEFAULT_MENTION = re.compile(r"`(\w+(?:[._]\w+)+)`\s+\((-?\d+(?:\.\d+)?)\)")
 """A key with its default in prose: "`max_turns` (64)", or with its section: "`no_progress.max_turns` (64)"."""
 

@@ -207,6 +207,19 @@ def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm
             ("max_tokens", "temperature"),
         ),
         ({"token_limit_parameter": "none"}, {}, ("max_tokens", "max_completion_tokens")),
+        # only the model's name: its family says how it is called
+        (
+            {"agent_model": "o4-mini"},
+            {"max_completion_tokens": 8000},
+            ("max_tokens", "temperature", "reasoning_effort"),
+        ),
+        (
+            {"agent_model": "openai/o4-mini", "reasoning_effort": "low"},
+            {"max_completion_tokens": 8000, "reasoning_effort": "low"},
+            ("max_tokens", "temperature"),
+        ),
+        ({"reasoning_effort": "low"}, {"max_tokens": 300, "temperature": 0.7}, ("reasoning_effort",)),
+        ({"agent_model": "deepseek-r1:14b"}, {"max_tokens": 8000, "temperature": 0.7}, ("max_completion_tokens",)),
     ],
 )
 def test_token_cap_and_temperature_are_sent_as_configured(rom_path, tmp_path, fake_llm, llm, sent, absent):
@@ -501,7 +514,13 @@ def test_calls_and_tokens_by_role_match_the_server(rom_path, tmp_path, fake_llm)
     assert summary["tokens"] == dict(fake_llm.served_tokens)
     assert summary["tokens"]["agent"] == 4 * sum(TOKENS["agent"])
     assert summary["tokens"]["critic"] == 4 * sum(TOKENS["critic"])
-    assert summary["token_details"]["agent"] == {"prompt": 400, "cached": 0, "completion": 12, "total": 412}
+    assert summary["token_details"]["agent"] == {
+        "prompt": 400,
+        "cached": 0,
+        "completion": 12,
+        "reasoning": 0,
+        "total": 412,
+    }
     # the per-turn records add up to the summary
     per_turn_calls, per_turn_tokens = Counter(), Counter()
     for record in result.records:
