@@ -275,18 +275,29 @@ class Emulator:
         except EmulatorFailed:
             raise
         except (EOFError, OSError):
-            raise self._failed(EmulatorCrashed, name, command, "crashed") from None
+            raise self._failed(EmulatorCrashed, name, command, f"crashed{self._ending()}") from None
         except BaseException:  # an interrupt while it ran: its answer would be read as the next call's
             self._failed(EmulatorCrashed, name, command, "was interrupted mid-call")
             raise
         if ok is None:  # the zygote says the process ended: `value` is its exit code
-            how = f"killed by {signal.Signals(-value).name}" if value < 0 else f"exit status {value}"
-            raise self._failed(EmulatorCrashed, name, command, f"crashed ({how})")
+            raise self._failed(EmulatorCrashed, name, command, f"crashed ({_how_it_ended(value)})")
         for category, message in notes:
             warnings.warn(message, category, stacklevel=3)
         if not ok:
             raise value
         return value
+
+    def _ending(self) -> str:
+        """` (killed by SIGKILL)`, or how else the process ended, when the zygote said so before the socket closed
+        (a process that died between two calls is told of as the next call is sent); "" when it did not."""
+        try:
+            if self._answer.poll(0):
+                ok, value, _ = pickle.loads(self._conn.recv_bytes())
+                if ok is None and isinstance(value, int):
+                    return f" ({_how_it_ended(value)})"
+        except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError):
+            pass
+        return ""
 
     def _failed(self, kind: type[EmulatorFailed], name: str, command: str | None, what: str) -> EmulatorFailed:
         self._failure = f"is stopped since it {what}"
@@ -459,6 +470,11 @@ def _request(control: socket.socket) -> tuple[bytes, list[int]]:
             raise EOFError
         data += more
     return data, fds
+
+
+def _how_it_ended(code: int) -> str:
+    """An exit code as `killed by SIGKILL` or `exit status 1`."""
+    return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
 def _tell_ending(fd: int, code: int) -> None:
