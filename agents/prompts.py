@@ -2,12 +2,12 @@
 
 Built for a real model: a stable system prompt first (the game's name, how the game reads commands, the reply
 format; providers cache it), the turn's state last. The state is what a player knows, in the game's own words
-(`AgentContext.readings`): the room's title as printed (or dark), its description as last printed here with its
-age, the game's answer to `inventory`, the things in sight under the names the game printed, the exits that work
-now and those the text mentions (marked unverified), what was done here with the game's answers, a bounded memory
-(the agent's last thoughts, things seen elsewhere, rooms with untried mentions), the objectives once, the history
-with the last response verbatim, and the harness's notes, marked as not game text. The labels are constants:
-benchmarks.context_truth checks every claim under them against the game.
+(`AgentContext.readings`): the room's title as printed (or dark), its description as `look` prints it now (else
+as last printed here, with its age), the game's answer to `inventory`, the things in sight under the names the
+game printed, the exits that work now and those the text mentions (marked unverified), what was done here with the
+game's answers, a bounded memory (the agent's last thoughts, things seen elsewhere, rooms with untried mentions),
+the objectives once, the history with the last response verbatim, and the harness's notes, marked as not game
+text. The labels are constants: benchmarks.context_truth checks every claim under them against the game.
 """
 
 from __future__ import annotations
@@ -180,6 +180,8 @@ EXIT_SEPARATOR = "; "
 """Between exits: a title may hold a comma (`Dam Base, in the magic boat`)."""
 LAST = "LAST COMMAND AND RESPONSE:"
 """The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
+NOW = "as `look` prints it now"
+"""When the description shown is the room as a `look` on a copy prints it this turn."""
 NOTHING_RAN = "(nothing ran: none of your replies could be used, and nothing was typed in their place)"
 
 
@@ -207,15 +209,19 @@ def _state(context: AgentContext, memory: bool = True) -> list[str]:
 
 
 def _description(context: AgentContext, read: Readings) -> list[str]:
-    """The room's description as last printed here, with its age; a pointer when it is the last response."""
+    """The room's description as `look` prints it now, or as last printed here with its age; a pointer when the last
+    response printed it."""
     if not read.description:
         return []
     age = context.turn - 1 - read.description_turn
     latest = context.recent[-1][1] if context.recent else context.view.text
-    if age <= 0 and _squeeze(read.description) in _squeeze(latest):
+    if (age <= 0 or read.description_now) and _squeeze(read.description) in _squeeze(latest):
         below = "the last response" if context.recent else "the opening text"
-        return [f"{DESCRIPTION} (printed this turn): in {below} below."]
-    when = "printed this turn" if age <= 0 else f"printed {age} turn{'s' if age > 1 else ''} ago"
+        return [f"{DESCRIPTION} ({NOW if read.description_now else 'printed this turn'}): in {below} below."]
+    if read.description_now:
+        when = NOW
+    else:
+        when = "printed this turn" if age <= 0 else f"printed {age} turn{'s' if age > 1 else ''} ago"
     return [f"{DESCRIPTION} ({when}):", _cut(read.description, ROOM_TEXT_CHARS)]
 
 

@@ -55,6 +55,7 @@ from agents.prompts import (
     EXITS_MENTIONED,
     EXITS_WORKED,
     NO_TITLE,
+    NOW,
     SEEN,
     WHERE,
     role_of,
@@ -63,14 +64,14 @@ from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure
 from benchmarks.provenance import commit
 from benchmarks.trajectories import Trajectory
-from managers.game_reader import room_line
+from managers.game_reader import IDLE_COMMAND, room_line
 from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
 
-CATEGORIES = ("room", "carried", "seen", "exits_worked", "description")
+CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")
 """Claims that must all be true; suggested exits are a share, reported apart."""
 KINDS = ("optimal", "noisy")
 NOISY_FACTOR, NOISY_SEED = 1, 1
@@ -130,7 +131,10 @@ OLD_FORMAT = PromptFormat(
 NEW_FORMAT = PromptFormat(
     name="new",
     where=f"{WHERE} ",
-    description=re.compile(rf"{DESCRIPTION} \(printed (?P<age>this turn|1 turn ago|\d+ turns ago)\):$"),
+    description=re.compile(
+        rf"{DESCRIPTION} \((?:printed (?P<age>this turn|1 turn ago|\d+ turns ago)|(?P<now>{re.escape(NOW)}))\):"
+        r"(?: in the (?:last response|opening text) below\.)?$"
+    ),
     carried=CARRY,
     carried_is_answer=True,
     seen=f"{SEEN} ",
@@ -156,6 +160,8 @@ class Claims:
     description: str | None = None
     description_age: int | None = None
     """Turns since the description was printed (new format; 0: the last response printed it)."""
+    description_now: bool = False
+    """The description is claimed to be the room as `look` prints it now."""
     carried: tuple[str, ...] | None = None
     """Old format: the names listed (`("nothing",)` when none)."""
     carried_answer: str | None = None
@@ -191,6 +197,9 @@ def parse_prompt(prompt: str) -> Claims:
             found["description"] = _block(lines, index + 1, labels, fmt)
             age = match.groupdict().get("age")
             found["description_age"] = None if age is None else 0 if age == "this turn" else int(age.split()[0])
+            found["description_now"] = bool(match.groupdict().get("now"))
+            if line.endswith("below."):  # a pointer: the response it points to is checked as the history
+                del found["description"]
             continue
         for label in labels:
             if line.startswith(label) and label not in found:
@@ -207,6 +216,7 @@ def parse_prompt(prompt: str) -> Claims:
         room=_room_claim(found.get(fmt.where, "")),
         description=found.get("description"),
         description_age=found.get("description_age"),
+        description_now=found.get("description_now", False),
         carried=None if carried is None or fmt.carried_is_answer else tuple(_list(carried)),
         carried_answer=carried if fmt.carried_is_answer else None,
         seen=tuple(_list(found.get(fmt.seen, ""))),
@@ -484,6 +494,29 @@ def check_description(block: str, printed: list[Description], age: int | None, t
     return Verdict(True) if shown else Verdict(False, "empty")
 
 
+def check_current_description(block: str, look_answer: str) -> Verdict:
+    """A description shown as `look` prints it now: every line is a line of that answer (the last may be cut)."""
+    shown = [squeeze(line) for line in block.splitlines() if line.strip()]
+    answer = [squeeze(line) for line in look_answer.splitlines() if line.strip()]
+    for index, line in enumerate(shown):
+        stem = line.removesuffix("…").rstrip()
+        cut = index == len(shown) - 1 and line.endswith("…")
+        if line not in answer and not (cut and any(printed.startswith(stem) for printed in answer)):
+            return Verdict(False, f"`look` does not print {line!r} now: {_first_lines(look_answer)}")
+    return Verdict(True) if shown else Verdict(False, "empty")
+
+
+def future_lines(block: str, idle_answer: str, printed: set[str]) -> list[str]:
+    """Lines of a prompt's block that are the game's clock's next words: what a turn-taking command that does
+    nothing (`wait`, on a copy) is answered with, and the game never printed before this prompt."""
+    clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip()}
+    return [
+        line
+        for line in (squeeze(line) for line in block.splitlines() if line.strip())
+        if line in clock and line not in printed
+    ]
+
+
 def _first_lines(text: str, limit: int = 160) -> str:
     shown = " / ".join(line.strip() for line in text.splitlines() if line.strip())
     return shown[:limit] + (" …" if len(shown) > limit else "")
@@ -534,6 +567,8 @@ class Auditor:
         """(room, direction) -> whether it moved the player, the first time a prompt suggested it."""
         self._state = self.truth.env.get_state()
         self._answers: dict[str, tuple[str, int | None]] = {}
+        self.printed: set[str] = set()
+        """Every line the game printed so far (squeezed)."""
         self._take_in(self.view.text, arrived=True, looked=False)
 
     # -- probing a copy ----------------------------------------------------------------------------------------
@@ -607,6 +642,7 @@ class Auditor:
         if not is_dark(look):
             room.title = printed_title(look, self.view.room_name) or room.title
         room.printed += " " + _lower(response)
+        self.printed |= {squeeze(line) for line in response.splitlines() if line.strip()}
         title = printed_title(response, room.title or "")
         if title and (not room.title or names_room(room.title, title)):  # not a clock line (sherlock)
             self.last_title = title
@@ -628,9 +664,15 @@ class Auditor:
         live = self.taking_commands()
         if claims.room is not None:
             add("room", claims.room, check_room(claims.room, self.ask("look")[0], self.last_title, live))
-        if claims.description is not None:
+        if claims.description is not None and claims.description_now:
+            verdict = check_current_description(claims.description, self.ask("look")[0]) if live else Verdict(None)
+            add("description", claims.description, verdict)
+        elif claims.description is not None:
             verdict = check_description(claims.description, room.descriptions, claims.description_age, self.turn)
             add("description", claims.description, verdict)
+        for block in (claims.description, claims.carried_answer):
+            for line in future_lines(block or "", self.ask(IDLE_COMMAND)[0], self.printed) if live else ():
+                add("future_text", line, Verdict(False, "the game's clock prints it after the next command"))
         inventory = self.ask("inventory")[0]
         for name in claims.carried or ():
             add("carried", name, check_carried_name(name, inventory) if live else Verdict(None))

@@ -3,8 +3,9 @@
 Every claim a prompt makes is the game's own text, or is checked against the game's answer on a copy of the state
 (`JerichoSession.answer_on_copy`: the live game never moves, no turn passes):
 - the room's title as `look` prints it, or dark when `look` says so;
-- the room's description as the game last printed it here, with its turn, without the lines of passing events (a
-  line counts as the room's when a `look` right after prints it too);
+- the room's description as `look` prints it now, without what the game's clock prints after it (the next turn's
+  events); else, where `look` prints no title, as the game last printed it here, with its turn, without the lines
+  of passing events (a line counts as the room's when a `look` right after prints it too);
 - what the player carries, as the game's answer to `inventory`;
 - the things in sight, under the words the game printed in this room (an object's short name, else one of its
   dictionary words no other object here shares), each kept only while `examine` finds it;
@@ -59,6 +60,8 @@ TITLE_DECORATION = " \t<>*=~#[]()-"
 """What some games print around a room's title (`<< Chief's office >>`, seastalker's `(Kemp's office)`)."""
 _PRINTED_WORD = re.compile(r"[a-z0-9][a-z0-9_'-]*")
 """A word as the game printed it: `Designers_Manual` is one word (its `manual` alone was never printed)."""
+IDLE_COMMAND = "wait"
+"""A command that does nothing but let a turn pass: what the game's clock prints after it is the clock's."""
 ROOM_WORDS_SHARE = 0.6
 """A printed line whose longer words are this much the `look` text's is the room's (see `_mostly_within`)."""
 
@@ -125,9 +128,10 @@ class GameReader:
     def _read_look(self, name: str) -> Look:
         """`look` and `inventory` on a copy: the room's title and darkness, and what is carried. A game that gives
         both the same first line is not reading commands (a yes/no question, a "press a key" pause): no title."""
-        look, inventory = self.answer("look"), self.answer("inventory")
-        text = look.text if look is not None else ""
-        carried = inventory.text.strip() if inventory is not None else ""
+        answers = [self.answer(command) for command in ("look", "inventory", IDLE_COMMAND)]
+        looked, listed, idle = (_without_prompt_lines(answer.text if answer else "") for answer in answers)
+        text = without_clock(looked, _line_set(listed) | _line_set(idle))
+        carried = without_clock(listed, _line_set(looked) | _line_set(idle)).strip()
         if _first_line(text) and _first_line(text) == _first_line(carried):
             return Look(text, "", False, "")
         lines = [line.strip(TITLE_DECORATION) for line in text.splitlines() if line.strip(TITLE_DECORATION)]
@@ -146,6 +150,7 @@ class GameReader:
         here = view.room_id
         look = self._look or self._read_look(view.room_name)
         turn_printed, description = self.descriptions.get(here, (0, ""))
+        now = _description(look.text, look) if look.title and not look.dark else ""
         carried = look.inventory
         seen = () if look.dark else self._seen(view)
         for name in seen:
@@ -157,12 +162,13 @@ class GameReader:
         return Readings(
             title=look.title,
             dark=look.dark,
-            description="" if look.dark else description,
-            description_turn=turn_printed,
+            description="" if look.dark else now or description,
+            description_turn=turn if now else turn_printed,
+            description_now=bool(now),
             inventory=carried,
             seen=seen,
             exits=self._exits(here, game_map),
-            mentioned_exits=tuple(d for d in directions_named(description) if d not in tried_ways)
+            mentioned_exits=tuple(d for d in directions_named(now or description) if d not in tried_ways)
             if not look.dark
             else (),
             tried=tuple(reversed(list(self.tried.get(here, {}).values())))[:TRIED_SHOWN],
@@ -285,6 +291,28 @@ def _shared_words(vocabularies) -> set[str]:
         for word in vocabulary:
             counts[word] += 1
     return {word for word, n in counts.items() if n > 1}
+
+
+def without_clock(answer: str, elsewhere: set[str]) -> str:
+    """`answer` without what the game's clock printed after it: the turn an answer on a copy takes lets the game's
+    own events happen (a character speaks, a pig runs off), and those are the next turn's, not yet the player's to
+    know. They come last, and another command that takes a turn from the same state prints them too (the copy's
+    random numbers are the live game's): the trailing lines that `elsewhere` (the lines of such answers) holds are
+    left out, never the first line."""
+    lines = answer.rstrip().splitlines()
+    end = len(lines)
+    while end > 1 and (not lines[end - 1].strip() or _squeeze(lines[end - 1]) in elsewhere):
+        end -= 1
+    return "\n".join(lines[:end])
+
+
+def _line_set(text: str) -> set[str]:
+    return {_squeeze(line) for line in text.splitlines() if line.strip()}
+
+
+def _without_prompt_lines(text: str) -> str:
+    """`text` without the lines that are only the input prompt (sherlock begins every answer with `>`)."""
+    return "\n".join(line for line in text.splitlines() if line.strip() != ">")
 
 
 def _first_line(text: str) -> str:

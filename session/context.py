@@ -66,10 +66,12 @@ class Readings:
     dark: bool = False
     """`look` says it is too dark to see."""
     description: str = ""
-    """The latest description the game printed in this room (from its title line on), without the lines of passing
-    events; "" when none was printed here."""
+    """The room's description from its title line on: as `look` prints it now (`description_now`), else the latest
+    the game printed here, without the lines of passing events; "" when there is none."""
     description_turn: int = 0
     """The turn that printed `description` (0: the opening text)."""
+    description_now: bool = False
+    """`description` is the room as `look` prints it now (on a copy), not as it was last printed here."""
     inventory: str = ""
     """The game's answer to `inventory`, as it would print it now."""
     seen: tuple[str, ...] = ()

@@ -17,6 +17,7 @@ from agents.prompts import (
     EXITS_MENTIONED,
     HARNESS_NOTE,
     LAST,
+    NOW,
     SEEN,
     WHERE,
     agent_system_prompt,
@@ -26,6 +27,8 @@ from agents.prompts import (
     role_of,
 )
 from agents.replay_agent import ReplayAgent
+from managers.game_reader import GameReader
+from managers.map_graph import MapGraph
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 from tests.factories import SEED_LOOP_BREAK
@@ -146,7 +149,10 @@ def test_a_trap_door_barred_behind_the_player_is_no_exit(walkthrough_contexts):
     assert back and any("down" not in dict(c.readings.exits) for c in back)
 
 
-def test_the_description_is_the_last_one_printed_here_with_its_age(walkthrough_contexts):
+def test_the_description_is_the_room_as_look_prints_it_now(walkthrough_contexts):
+    """Where `look` prints a title, the description is its answer now (on a copy): zork1's Living Room late in the
+    walkthrough no longer shows the sword and the lantern taken long before. Elsewhere it is the last one printed
+    here, with its age."""
     for turn, context in walkthrough_contexts.items():
         read = context.readings
         if not read.description:
@@ -154,12 +160,18 @@ def test_the_description_is_the_last_one_printed_here_with_its_age(walkthrough_c
         prompt = render_agent_prompt(context)
         heading = labelled(prompt, DESCRIPTION)
         age = turn - 1 - read.description_turn
-        if age > 0:
+        if read.description_now:
+            assert heading.startswith(f"({NOW})")
+        elif age > 0:
             assert heading.startswith(f"(printed {age} turn")
             assert block(prompt, DESCRIPTION).split(" …")[0] in read.description
         else:
             assert heading.startswith("(printed this turn)")
         assert "Your sword" not in read.description  # a passing event, not the room
+    titled = [c for c in walkthrough_contexts.values() if c.readings.title and not c.readings.dark]
+    assert all(c.readings.description_now for c in titled)
+    living = [c for c in titled if c.readings.title == "Living Room" and c.turn > 60]
+    assert living and not [c.turn for c in living if "elvish sword" in c.readings.description.lower()]
 
 
 def test_the_last_response_is_always_shown_verbatim(walkthrough_contexts):
@@ -300,3 +312,36 @@ def test_the_agents_last_thoughts_come_back_to_it(rom_path, tmp_path):
     last = prompts[-1].split("YOUR LAST THOUGHTS:", 1)[1]
     assert "- turn 2: thought number 2: take leaflet" in last and "- turn 4: thought number 4: north" in last
     assert "thought number 1:" not in last  # three are kept
+
+
+def _read_at(name: str, steps: int):
+    session = JerichoSession(story_file(name))
+    view = session.reset()
+    for command in session.walkthrough()[:steps]:
+        view = session.step(command)
+    reader = GameReader(session.answer_on_copy, {}, session.dictionary_word_length)
+    reader.begin(view)
+    return reader.read(steps + 1, view, MapGraph())
+
+
+@pytest.mark.parametrize(
+    ("name", "steps", "future"),
+    [
+        ("spirit.z5", 1, "Brother Joseph continues speaking."),  # in the answer to `inventory` on the copy
+        ("wishbringer.z3", 1, "Mr. Crisp reaches under the service counter"),  # in the answer to `look`
+        ("lostpig.z8", 80, "Pig look spooked."),  # in both
+    ],
+)
+def test_the_clock_s_next_words_are_not_shown_as_the_room_or_the_inventory(name, steps, future):
+    """A probe on a copy takes a turn, and the game's clock speaks after it: those lines are the next turn's. They
+    are printed by `wait` on the same copy too, and left out; the room and the inventory stay."""
+    read = _read_at(name, steps)
+    assert read.title and read.inventory
+    assert future not in read.description and future not in read.inventory
+
+
+def test_an_answer_that_begins_with_the_prompt_still_names_the_room():
+    """sherlock prints `>` before every answer: `look` and `inventory` share that first line, yet the game reads
+    commands, and the room has its title."""
+    read = _read_at("sherlock.z5", 5)
+    assert read.title == "Holmes's Study" and "newspaper" in read.inventory
