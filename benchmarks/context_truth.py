@@ -72,6 +72,11 @@ from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileErr
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
 
 CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")
+COVERAGE = ("room_named", "inventory_shown", "description_fresh")
+"""What a prompt should show and may leave out (checked on every prompt where the game takes commands): the room's
+name when `look` prints a title; the inventory when the game lists something carried; a description at most
+FRESH_TURNS old (or as `look` prints it now) when `look` prints one."""
+FRESH_TURNS = 5
 """Claims that must all be true; suggested exits are a share, reported apart."""
 KINDS = ("optimal", "noisy")
 NOISY_FACTOR, NOISY_SEED = 1, 1
@@ -371,11 +376,20 @@ def check_carried_name(name: str, inventory_answer: str) -> Verdict:
     return Verdict(bool(found), f"inventory: {_first_lines(inventory_answer)}")
 
 
-def check_carried_answer(block: str, inventory_answer: str) -> Verdict:
-    """The new format's block: the game's answer to `inventory`, whitespace aside, possibly cut with ` …`."""
-    shown, answer = _answer_text(block), _answer_text(inventory_answer)
-    cut = shown.endswith("…") and answer.startswith(shown.removesuffix("…").rstrip())
-    return Verdict(shown == answer or cut, f"inventory: {_first_lines(inventory_answer, 300)}")
+def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "") -> Verdict:
+    """The new format's block: the game's answer to `inventory`, whitespace aside, possibly cut with ` …`, and
+    possibly without its last lines when they are the clock's (`idle_answer`, the answers to other turn-taking
+    commands from the same state, prints them too)."""
+    shown = _answer_text(block)
+    clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip()}
+    lines = [line for line in inventory_answer.splitlines() if line.strip() and line.strip() != ">"]
+    for end in range(len(lines), 0, -1):
+        answer = squeeze("\n".join(lines[:end]))
+        if shown == answer or (shown.endswith("…") and answer.startswith(shown.removesuffix("…").rstrip())):
+            return Verdict(True)
+        if squeeze(lines[end - 1]) not in clock:
+            break
+    return Verdict(False, f"inventory: {_first_lines(inventory_answer, 300)}")
 
 
 def _answer_text(text: str) -> str:
@@ -509,7 +523,8 @@ def check_current_description(block: str, look_answer: str) -> Verdict:
 def future_lines(block: str, idle_answer: str, printed: set[str]) -> list[str]:
     """Lines of a prompt's block that are the game's clock's next words: what a turn-taking command that does
     nothing (`wait`, on a copy) is answered with, and the game never printed before this prompt."""
-    clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip()}
+    own = lead_line(idle_answer)  # the idle command's own answer ("Time passes."), not the clock's
+    clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip() and line.strip() != own}
     return [
         line
         for line in (squeeze(line) for line in block.splitlines() if line.strip())
@@ -674,10 +689,20 @@ class Auditor:
             for line in future_lines(block or "", self.ask(IDLE_COMMAND)[0], self.printed) if live else ():
                 add("future_text", line, Verdict(False, "the game's clock prints it after the next command"))
         inventory = self.ask("inventory")[0]
+        if live:
+            look, title = self.ask("look")[0], printed_title(self.ask("look")[0], self.view.room_name)
+            if title and not is_dark(look):
+                add("room_named", title, Verdict(claims.room is not None, "no room named"))
+                age = claims.description_age
+                fresh = claims.description_now or (age is not None and age <= FRESH_TURNS)
+                add("description_fresh", title, Verdict(fresh, f"age {age}" if age is not None else "none shown"))
+            if not empty_handed(inventory) and not parser_refused(inventory):
+                add("inventory_shown", lead_line(inventory), Verdict(claims.carried_answer is not None, "not shown"))
         for name in claims.carried or ():
             add("carried", name, check_carried_name(name, inventory) if live else Verdict(None))
         if claims.carried_answer is not None:
-            verdict = check_carried_answer(claims.carried_answer, inventory) if live else Verdict(None)
+            clock = self.ask(IDLE_COMMAND)[0] + "\n" + self.ask("look")[0]  # both take a turn from here too
+            verdict = check_carried_answer(claims.carried_answer, inventory, clock) if live else Verdict(None)
             add("carried", claims.carried_answer, verdict)
         for name in claims.seen:
             dark = live and is_dark(self.ask("look")[0])
@@ -725,7 +750,7 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
             findings += auditor.audit(prompts[auditor.turn])
         auditor.advance(record)
     chars = [len(text) for text in prompts.values()]
-    counts = {c: Counter() for c in (*CATEGORIES, "suggested_exits")}
+    counts = {c: Counter() for c in (*CATEGORIES, *COVERAGE, "suggested_exits")}
     for finding in findings:
         counts[finding.category]["checked" if finding.true is not None else "unverifiable"] += 1
         counts[finding.category]["false" if finding.true is False else "ok"] += finding.true is not None
@@ -735,7 +760,9 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
         "prompt_chars_mean": round(sum(chars) / len(chars)) if chars else 0,
         "prompt_chars_max": max(chars, default=0),
         "desync_turns": auditor.desync,
-        "counts": {c: {k: counts[c][k] for k in ("checked", "false", "unverifiable")} for c in CATEGORIES},
+        "counts": {
+            c: {k: counts[c][k] for k in ("checked", "false", "unverifiable")} for c in (*CATEGORIES, *COVERAGE)
+        },
         "suggested_exits": {
             "shown": counts["suggested_exits"]["checked"],
             "lead_somewhere": counts["suggested_exits"]["checked"] - counts["suggested_exits"]["false"],
@@ -853,18 +880,18 @@ def _progress(row: dict | None) -> None:
 # -- tables --------------------------------------------------------------------------------------------------------
 def totals(rows: list[dict]) -> dict:
     """Every count summed over the rows (one kind)."""
-    summed = {c: Counter() for c in CATEGORIES}
+    summed = {c: Counter() for c in (*CATEGORIES, *COVERAGE)}
     exits: Counter = Counter()
     for row in rows:
-        for c in CATEGORIES:
-            summed[c].update(row["counts"][c])
+        for c in (*CATEGORIES, *COVERAGE):
+            summed[c].update(row["counts"].get(c, {}))
         exits.update(row["suggested_exits"])
     prompts = sum(r["prompts"] for r in rows)
     return {
         "games": len(rows),
         "turns": sum(r["turns"] for r in rows),
         "prompts": prompts,
-        "counts": {c: dict(summed[c]) for c in CATEGORIES},
+        "counts": {c: dict(summed[c]) for c in (*CATEGORIES, *COVERAGE)},
         "suggested_exits": dict(exits),
         "suggested_exits_share": round(exits["lead_somewhere"] / exits["shown"], 3) if exits["shown"] else None,
         "prompt_chars_mean": round(sum(r["prompt_chars_mean"] * r["prompts"] for r in rows) / max(prompts, 1)),
@@ -877,6 +904,14 @@ def _cell(counts: dict) -> str:
     checked, false = counts.get("checked", 0), counts.get("false", 0)
     unverifiable = f" (+{counts['unverifiable']} ?)" if counts.get("unverifiable") else ""
     return (f"**{false:,}** / {checked:,}" if false else f"0 / {checked:,}") + unverifiable
+
+
+def _covered(counts: dict) -> str:
+    """`98.7% of 1,234`: the share of the prompts that should show a thing and did."""
+    checked = counts.get("checked", 0)
+    if not checked:
+        return "-"
+    return f"{(checked - counts.get('false', 0)) / checked:.1%} of {checked:,}"
 
 
 def _share(exits: dict) -> str:
@@ -898,7 +933,11 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "",
         "Each cell: **false** / checked claims; `(+N ?)`: claims the game gave nothing to check against "
         "(not counted). Suggested exits: the share that move the player at all (distinct room and direction "
-        "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max.",
+        "pairs in brackets). Chars: the agent prompt (user message) per turn, mean / max. Future text: lines "
+        "of the description or the inventory that the game's clock prints after the next command and the game had "
+        "not printed yet. Room named, inventory shown, description fresh: the share of the prompts where `look` "
+        f"prints a title (the inventory lists something) that name the room, show the inventory, show a "
+        f"description at most {FRESH_TURNS} turns old or as `look` prints it now.",
         "",
         f"Played: `optimal` the Jericho walkthrough; `noisy` the noisy walkthrough ({meta['noisy']}); `offline` "
         f"(games without a walkthrough) the commands of an offline episode of at most {meta['offline_turns']} "
@@ -909,25 +948,27 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "",
     ]
     header = (
-        "| game | played | turns | room | carried | seen | exits worked | description | "
-        "suggested exits lead somewhere | chars mean / max |"
+        "| game | played | turns | room | carried | seen | exits worked | description | future text | "
+        "suggested exits lead somewhere | chars mean / max | room named | inventory shown | description fresh |"
     )
     for kind in sorted({r["kind"] for r in rows}, key=KINDS.index):
         mine = [r for r in rows if r["kind"] == kind]
         total = totals(mine)
-        lines += [f"## {kind}", "", header, "|" + "---|" * 10]
+        lines += [f"## {kind}", "", header, "|" + "---|" * 14]
         for r in mine:
             desync = f" (desync at {r['desync_turns'][0]})" if r["desync_turns"] else ""
             end = f"{r['turns']} ({r['termination_reason']}){desync}"
             cells = " | ".join(_cell(r["counts"][c]) for c in CATEGORIES)
+            covered = " | ".join(_covered(r["counts"].get(c, {})) for c in COVERAGE)
             lines.append(
                 f"| {r['game']} | {r['played']} | {end} | {cells} | {_share(r['suggested_exits'])} | "
-                f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,} |"
+                f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,} | {covered} |"
             )
         cells = " | ".join(_cell(total["counts"][c]) for c in CATEGORIES)
+        covered = " | ".join(_covered(total["counts"][c]) for c in COVERAGE)
         lines += [
             f"| **all {total['games']}** | | {total['turns']:,} | {cells} | {_share(total['suggested_exits'])} | "
-            f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,} |",
+            f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,} | {covered} |",
             "",
         ]
     lines += ["## False claims (at most " + str(EXAMPLES_SHOWN) + " per game, kind and category; all in the JSON)", ""]
