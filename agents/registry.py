@@ -21,6 +21,7 @@ from agents.llm_critic import LLMCritic
 from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
+from agents.risky_critic import WhenRiskyCritic
 from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
 from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
 
@@ -130,3 +131,12 @@ AGENTS.register(Kind("walkthrough", _walkthrough_agent))
 AGENTS.register(Kind("replay", _replay_agent, needs_actions=True))
 CRITICS.register(Kind("offline", lambda session, config, options, client: OfflineCritic()))
 CRITICS.register(Kind("llm", _llm_critic, models=lambda llm: (llm.critic_model,)))
+CRITICS.register(
+    Kind(
+        "when_risky",
+        lambda session, config, options, client: WhenRiskyCritic(
+            _llm_critic(session, config, options, client), config.gameplay.critic_rejection_threshold
+        ),
+        models=lambda llm: (llm.critic_model,),
+    )
+)

@@ -382,7 +382,11 @@ def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "
     commands from the same state, prints them too)."""
     shown = _answer_text(block)
     clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip()}
-    lines = [line for line in inventory_answer.splitlines() if line.strip() and line.strip() != ">"]
+    lines = [  # not the `>` prompt, nor a status line printed into the text (lgop), as lead_line reads it
+        line
+        for line in inventory_answer.splitlines()
+        if line.strip() and line.strip() != ">" and not _STATUS_GAP.search(line.strip())
+    ]
     for end in range(len(lines), 0, -1):
         answer = squeeze("\n".join(lines[:end]))
         if shown == answer or (shown.endswith("…") and answer.startswith(shown.removesuffix("…").rstrip())):

@@ -77,6 +77,7 @@ def play(
     listen: Callable[[list[dict]], None] | None = None,
     reasoning: ReasoningModel | None = None,
     served: dict | None = None,
+    critic: str = "llm",
 ) -> tuple[dict, list[dict], GameConfiguration]:
     """Play `commands` through the LLM path against a scripted server (`WalkthroughModel`): the episode's summary,
     its records and the configuration it ran with. `shown` (a dict) receives the messages of the last agent and
@@ -97,7 +98,7 @@ def play(
         overrides = {section: dict(values) for section, values in (more_overrides or {}).items()}
         for section, values in {
             "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
-            "gameplay": {"agent": "llm", "critic": "llm", "max_turns_per_episode": len(commands)},
+            "gameplay": {"agent": "llm", "critic": critic, "max_turns_per_episode": len(commands)},
             "files": {"episode_dir": str(episode_dir)},
             # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
             "knowledge": {"enabled": False},
@@ -125,9 +126,12 @@ def measure(
     shown: dict | None = None,
     more_overrides: dict | None = None,
     listen: Callable[[list[dict]], None] | None = None,
+    critic: str = "llm",
 ) -> dict:
     """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode."""
-    summary, records, config = play(rom, commands, config_path, episode_dir, shown, more_overrides, listen)
+    summary, records, config = play(
+        rom, commands, config_path, episode_dir, shown, more_overrides, listen, critic=critic
+    )
     turns = max(summary["turns"], 1)
     calls = summary["llm_calls"]
     return {
@@ -220,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
     parser.add_argument("--config", default="pyproject.toml")
+    parser.add_argument(
+        "--critic", default="llm", choices=("llm", "when_risky"), help="the critic kind played (default: llm)"
+    )
     parser.add_argument("--out", help="also write the figures to this JSON file, and a table beside it (.md)")
     parser.add_argument("--baseline", help="a JSON file an earlier run wrote: its figures go beside these in the table")
     parser.add_argument(
@@ -239,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in args.scenario or DEFAULT_SCENARIOS:
             built = build_scenario(name, rom)
             with tempfile.TemporaryDirectory() as folder:
-                figures = measure(rom, built.commands, Path(args.config), Path(folder))
+                figures = measure(rom, built.commands, Path(args.config), Path(folder), critic=args.critic)
             kind = "healthy" if built.spec.kind == "healthy" else "stuck"
             rows[name] = {"kind": kind, "target_calls_per_turn": TARGET_CALLS_PER_TURN[kind], **figures}
             print(_line(name, rows[name]), flush=True)

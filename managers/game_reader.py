@@ -134,9 +134,9 @@ class GameReader:
         carried = without_clock(listed, _line_set(looked) | _line_set(idle)).strip()
         if _first_line(text) and _first_line(text) == _first_line(carried):
             return Look(text, "", False, "")
-        lines = [line.strip(TITLE_DECORATION) for line in text.splitlines() if line.strip(TITLE_DECORATION)]
+        lines = [_undecorated(line) for line in text.splitlines() if line.strip(TITLE_DECORATION)]
         wanted = name.strip().lower()
-        title = next((line for line in lines if line.lower() == wanted), "")
+        title = next((line for line in lines if _names_room(line, wanted)), "")
         if not title and lines and is_title(lines[0]):
             title = lines[0]  # games print the title first: a title-like line further down is something else
         if any(phrase in title.lower() for phrase in DARK_PHRASES):
@@ -237,11 +237,30 @@ class GameReader:
         return tuple(found)
 
 
+def _undecorated(line: str) -> str:
+    """A printed line without the decoration some games put around a title (`<< Chief's office >>`, seastalker's
+    `(Kemp's office)`), its own brackets kept (`Bedroom (in bed)`, yomomma's `Artist hangout (NE corner)`)."""
+    text = line.strip(TITLE_DECORATION)
+    kept = line.strip()
+    for opening, closing in ("()", "[]"):
+        if text.count(opening) > text.count(closing) and kept.endswith(closing):
+            text += closing
+    return text
+
+
+def _names_room(line: str, name: str) -> bool:
+    """The line is the room's title: its name (lower-cased), alone or followed by what games append to it (yomomma's
+    `Artist hangout (NE corner)`, `Dam Base, in the magic boat`)."""
+    text = line.lower()
+    return bool(name) and (text == name or (text.startswith(name) and text[len(name) :].lstrip()[:1] in "(,[-:"))
+
+
 def is_title(line: str) -> bool:
     """A room title as games print one first in a `look`: title-like (session.outcomes) and in title case, most of
     its longer words capitalised (`West of House`, `Chief's office`, `Darkness`), not a sentence printed without a
     full stop (murdac's `You are in the alley`, `There is a dull brass lamp here`)."""
-    words = [word for word in line.split() if len(word) > 3 or word[:1].isupper()]
+    words = [word.lstrip("([") for word in line.split()]
+    words = [word for word in words if len(word) > 3 or word[:1].isupper()]
     capitalised = sum(word[:1].isupper() for word in words)
     return title_like(line) and bool(words) and capitalised * 2 >= len(words)
 
@@ -250,7 +269,7 @@ def _description(text: str, look: Look) -> str:
     """`text` from the room's title line on, keeping only the room's lines (`room_line`), not passing events."""
     lines = text.splitlines()
     title = look.title.lower()
-    start = next((i for i, line in enumerate(lines) if line.strip(TITLE_DECORATION).lower() == title), None)
+    start = next((i for i, line in enumerate(lines) if _undecorated(line).lower() == title), None)
     if start is None:
         return ""
     body = next((i for i in range(start + 1, len(lines)) if lines[i].strip()), None)

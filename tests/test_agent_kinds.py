@@ -123,7 +123,7 @@ def test_an_unknown_kind_is_one_clear_error(toy_kinds, rom_path, tmp_path, capsy
     code = main.main(["--config", str(toml), "--rom", str(rom_path), "--episode-dir", str(tmp_path), "--quiet"])
     err = capsys.readouterr().err
     assert code == main.EXIT_USAGE and err.count("\n") == 1
-    assert "no critic kind 'nonesuch'; the kinds: auto, offline, llm, toy" in err
+    assert "no critic kind 'nonesuch'; the kinds: auto, offline, llm, when_risky, toy" in err
     with pytest.raises(SystemExit) as exit_:
         main.main(["--config", str(PYPROJECT), "--rom", str(rom_path), "--agent", "nonesuch"])
     assert exit_.value.code == main.EXIT_USAGE and "'toy'" in capsys.readouterr().err
