@@ -38,6 +38,8 @@ class LLMAgent(Agent):
         self.system_prompt = agent_system_prompt(game, config.agent_reply)
         self.structured = self._schema_wanted()
         """Ask the server to enforce the JSON reply; turned off for the episode when the server refuses it."""
+        self.unusable_turns = 0
+        """Proposals in a row, up to the last, none of whose replies could be used."""
         self.parse_failures: list[dict] = []
         """Replies that failed validation and were not yet handed over with a proposal (a failed call in between
         leaves them here for the next one)."""
@@ -48,10 +50,11 @@ class LLMAgent(Agent):
             {"role": "user", "content": render_agent_prompt(context)},
         ]
         last: InvalidReply | None = None
-        for _ in range(self.max_invalid_replies):
+        for _ in range(self.tries()):
             reply = self._ask(messages)
             try:
                 thought, command = parse_reply(reply, context.dictionary)
+                self.unusable_turns = 0
                 return Proposal(command, thought, self._drain_parse_failures())
             except InvalidReply as exc:
                 last = exc
@@ -61,7 +64,16 @@ class LLMAgent(Agent):
                 said = [{"role": "assistant", "content": reply}] if reply.strip() else []
                 messages = messages[:2] + said + [{"role": "user", "content": retry}]
         assert last is not None
+        self.unusable_turns += 1
         raise InvalidReply(last.kind, last.reply, last.detail, self._drain_parse_failures())
+
+    def tries(self) -> int:
+        """Replies asked for this proposal: `max_invalid_replies`, and fewer once two proposals in a row had no
+        usable reply (one less for each further one, at least one), until a reply is usable again: asking the same
+        prompt again and again of a model that writes no command costs calls and changes nothing, and the loop
+        break ends such an episode all the same (its parse-failure rule). A model that fails a turn now and then
+        keeps every retry."""
+        return max(1, self.max_invalid_replies - max(0, self.unusable_turns - 1))
 
     def memory(self) -> dict[str, Any] | None:
         """That the server refused the JSON schema, once it did (the episode then asks in the prompt only)."""

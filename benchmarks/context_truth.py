@@ -380,13 +380,9 @@ def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "
     """The new format's block: the game's answer to `inventory`, whitespace aside, possibly cut with ` …`, and
     possibly without its last lines when they are the clock's (`idle_answer`, the answers to other turn-taking
     commands from the same state, prints them too)."""
-    shown = _answer_text(block)
+    shown = squeeze("\n".join(_own_lines(block)))
     clock = {squeeze(line) for line in idle_answer.splitlines() if line.strip()}
-    lines = [  # not the `>` prompt, nor a status line printed into the text (lgop), as lead_line reads it
-        line
-        for line in inventory_answer.splitlines()
-        if line.strip() and line.strip() != ">" and not _STATUS_GAP.search(line.strip())
-    ]
+    lines = _own_lines(inventory_answer)
     for end in range(len(lines), 0, -1):
         answer = squeeze("\n".join(lines[:end]))
         if shown == answer or (shown.endswith("…") and answer.startswith(shown.removesuffix("…").rstrip())):
@@ -396,9 +392,14 @@ def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "
     return Verdict(False, f"inventory: {_first_lines(inventory_answer, 300)}")
 
 
-def _answer_text(text: str) -> str:
-    """A game answer for comparing: whitespace collapsed, the `>` prompt lines some games print dropped."""
-    return squeeze("\n".join(line for line in text.splitlines() if line.strip() != ">"))
+def _own_lines(text: str) -> list[str]:
+    """The lines of an answer, not the `>` prompt nor a status line printed into the text (lgop), as lead_line
+    reads them."""
+    return [
+        line
+        for line in text.splitlines()
+        if line.strip() and line.strip() != ">" and not _STATUS_GAP.search(line.strip())
+    ]
 
 
 def check_seen(name: str, printed_here: str, examine_answer: str | None, dark: bool = False) -> Verdict:

@@ -283,7 +283,8 @@ class OrchestratorConfig(_Section):
     the episode as `llm_unavailable`: a critic that is always down is not hidden by an agent that answers."""
     max_invalid_replies: int = Field(3, ge=1, le=20)
     """Agent replies that fail validation in one proposal before the turn runs nothing (never a command the model
-    did not write: the record says why, and the next turn asks again)."""
+    did not write: the record says why, and the next turn asks again). Once two proposals in a row had no usable
+    reply, one fewer for each further one (at least one), until a reply is usable again."""
     history_turns: int = Field(8, ge=0, le=200)
     """Recent turns (command and response) shown to the agent and critic."""
     console_log_level: Literal["TRACE", "DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"

@@ -588,3 +588,13 @@ def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path
     assert result.summary["llm_calls"]["critic"] == 5  # four verdicts and one synthesis
     store = load_store(path, "zork1", "b732a93a6244ddd92a9b9a3e3a46c687")
     assert [(n.note, n.turn) for n in store.notes] == [("The egg up the tree scores at once.", 4)]
+
+
+def test_a_model_that_writes_no_command_is_asked_less_each_turn(rom_path, tmp_path, fake_llm):
+    """Three replies a proposal while the model writes commands; once two proposals in a row had none usable, one
+    fewer for each further one, down to one; a usable reply brings every retry back."""
+    prose = "I am not sure what to do here."
+    fake_llm.script("agent", *([prose] * 9), "north", *([prose] * 3))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=6, orchestrator={"max_invalid_replies": 3})
+    assert [len(r["parse_failures"]) for r in result.records] == [3, 3, 2, 1, 0, 3]
+    assert [r["command"] for r in result.records][4] == "north"
