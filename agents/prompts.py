@@ -188,8 +188,10 @@ NOTHING_RAN = "(nothing ran: none of your replies could be used, and nothing was
 def _state(context: AgentContext, memory: bool = True) -> list[str]:
     view = context.view
     read = context.readings or Readings()
-    score = "" if "score" in view.unreadable else f" Score {view.score}."
-    lines = [f"TURN {context.turn}.{score} Moves {view.moves}."]
+    of_max = f" of {context.max_score}" if context.max_score else ""
+    score = "" if "score" in view.unreadable else f" Score {view.score}{of_max}."
+    budget = f" of {context.max_turns}" if context.max_turns else ""
+    lines = [f"TURN {context.turn}{budget}.{score} Moves {view.moves}."]
     lines.append(f"{WHERE} {DARK if read.dark else read.title or NO_TITLE}")
     lines += _description(context, read)
     if read.inventory:  # one block: the game's blank lines inside it would end it for a reader

@@ -28,7 +28,8 @@ from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
 T = TypeVar("T", Agent, Critic)
 
 AUTO = "auto"
-"""Not a kind: `llm` when the API key variable is set, else `offline` (the same for the agent and the critic)."""
+"""Not a kind: with the API key variable set, the registry's `with_key` kind (`llm` for the agent, `when_risky` for
+the critic), else `offline`."""
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,10 @@ class Kind(Generic[T]):
 class Registry(Generic[T]):
     """The kinds of one role (`agent` or `critic`), in the order they were registered."""
 
-    def __init__(self, role: str):
+    def __init__(self, role: str, with_key: str = "llm"):
         self.role = role
+        self.with_key = with_key
+        """The kind `auto` means when the API key variable is set."""
         self._kinds: dict[str, Kind[T]] = {}
 
     def register(self, kind: Kind[T]) -> Kind[T]:
@@ -88,11 +91,14 @@ class Registry(Generic[T]):
 
     def resolve(self, name: str, api_key: str | None) -> Kind[T]:
         """The kind a configured name means, `auto` resolved (see AUTO)."""
-        return self.get(("llm" if api_key else "offline") if name == AUTO else name)
+        return self.get((self.with_key if api_key else "offline") if name == AUTO else name)
 
 
 AGENTS: Registry[Agent] = Registry("agent")
-CRITICS: Registry[Critic] = Registry("critic")
+CRITICS: Registry[Critic] = Registry("critic", with_key="when_risky")
+"""With a key, `auto` is the critic that asks its model only when the verdict can change the outcome: on zork1's
+walkthrough and stuck scenarios it makes about a fifth of the `llm` critic's calls, and every loop ends at the same
+turn (docs/results/llm_calls_when_risky.md)."""
 
 
 # -- the built-in kinds ----------------------------------------------------------------------------------------------

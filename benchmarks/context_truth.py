@@ -148,7 +148,7 @@ NEW_FORMAT = PromptFormat(
     ends_at_blank=True,
 )
 """The labels agents.prompts renders today (imported: the auditor reads what the renderer writes)."""
-_TURN_LINE = re.compile(r"TURN (\d+)\.")
+_TURN_LINE = re.compile(r"TURN (\d+)(?: of \d+)?\.")
 
 
 class PromptError(Exception):

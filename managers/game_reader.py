@@ -26,6 +26,7 @@ from managers.map_graph import MapGraph
 from session.commands import (
     DIRECTION_WORDS,
     FUNCTION_WORDS,
+    OPPOSITE,
     ROUTINE_COMMANDS,
     canonical_command,
     command_words,
@@ -95,6 +96,9 @@ class GameReader:
         self.thoughts: deque[tuple[int, str]] = deque(maxlen=THOUGHTS_KEPT)
         self.last_seen: dict[str, tuple[int | None, int]] = {}
         """Name as printed -> (room, turn) where `examine` last found it in sight."""
+        self.arrivals: dict[int | None, tuple[str, int | None]] = {}
+        """Room -> (the opposite of the move that last brought the player here, the room it came from): the likely
+        way back, shown among the exits once a copy shows it leads there."""
         self._look: Look | None = None
         """`look` on a copy of the current state (each observed turn reads it once)."""
 
@@ -109,6 +113,10 @@ class GameReader:
         if record.ran and direction_of(record.command) is None and key not in ROUTINE_COMMANDS and not is_wait(key):
             self.tried[room].pop(key, None)  # latest last: insertion order is the order of the tries
             self.tried[room][key] = (record.command, record.turn, _first_line(record.response))
+        direction = direction_of(record.command) if record.ran else None
+        came = record.room_id_before is not None and record.room_id_after not in (None, record.room_id_before)
+        if direction in OPPOSITE and came:
+            self.arrivals[record.room_id_after] = (OPPOSITE[direction], record.room_id_before)
         if record.thought and not record.fallback:
             self.thoughts.append((record.turn, record.thought))
         self._heard(record.room_id_after, record.room_name_after, record.response, record.turn)
@@ -202,10 +210,15 @@ class GameReader:
         return not refused
 
     def _exits(self, here: int | None, game_map: MapGraph) -> tuple[tuple[str, str], ...]:
-        """Known exits from here that, tried on a copy now, still lead where they led."""
+        """Known exits from here that, tried on a copy now, still lead where they led, and the way back to the room
+        the player came from (the opposite of the move that brought it here) when it does."""
         room = game_map.rooms.get(here) if here is not None else None
+        known = dict(room.exits) if room else {}
+        back = self.arrivals.get(here)
+        if back is not None and back[0] not in known and here is not None and back[1] != here:
+            known[back[0]] = back[1]
         ways = []
-        for direction, target in sorted(room.exits.items()) if room else ():
+        for direction, target in sorted(known.items()):
             for spelling in (direction, *spellings_of(direction)):  # some parsers know `sw` and not `southwest`
                 trial = self.answer(spelling)
                 if trial is not None and trial.room_id == target:

@@ -523,6 +523,8 @@ class Orchestrator:
         status = self.loop_break.status(turn, view, objectives, events, untried, things)
         return replace(
             context,
+            max_score=self.session.max_score,
+            max_turns=self.config.gameplay.max_turns_per_episode,
             loop_status=status.text,
             banned=status.banned,
             review_objectives=self.objectives.wants_review(turn, self.last_record),

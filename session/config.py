@@ -251,8 +251,9 @@ class GameplayConfig(_Section):
     """Agent kind: one registered in agents/registry.py (`main.py --help` lists them), or `auto`: `llm` when the API
     key variable is set, else `offline`."""
     critic: str = Field("auto", pattern=KIND_NAME)
-    """Critic kind: one registered in agents/registry.py, or `auto`: `llm` when the API key variable is set, else
-    `offline`."""
+    """Critic kind: one registered in agents/registry.py (`offline`, `llm`: the model judges every proposal,
+    `when_risky`: the model only when its verdict can change the outcome, else the offline score), or `auto`:
+    `when_risky` when the API key variable is set, else `offline`."""
     max_turns_per_episode: int = Field(500, ge=1, le=1_000_000)
     """Hard cap on turns in one episode (`termination_reason = "max_turns"`)."""
     critic_rejection_threshold: float = Field(0.5, ge=0.0, le=1.0)

@@ -97,6 +97,10 @@ class AgentContext:
 
     turn: int
     view: GameView
+    max_score: int | None = None
+    """The most points the game gives (Jericho's, or as the game printed it); None: unknown."""
+    max_turns: int | None = None
+    """The turns this episode may last (`max_turns_per_episode`); None: not said."""
     game: str = ""
     """The game's name, from the story file (Jericho's bindings, else the file name)."""
     recent: tuple[tuple[str, str], ...] = ()

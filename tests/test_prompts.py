@@ -29,6 +29,7 @@ from agents.prompts import (
 from agents.replay_agent import ReplayAgent
 from managers.game_reader import GameReader
 from managers.map_graph import MapGraph
+from session.commands import direction_of
 from session.jericho_session import JerichoSession
 from tests.conftest import make_config, run_episode, story_file
 from tests.factories import SEED_LOOP_BREAK
@@ -345,3 +346,22 @@ def test_an_answer_that_begins_with_the_prompt_still_names_the_room():
     commands, and the room has its title."""
     read = _read_at("sherlock.z5", 5)
     assert read.title == "Holmes's Study" and "newspaper" in read.inventory
+
+
+def test_the_way_back_is_shown_once_a_copy_shows_it_leads_back(walkthrough_contexts):
+    """The move that brought the player in, reversed, is listed among the exits that work when, tried on a copy,
+    it leads back to the room the player came from: zork1's walkthrough enters rooms it never leaves the way it
+    came, and before, most prompts listed no exit that worked."""
+    contexts = [walkthrough_contexts[turn] for turn in sorted(walkthrough_contexts)]
+    backs = 0
+    for previous, context in zip(contexts, contexts[1:]):
+        came_from = previous.view.room_id
+        if came_from == context.view.room_id or not context.readings.title:
+            continue
+        for direction, title in context.readings.exits:
+            if direction_of(direction) not in context.known_exits:  # not walked from here: the way back
+                backs += 1
+                assert title == previous.readings.title
+    assert backs > 0
+    none_yet = sum(not c.readings.exits for c in contexts if c.readings.title)
+    assert none_yet < 0.25 * len(contexts)
