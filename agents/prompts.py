@@ -17,6 +17,9 @@ import re
 from session.config import GameplayConfig
 from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext, Readings
 
+OPENING_CHARS = 2500
+"""The game's opening text, cut (at a word) to this: its title and premise come first."""
+OPENING = "THE GAME'S OPENING (printed before your first command; the same every turn):"
 ROOM_TEXT_CHARS = 1200
 """The room's description as last printed, cut (at a word) to this."""
 RESPONSE_CHARS = 500
@@ -145,7 +148,7 @@ def role_of(messages: list[dict]) -> str:
 
 
 def render_agent_prompt(context: AgentContext) -> str:
-    lines = _state(context)
+    lines = _opening(context) + _state(context)
     if context.feedback:
         lines += ["", f"{REJECTED_HEADING} (propose something different):", *_counted(context.feedback)]
     lines += ["", "Your reply:"]
@@ -154,7 +157,7 @@ def render_agent_prompt(context: AgentContext) -> str:
 
 def render_critic_prompt(context: AgentContext, command: str) -> str:
     shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
-    lines = _state(context, memory=False)  # the agent's memory is for planning, not for judging one command
+    lines = _opening(context) + _state(context, memory=False)  # its memory is for planning, not for judging
     if context.feedback:
         lines += ["", "REJECTED EARLIER THIS TURN:", *_counted(context.feedback)]
     lines += ["", f"Proposed command: {shown}"]
@@ -164,6 +167,15 @@ def render_critic_prompt(context: AgentContext, command: str) -> str:
         lines += ["", OBJECTIVE_REVIEW]
     lines += ["", "Your JSON verdict:"]
     return "\n".join(lines)
+
+
+def _opening(context: AgentContext) -> list[str]:
+    """The game's opening text, first: the same every turn, so the prompt's start stays the same for providers'
+    prompt caches (the system prompt, then this)."""
+    read = context.readings
+    if read is None or not read.opening:
+        return []
+    return [OPENING, _cut(read.opening, OPENING_CHARS), ""]
 
 
 # -- the state block ---------------------------------------------------------------------------------------------
@@ -248,6 +260,14 @@ def _tried(read: Readings) -> list[str]:
 def _memory(read: Readings) -> list[str]:
     """What the agent would otherwise forget once it scrolls out of the history (bounded)."""
     lines = []
+    if read.scored:
+        lines += ["", "POINTS SCORED SO FAR (turn, room, command):"]
+        lines += [
+            f"- turn {turn}, {room or 'untitled room'}: {command} (+{points})"
+            for turn, room, command, points in read.scored
+        ]
+    for turn, command, text in read.texts_read:
+        lines += ["", f"WHAT YOU READ (turn {turn}, {command}):", text]
     if read.thoughts:
         lines += ["", "YOUR LAST THOUGHTS:", *(f"- turn {turn}: {thought}" for turn, thought in read.thoughts)]
     if read.seen_elsewhere:
@@ -292,7 +312,9 @@ def _earlier(context: AgentContext) -> list[str]:
 def _history(context: AgentContext) -> list[str]:
     """Earlier turns (a response shown before is pointed at, not repeated), then the last command and the game's
     full response, verbatim. A turn that ran nothing (no reply could be used) says so."""
-    if not context.recent:  # the first turn: the opening text
+    if not context.recent:  # the first turn: the opening text, unless it stands above
+        if context.readings is not None and context.readings.opening:
+            return ["", "OPENING TEXT: above, the game's opening."]
         return ["", "OPENING TEXT:", _cut(context.view.text, LAST_RESPONSE_CHARS)]
     marks = context.nothing_ran or (False,) * len(context.recent)
     turns = [

@@ -148,7 +148,8 @@ NEW_FORMAT = PromptFormat(
     ends_at_blank=True,
 )
 """The labels agents.prompts renders today (imported: the auditor reads what the renderer writes)."""
-_TURN_LINE = re.compile(r"TURN (\d+)(?: of \d+)?\.")
+_TURN_LINE = re.compile(r"^TURN (\d+)(?: of \d+)?\.", re.MULTILINE)
+"""The state block's first line (after the game's opening, which stands above it)."""
 
 
 class PromptError(Exception):
@@ -179,9 +180,9 @@ class Claims:
 
 
 def turn_of(prompt: str) -> int:
-    match = _TURN_LINE.match(prompt)
+    match = _TURN_LINE.search(prompt)
     if not match:
-        raise PromptError(f"no 'TURN N.' line at the start of the prompt: {prompt[:60]!r}")
+        raise PromptError(f"no 'TURN N.' line in the prompt: {prompt[:60]!r}")
     return int(match.group(1))
 
 

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from loguru import logger
 
+from agents.prompts import role_of
 from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
 from benchmarks.provenance import command, commit
 from benchmarks.scenarios import ScenarioError, build_scenario
@@ -128,9 +129,24 @@ def measure(
     listen: Callable[[list[dict]], None] | None = None,
     critic: str = "llm",
 ) -> dict:
-    """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode."""
+    """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode.
+
+    `cacheable_prefix_share`: of the characters of the agent's requests, the share that a provider's prompt cache
+    could serve, the start each request shares with the one before (the system prompt, then the game's opening)."""
+    shared = Counter()
+    previous = [""]
+
+    def heard(messages: list[dict]) -> None:
+        if listen is not None:
+            listen(messages)
+        if role_of(messages) == "agent":
+            text = "\n".join(str(m.get("content", "")) for m in messages)
+            shared["chars"] += len(text)
+            shared["prefix"] += len(os.path.commonprefix([previous[0], text]))
+            previous[0] = text
+
     summary, records, config = play(
-        rom, commands, config_path, episode_dir, shown, more_overrides, listen, critic=critic
+        rom, commands, config_path, episode_dir, shown, more_overrides, heard, critic=critic
     )
     turns = max(summary["turns"], 1)
     calls = summary["llm_calls"]
@@ -142,6 +158,7 @@ def measure(
         "calls_per_turn": {role: round(n / turns, 3) for role, n in sorted(calls.items())},
         "total_calls_per_turn": round(sum(calls.values()) / turns, 3),
         "prompt_chars_per_turn": round(sum(summary["prompt_chars"].values()) / turns),
+        "cacheable_prefix_share": round(shared["prefix"] / shared["chars"], 3) if shared["chars"] else 0.0,
         "tokens_per_turn": round(sum(summary["tokens"].values()) / turns),
         "cost_usd": summary["cost_usd"],
         "cost_per_turn_usd": round(summary["cost_usd"]["total"] / turns, 6),
@@ -276,16 +293,17 @@ def markdown(rows: dict, baseline: dict, how: str, at: str) -> str:
         f"Commit: {at}. Cells `a → b`: the baseline's figure, then this run's. ZorkGPT sends about "
         f"{ZORKGPT_PROMPT_CHARS_PER_TURN:,} prompt characters a turn on the same walkthrough.",
         "",
-        "| scenario | turns (end) | calls/turn: agent, critic | total (target) | prompt chars/turn | tokens/turn "
-        "| cost/turn | steps not run as written |",
-        "|---|---|---|---|---|---|---|---|",
+        "| scenario | turns (end) | calls/turn: agent, critic | total (target) | prompt chars/turn | cacheable "
+        "prefix | tokens/turn | cost/turn | steps not run as written |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name, row in rows.items():
         roles = ", ".join(f"{n:.2f}" for n in row["calls_per_turn"].values())
         lines.append(
             f"| {name} | {row['turns']} ({row['termination_reason']}) | {roles} | "
             f"{cell(name, 'total_calls_per_turn', '.2f')} (≤ {row['target_calls_per_turn']}) | "
-            f"{cell(name, 'prompt_chars_per_turn', ',')} | {cell(name, 'tokens_per_turn', ',')} | "
+            f"{cell(name, 'prompt_chars_per_turn', ',')} | {cell(name, 'cacheable_prefix_share', '.0%')} | "
+            f"{cell(name, 'tokens_per_turn', ',')} | "
             f"${row['cost_per_turn_usd']:.6f} | {row.get('refused_steps', 0)} |"
         )
     return "\n".join(lines) + "\n"
@@ -337,7 +355,8 @@ def _line(name: str, row: dict) -> str:
         f"{name}: {row['turns']} turns ({row['termination_reason']}); LLM calls/turn {row['total_calls_per_turn']:.2f}"
         f" ({roles}; {verdict} target {row['target_calls_per_turn']});"
         f" prompt chars/turn {row['prompt_chars_per_turn']:,}"
-        f" (ZorkGPT {ZORKGPT_PROMPT_CHARS_PER_TURN:,}); tokens/turn {row['tokens_per_turn']:,};"
+        f" (ZorkGPT {ZORKGPT_PROMPT_CHARS_PER_TURN:,}), {row['cacheable_prefix_share']:.0%} a cacheable prefix;"
+        f" tokens/turn {row['tokens_per_turn']:,};"
         f" cost ${row['cost_usd']['total']:.4f} (${row['cost_per_turn_usd']:.6f}/turn)"
     )
 

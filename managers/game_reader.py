@@ -11,8 +11,8 @@ Every claim a prompt makes is the game's own text, or is checked against the gam
   dictionary words no other object here shares), each kept only while `examine` finds it;
 - the moves that led somewhere from here and still lead there now;
 - what was done here, with the first line of the game's answer.
-And a bounded memory: the agent's last thoughts, where things were last seen, rooms whose text mentions exits that
-were never tried there.
+And a bounded memory: the game's opening, what scored and where, the last texts read whole, the agent's last
+thoughts, where things were last seen, rooms whose text mentions exits that were never tried there.
 """
 
 from __future__ import annotations
@@ -52,6 +52,11 @@ TRIED_SHOWN = 8
 THOUGHTS_KEPT = 3
 SEEN_ELSEWHERE_SHOWN = 10
 ROOMS_WITH_MENTIONS_SHOWN = 5
+SCORED_KEPT = 12
+"""Turns that raised the score, kept for the prompt (the latest)."""
+TEXTS_READ_KEPT = 4
+READ_TEXT_CHARS = 600
+"""The game's answer to a `read`, kept whole up to this (a note, a page, a sign: what a player would copy down)."""
 ANSWER_CHARS = 120
 """The first line of an answer in the list of what was done here, cut to this."""
 FULL_DESCRIPTION_SHARE = 0.7
@@ -96,6 +101,12 @@ class GameReader:
         self.thoughts: deque[tuple[int, str]] = deque(maxlen=THOUGHTS_KEPT)
         self.last_seen: dict[str, tuple[int | None, int]] = {}
         """Name as printed -> (room, turn) where `examine` last found it in sight."""
+        self.opening = ""
+        """The game's opening text."""
+        self.scored: deque[tuple[int, str, str, int]] = deque(maxlen=SCORED_KEPT)
+        """(turn, room title, command, points) of the turns that raised the score."""
+        self.texts_read: deque[tuple[int, str, str]] = deque(maxlen=TEXTS_READ_KEPT)
+        """(turn, command, answer) of the last `read` commands."""
         self.arrivals: dict[int | None, tuple[str, int | None]] = {}
         """Room -> (the opposite of the move that last brought the player here, the room it came from): the likely
         way back, shown among the exits once a copy shows it leads there."""
@@ -104,6 +115,7 @@ class GameReader:
 
     # -- learning ------------------------------------------------------------------------------------------------
     def begin(self, view: GameView) -> None:
+        self.opening = view.text.strip()
         self._heard(view.room_id, view.room_name, view.text, turn=0)
 
     def observe(self, record: TurnRecord) -> None:
@@ -113,6 +125,11 @@ class GameReader:
         if record.ran and direction_of(record.command) is None and key not in ROUTINE_COMMANDS and not is_wait(key):
             self.tried[room].pop(key, None)  # latest last: insertion order is the order of the tries
             self.tried[room][key] = (record.command, record.turn, _first_line(record.response))
+        if record.ran and record.score_after > record.score_before:
+            title = self.titles.get(room, record.room_name_before)
+            self.scored.append((record.turn, title, record.command, record.score_after - record.score_before))
+        if record.ran and command_words(record.command)[:1] == ["read"] and record.response.strip():
+            self.texts_read.append((record.turn, record.command, record.response.strip()[:READ_TEXT_CHARS]))
         direction = direction_of(record.command) if record.ran else None
         came = record.room_id_before is not None and record.room_id_after not in (None, record.room_id_before)
         if direction in OPPOSITE and came:
@@ -183,6 +200,9 @@ class GameReader:
             thoughts=tuple(self.thoughts),
             seen_elsewhere=self._seen_elsewhere(here, seen),
             rooms_with_mentions=self._rooms_with_mentions(here, game_map),
+            opening=self.opening,
+            scored=tuple(self.scored),
+            texts_read=tuple(self.texts_read),
         )
 
     def _seen(self, view: GameView) -> tuple[str, ...]:

@@ -86,6 +86,12 @@ class Readings:
     """(turn, thought): the agent's own last thoughts, oldest first."""
     seen_elsewhere: tuple[tuple[str, str, int], ...] = ()
     """(name, room title, turn): things last seen in another room, latest first."""
+    opening: str = ""
+    """The game's opening text, as it printed it before the first command (the title and the premise)."""
+    scored: tuple[tuple[int, str, str, int], ...] = ()
+    """(turn, room title, command, points) of every turn that raised the score this episode, latest last (bounded)."""
+    texts_read: tuple[tuple[int, str, str], ...] = ()
+    """(turn, command, the game's whole answer) of the last things the player read (`read` a note, a book, a sign)."""
     rooms_with_mentions: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = ()
     """(room title, directions its description mentions that were never tried there, the known way there), nearest
     first."""

@@ -132,7 +132,8 @@ def test_without_api_key_auto_picks_offline(tmp_path, capsys, rom_path, no_api_k
 
 
 def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
-    """auto + key set -> llm agent and critic; a closed port on 127.0.0.1 ends the episode as llm_unavailable."""
+    """auto + key set -> the llm agent and the when_risky critic; a closed port on 127.0.0.1 ends the episode as
+    llm_unavailable."""
     bypass_proxies(monkeypatch)
     monkeypatch.setenv("ZORKGPT_TEST_KEY", "test-key")
     port = closed_port()
@@ -159,7 +160,7 @@ def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
     captured = capsys.readouterr()
     assert "the LLM became unavailable" in captured.err
     summary = json.loads(Path(captured.out.strip().splitlines()[-1]).read_text())
-    assert summary["agent"] == "llm" and summary["critic"] == "llm"
+    assert summary["agent"] == "llm" and summary["critic"] == "when_risky"
     assert summary["termination_reason"] == "llm_unavailable"
     assert summary["llm_failures"] == {"connection": 3}  # the agent, 3 in a row (objectives ride on the critic)
 

@@ -18,6 +18,7 @@ from agents.prompts import (
     HARNESS_NOTE,
     LAST,
     NOW,
+    OPENING,
     SEEN,
     WHERE,
     agent_system_prompt,
@@ -139,8 +140,9 @@ def test_exits_are_the_ones_that_work_now_and_the_ones_the_text_mentions(walkthr
     )  # it came in by the window: west of Behind House
     for context in walkthrough_contexts.values():
         assert set(context.readings.mentioned_exits) <= set(context.untried_exits)
-        worked = {d for d, _ in context.readings.exits}
-        assert worked <= set(context.known_exits)
+        worked = {direction_of(d) for d, _ in context.readings.exits}
+        back = {direction_of(d) for d, title in context.readings.exits if direction_of(d) not in context.known_exits}
+        assert worked - back <= set(context.known_exits) and len(back) <= 1  # the way back, tried on a copy
 
 
 def test_a_trap_door_barred_behind_the_player_is_no_exit(walkthrough_contexts):
@@ -365,3 +367,15 @@ def test_the_way_back_is_shown_once_a_copy_shows_it_leads_back(walkthrough_conte
     assert backs > 0
     none_yet = sum(not c.readings.exits for c in contexts if c.readings.title)
     assert none_yet < 0.25 * len(contexts)
+
+
+def test_the_opening_stands_first_and_what_scored_and_what_was_read_stay(rom_path, tmp_path, walkthrough_contexts):
+    """The game's opening (its title and premise) opens every prompt, the same each turn; the points scored and the
+    texts read whole stay once they scroll out of the history."""
+    late = render_agent_prompt(walkthrough_contexts[60])
+    assert late.startswith(OPENING) and "Infocom" in late.split("TURN 60", 1)[0]
+    assert "POINTS SCORED SO FAR" in late and "turn 4, Up a Tree: Get egg (+5)" in late
+    assert render_agent_prompt(walkthrough_contexts[61]).split("TURN 61")[0] == late.split("TURN 60")[0]
+    contexts = contexts_of(rom_path, tmp_path, ["open mailbox", "take leaflet", "read leaflet"] + ["look"] * 10)
+    prompt = render_agent_prompt(contexts[13])
+    assert "WHAT YOU READ (turn 3, read leaflet):" in prompt and "WELCOME TO ZORK!" in prompt
