@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.base import Agent, InvalidReply, LLMCallFailed, Proposal
+from agents.base import Agent, InvalidReply, Proposal
 from agents.llm_client import LLMClient
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
 from agents.reply import parse_reply
@@ -36,8 +36,6 @@ class LLMAgent(Agent):
         self.config = config
         self.max_invalid_replies = max_invalid_replies
         self.system_prompt = agent_system_prompt(game, config.agent_reply)
-        self.structured = self._schema_wanted()
-        """Ask the server to enforce the JSON reply; turned off for the episode when the server refuses it."""
         self.unusable_turns = 0
         """Proposals in a row, up to the last, none of whose replies could be used."""
         self.parse_failures: list[dict] = []
@@ -77,34 +75,21 @@ class LLMAgent(Agent):
 
     def memory(self) -> dict[str, Any] | None:
         """That the server refused the JSON schema, once it did (the episode then asks in the prompt only)."""
-        return {"structured": False} if self._schema_wanted() and not self.structured else None
+        return {"structured": False} if self._schema_wanted() and "agent" in self.client.unstructured else None
 
     def recall(self, memory: dict[str, Any]) -> None:
         if memory != {"structured": False}:
             raise ValueError("an LLM agent remembers only that the server refused the JSON schema")
-        self.structured = False
+        self.client.unstructured.add("agent")
 
     def _schema_wanted(self) -> bool:
         return self.config.response_format == "json_schema" and self.config.agent_reply == "thought"
 
     def _ask(self, messages: list[dict]) -> str:
         config = self.config
-        if self.structured:
-            try:
-                return self.client.chat(
-                    "agent",
-                    config.agent_model,
-                    messages,
-                    config.agent_temperature,
-                    config.max_tokens_for("agent"),
-                    response_format=AGENT_REPLY_SCHEMA,
-                )
-            except LLMCallFailed as exc:
-                if exc.category != "http_400":
-                    raise
-                self.structured = False  # this server does not take a JSON schema: ask in the prompt only
-        return self.client.chat(
-            "agent", config.agent_model, messages, config.agent_temperature, config.max_tokens_for("agent")
+        schema = AGENT_REPLY_SCHEMA if self._schema_wanted() else None
+        return self.client.chat_structured(
+            "agent", config.agent_model, messages, config.agent_temperature, config.max_tokens_for("agent"), schema
         )
 
     def _drain_parse_failures(self) -> tuple[dict, ...]:

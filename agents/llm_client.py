@@ -174,6 +174,8 @@ class LLMClient:
         """Model -> parameters the server refused for it (a 400 naming them): never sent to it again."""
         self.token_parameters: dict[str, str] = {}
         """Model -> the name its reply cap is sent under, when a refusal changed it from the configured one."""
+        self.unstructured: set[str] = set()
+        """Roles whose JSON schema the server refused (a 400): they ask in the prompt only (`chat_structured`)."""
         self.grown_caps: dict[tuple[str, str], int] = {}
         """(role, model) -> the cap a reply cut before it said anything was asked again with: the least from then on
         (a model that reasons longer than its cap once will again; a cap is a ceiling, not a cost)."""
@@ -222,6 +224,25 @@ class LLMClient:
             break
         self.failures_in_a_row[role] = 0
         return self._safe_reply(text)
+
+    def chat_structured(
+        self, role: str, model: str, messages: list[dict], temperature: float, max_tokens: int, schema: dict | None
+    ) -> str:
+        """`chat`, asking the server to enforce `schema` (a `response_format`) while it takes one for this role: a 400
+        to a request with a schema turns the schema off for the role for the rest of the episode, and the same call
+        is made at once without it (servers that know no `json_schema` refuse it so). The reply is read by the same
+        parser either way."""
+        if schema is not None and role not in self.unstructured:
+            try:
+                return self.chat(role, model, messages, temperature, max_tokens, response_format=schema)
+            except LLMCallFailed as exc:
+                if exc.category != "http_400":
+                    raise
+                self.unstructured.add(role)
+                logger.bind(event_type=EventType.LLM_CALL_ADJUSTED, role=role, model=model, parameter="schema").warning(
+                    f"the server refused the {role}'s JSON schema: the {role} asks in the prompt only from now on"
+                )
+        return self.chat(role, model, messages, temperature, max_tokens)
 
     def _request(self, model, messages, temperature, max_tokens, response_format) -> dict:
         refused = self.refused.get(model, set())

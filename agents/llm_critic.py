@@ -19,6 +19,7 @@ from agents.prompts import (
     critic_system_prompt,
     render_critic_prompt,
     render_synthesis,
+    synthesis_system_prompt,
 )
 from agents.reply import answer_text, json_object
 from session.config import LLMConfig
@@ -39,6 +40,49 @@ _SCORE_TEXT = re.compile(rf"\s*({_VALUE})\s*")
 
 MAX_NOTE_CHARS = 200
 """A strategic note's length at the most."""
+
+
+def _schema(name: str, properties: dict, required: list[str]) -> dict:
+    """A strict `response_format` (OpenAI's structured outputs; vLLM, llama.cpp and Ollama take the same shape)."""
+    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
+
+
+CRITIC_VERDICT_SCHEMA = _schema(
+    "critic_verdict",
+    {
+        "score": {"type": "number"},
+        "reason": {"type": "string"},
+        "completed": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"objective": {"type": "string"}, "evidence": {"type": "string"}},
+                "required": ["objective", "evidence"],
+                "additionalProperties": False,
+            },
+        },
+        "new_objectives": {"type": "array", "items": {"type": "string"}},
+    },
+    ["score", "reason", "completed", "new_objectives"],
+)
+"""The verdict, with the objective review's two lists (empty when the prompt asks for no review: a strict schema
+requires every field)."""
+SYNTHESIS_SCHEMA = _schema(
+    "episode_notes",
+    {
+        "notes": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"note": {"type": "string"}, "turn": {"type": "integer"}},
+                "required": ["note", "turn"],
+                "additionalProperties": False,
+            },
+        }
+    },
+    ["notes"],
+)
 
 
 @dataclass(frozen=True)
@@ -162,6 +206,7 @@ class LLMCritic(Critic):
     ):
         self.client = client
         self.config = config
+        self.game = game
         self.system_prompt = critic_system_prompt(game, threshold)
         self.fallback = OfflineCritic()
         self.review: ObjectiveReview | None = None
@@ -195,20 +240,21 @@ class LLMCritic(Critic):
             return Judgement(offline.score, f"[critic reply unreadable, offline score] {offline.reason}", "offline")
         return verdict.judgement
 
-    def _ask(self, messages: list[dict]) -> str:
+    def _ask(self, messages: list[dict], schema: dict | None = CRITIC_VERDICT_SCHEMA) -> str:
         config = self.config
-        return self.client.chat(
-            "critic", config.critic_model, messages, config.critic_temperature, config.max_tokens_for("critic")
+        wanted = schema if config.response_format == "json_schema" else None
+        return self.client.chat_structured(
+            "critic", config.critic_model, messages, config.critic_temperature, config.max_tokens_for("critic"), wanted
         )
 
     def synthesize(self, facts: list[str]) -> list[tuple[str, int]]:
         """One call at an episode's end: (note, turn) pairs for the next episodes, each to be checked against the
         records by the caller. LLMCallFailed when the call fails."""
         messages = [
-            {"role": "system", "content": self.system_prompt},
+            {"role": "system", "content": synthesis_system_prompt(self.game)},
             {"role": "user", "content": render_synthesis(facts)},
         ]
-        data = json_object(answer_text(self._ask(messages))) or {}
+        data = json_object(answer_text(self._ask(messages, SYNTHESIS_SCHEMA))) or {}
         notes = data.get("notes") if isinstance(data.get("notes"), list) else []
         kept = []
         for item in notes[:SYNTHESIS_NOTES]:

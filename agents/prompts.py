@@ -92,6 +92,17 @@ SYNTHESIS = (
 )
 
 
+SYNTHESIS_ROLE = (
+    "You review a finished episode of {game} for the player of its next episode: a few strategic "
+    "notes, each resting on one recorded fact and naming its turn, as the JSON the request asks for."
+)
+"""The episode-end call's system prompt (the critic's call, once an episode): it asks for notes, not a score."""
+
+
+def synthesis_system_prompt(game: str) -> str:
+    return SYNTHESIS_ROLE.format(game=_game(game))
+
+
 def render_synthesis(facts: list[str]) -> str:
     return SYNTHESIS.format(facts="\n".join(facts) or "(nothing scored, no death, no loop)")
 
@@ -140,7 +151,7 @@ def critic_system_prompt(game: str, threshold: float = DEFAULT_REJECTION_THRESHO
 def role_of(messages: list[dict]) -> str:
     """`agent` or `critic` from a request's system prompt (`unknown` otherwise): for scripted servers and tests."""
     system = str(messages[0].get("content", "")) if messages else ""
-    for role, first in (("agent", AGENT_ROLE), ("critic", CRITIC_ROLE)):
+    for role, first in (("agent", AGENT_ROLE), ("critic", CRITIC_ROLE), ("critic", SYNTHESIS_ROLE)):
         head, tail = first.split("{game}")
         if system.startswith(head) and tail in system.split("\n", 1)[0]:
             return role

@@ -154,10 +154,11 @@ class LLMConfig(_Section):
     """Model that scores proposed commands (and, in the same call, reviews the objectives)."""
     agent_reply: Literal["thought", "command"] = "thought"
     """`thought`: the agent writes a short thought, then its command (JSON); `command`: the bare command only."""
-    response_format: Literal["json_schema", "text"] = "text"
-    """`json_schema`: ask the server to enforce the agent's JSON reply (OpenAI, vLLM, llama.cpp and Ollama support
-    it; on a 400 the agent falls back to `text` for the episode). `text`: ask in the prompt only. Either way the one
-    reply parser validates the reply."""
+    response_format: Literal["json_schema", "text"] = "json_schema"
+    """`json_schema`: ask the server to enforce the JSON of every call (the agent's thought and command, the critic's
+    verdict, the episode-end notes: OpenAI, vLLM, llama.cpp and Ollama support it); on a 400 that role asks in the
+    prompt only for the rest of the episode. `text`: ask in the prompt only. Either way the one reply parser
+    validates the reply."""
     agent_temperature: float = Field(0.7, ge=0.0, le=2.0)
     """Sampling temperature of the agent."""
     critic_temperature: float = Field(0.2, ge=0.0, le=2.0)

@@ -200,7 +200,8 @@ def test_requests_use_the_configured_models_and_key(rom_path, tmp_path, fake_llm
 @pytest.mark.parametrize(
     ("llm", "sent", "absent"),
     [
-        ({}, {"max_tokens": 300, "temperature": 0.7}, ("max_completion_tokens", "response_format")),
+        ({}, {"max_tokens": 300, "temperature": 0.7}, ("max_completion_tokens",)),
+        ({"response_format": "text"}, {"max_tokens": 300}, ("response_format",)),
         (  # a reasoning model: its own token cap, no temperature
             {"token_limit_parameter": "max_completion_tokens", "send_temperature": False},
             {"max_completion_tokens": 300},
@@ -598,3 +599,19 @@ def test_a_model_that_writes_no_command_is_asked_less_each_turn(rom_path, tmp_pa
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=6, orchestrator={"max_invalid_replies": 3})
     assert [len(r["parse_failures"]) for r in result.records] == [3, 3, 2, 1, 0, 3]
     assert [r["command"] for r in result.records][4] == "north"
+
+
+def test_every_call_asks_for_its_schema_and_a_refusal_turns_off_that_role_s_only(rom_path, tmp_path, fake_llm):
+    """By default the agent's and the critic's requests carry their JSON schemas; a 400 to the critic's turns the
+    critic's schema off for the episode (the call made again at once, without it), never the agent's."""
+    fake_llm.script("agent", "open mailbox", "north")
+    fake_llm.script("critic", 400, verdict(0.9, "the mailbox is here"), verdict(0.9, "a way on"))
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2)
+    agent = [r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_llm.of_role("agent")]
+    critic = [
+        r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_llm.of_role("critic")
+    ]
+    assert agent == ["agent_reply", "agent_reply"]
+    assert critic == ["critic_verdict", None, None]
+    assert [r["command"] for r in result.records] == ["open mailbox", "north"]
+    assert result.summary["llm_failures"] == {"http_400": 1}
