@@ -181,12 +181,21 @@ def render_critic_prompt(context: AgentContext, command: str) -> str:
 
 
 def _opening(context: AgentContext) -> list[str]:
-    """The game's opening text, first: the same every turn, so the prompt's start stays the same for providers'
-    prompt caches (the system prompt, then this)."""
+    """What changes seldom, first: the game's opening text (the same every turn), then the points scored and the
+    texts read whole (they grow now and then). The prompt's start stays the same from one turn to the next, for
+    providers' prompt caches (the system prompt, then this)."""
     read = context.readings
-    if read is None or not read.opening:
+    if read is None:
         return []
-    return [OPENING, _cut(read.opening, OPENING_CHARS), ""]
+    lines = [OPENING, _cut(read.opening, OPENING_CHARS), ""] if read.opening else []
+    if read.scored:
+        lines.append("POINTS SCORED SO FAR (turn, room, command):")
+        for turn, room, command, points in read.scored:
+            lines.append(f"- turn {turn}, {room or 'an untitled room'}: {command} (+{points})")
+        lines.append("")
+    for turn, command, text in read.texts_read:
+        lines += [f"WHAT YOU READ (turn {turn}, {command}):", text, ""]
+    return lines
 
 
 # -- the state block ---------------------------------------------------------------------------------------------
@@ -271,14 +280,6 @@ def _tried(read: Readings) -> list[str]:
 def _memory(read: Readings) -> list[str]:
     """What the agent would otherwise forget once it scrolls out of the history (bounded)."""
     lines = []
-    if read.scored:
-        lines += ["", "POINTS SCORED SO FAR (turn, room, command):"]
-        lines += [
-            f"- turn {turn}, {room or 'untitled room'}: {command} (+{points})"
-            for turn, room, command, points in read.scored
-        ]
-    for turn, command, text in read.texts_read:
-        lines += ["", f"WHAT YOU READ (turn {turn}, {command}):", text]
     if read.thoughts:
         lines += ["", "YOUR LAST THOUGHTS:", *(f"- turn {turn}: {thought}" for turn, thought in read.thoughts)]
     if read.seen_elsewhere:
