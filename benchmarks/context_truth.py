@@ -65,17 +65,18 @@ from benchmarks.llm_calls import measure
 from benchmarks.provenance import commit
 from benchmarks.trajectories import Trajectory
 from managers.game_reader import IDLE_COMMAND, room_line
-from session.commands import LOOK_COMMANDS, normalize_command, why_not_run
+from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
 
 CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")
-COVERAGE = ("room_named", "inventory_shown", "description_fresh")
+COVERAGE = ("room_named", "inventory_shown", "description_fresh", "way_back")
 """What a prompt should show and may leave out (checked on every prompt where the game takes commands): the room's
 name when `look` prints a title; the inventory when the game lists something carried; a description at most
-FRESH_TURNS old (or as `look` prints it now) when `look` prints one."""
+FRESH_TURNS old (or as `look` prints it now) when `look` prints one; the way back among the exits that work, when
+the last turn walked in and the reversed move leads back now."""
 FRESH_TURNS = 5
 """Claims that must all be true; suggested exits are a share, reported apart."""
 KINDS = ("optimal", "noisy")
@@ -588,6 +589,8 @@ class Auditor:
         """(room, direction) -> whether it moved the player, the first time a prompt suggested it."""
         self._state = self.truth.env.get_state()
         self._answers: dict[str, tuple[str, int | None]] = {}
+        self.came: tuple[str, int | None] | None = None
+        """(the reversed move, the room it came from) when the last turn walked the player into this room."""
         self.printed: set[str] = set()
         """Every line the game printed so far (squeezed)."""
         self._take_in(self.view.text, arrived=True, looked=False)
@@ -646,9 +649,13 @@ class Auditor:
             raise ValueError(f"record of turn {record['turn']} where turn {self.turn} was due")
         self.turn += 1
         if not record.get("ran", True):
+            self.came = None
             return
         before = self.view.room_id
         self.view = self.truth.step(record["command"])
+        direction = direction_of(record["command"])
+        moved = None not in (before, self.view.room_id) and before != self.view.room_id
+        self.came = (OPPOSITE[direction], before) if moved and direction in OPPOSITE else None
         if self.view.text.strip() != str(record["response"]).strip():
             self.desync.append(record["turn"])
         self._state, self._answers = self.truth.env.get_state(), {}
@@ -702,6 +709,9 @@ class Auditor:
                 age = claims.description_age
                 fresh = claims.description_now or (age is not None and age <= FRESH_TURNS)
                 add("description_fresh", title, Verdict(fresh, f"age {age}" if age is not None else "none shown"))
+            if self.came is not None and self.ask(self.came[0])[1] == self.came[1]:
+                shown = any(direction_of(direction) == self.came[0] for direction, _ in claims.worked)
+                add("way_back", self.came[0], Verdict(shown, "the way back is not among the exits"))
             if not empty_handed(inventory) and not parser_refused(inventory):
                 add("inventory_shown", lead_line(inventory), Verdict(claims.carried_answer is not None, "not shown"))
         for name in claims.carried or ():
@@ -943,7 +953,8 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "of the description or the inventory that the game's clock prints after the next command and the game had "
         "not printed yet. Room named, inventory shown, description fresh: the share of the prompts where `look` "
         f"prints a title (the inventory lists something) that name the room, show the inventory, show a "
-        f"description at most {FRESH_TURNS} turns old or as `look` prints it now.",
+        f"description at most {FRESH_TURNS} turns old or as `look` prints it now; way back shown: of the prompts "
+        "after a move whose reverse leads back, the share that list it among the exits that work.",
         "",
         f"Played: `optimal` the Jericho walkthrough; `noisy` the noisy walkthrough ({meta['noisy']}); `offline` "
         f"(games without a walkthrough) the commands of an offline episode of at most {meta['offline_turns']} "
@@ -955,12 +966,13 @@ def markdown(rows: list[dict], meta: dict) -> str:
     ]
     header = (
         "| game | played | turns | room | carried | seen | exits worked | description | future text | "
-        "suggested exits lead somewhere | chars mean / max | room named | inventory shown | description fresh |"
+        "suggested exits lead somewhere | chars mean / max | room named | inventory shown | description fresh | "
+        "way back shown |"
     )
     for kind in sorted({r["kind"] for r in rows}, key=KINDS.index):
         mine = [r for r in rows if r["kind"] == kind]
         total = totals(mine)
-        lines += [f"## {kind}", "", header, "|" + "---|" * 14]
+        lines += [f"## {kind}", "", header, "|" + "---|" * 15]
         for r in mine:
             desync = f" (desync at {r['desync_turns'][0]})" if r["desync_turns"] else ""
             end = f"{r['turns']} ({r['termination_reason']}){desync}"

@@ -17,9 +17,11 @@ from benchmarks.context_truth import (
     check_description,
     check_room,
     check_seen,
+    future_lines,
     main,
     parse_prompt,
     play,
+    squeeze,
 )
 from session.jericho_session import JerichoSession
 from tests.conftest import story_file
@@ -160,6 +162,22 @@ def test_a_short_episode_is_audited_and_a_planted_lie_is_caught(rom_path, walkth
     planted = {**prompts, 12: "\n".join(lines[:where] + ["WHERE YOU ARE: Attic"] + lines[where + 1 :])}
     caught = audit_episode(rom_path, planted, records, seed=None)["false_claims"]
     assert [(c["turn"], c["claim"]) for c in caught if c["category"] == "room" and c["turn"] == 12] == [(12, "Attic")]
+    # what a prompt should show, it shows: the room, the inventory, a current description, the way back
+    for category in ("room_named", "inventory_shown", "description_fresh", "way_back"):
+        assert audit["counts"][category]["checked"] and not audit["counts"][category]["false"], category
+    assert audit["counts"]["future_text"] == {"checked": 0, "false": 0, "unverifiable": 0}
+
+
+def test_the_clock_s_next_words_in_a_prompt_are_future_text():
+    """A line a turn-taking idle command prints after its own answer (the clock's), never printed before, is the
+    next turn's: shown in a prompt, it is future text; the idle command's own answer is not."""
+    idle = "Time passes.\n\nPig look spooked. It run off to northwest all of a sudden."
+    block = "Grunk have:\n  torch\nPig look spooked. It run off to northwest all of a sudden."
+    assert future_lines(block, idle, printed=set()) == ["Pig look spooked. It run off to northwest all of a sudden."]
+    assert (
+        future_lines(block, idle, printed={squeeze("Pig look spooked. It run off to northwest all of a sudden.")}) == []
+    )
+    assert future_lines("Time passes.", idle, printed=set()) == []
 
 
 @pytest.mark.parametrize(
