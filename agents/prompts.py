@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import re
 
+from session.commands import canonical_command
 from session.config import GameplayConfig
 from session.context import FORMAT_RULE, HARNESS_NOTE, AgentContext, Readings
 
-OPENING_CHARS = 2500
-"""The game's opening text, cut (at a word) to this: its title and premise come first."""
 OPENING = "THE GAME'S OPENING (printed before your first command; the same every turn):"
 ROOM_TEXT_CHARS = 1200
 """The room's description as last printed, cut (at a word) to this."""
@@ -187,7 +186,7 @@ def _opening(context: AgentContext) -> list[str]:
     read = context.readings
     if read is None:
         return []
-    lines = [OPENING, _cut(read.opening, OPENING_CHARS), ""] if read.opening else []
+    lines = [OPENING, read.opening, ""] if read.opening else []
     if read.scored:
         lines.append("POINTS SCORED SO FAR (turn, room, command):")
         for turn, room, command, points in read.scored:
@@ -264,8 +263,12 @@ def _exits(context: AgentContext, read: Readings) -> list[str]:
     lines = [f"{EXITS_WORKED} {EXIT_SEPARATOR.join(parts) or 'none yet'}."]
     if read.mentioned_exits:
         lines.append(f"{EXITS_MENTIONED} {', '.join(read.mentioned_exits)}.")
-    if context.failed_exits:
-        lines.append(f"Tried here without moving: {', '.join(context.failed_exits)}.")
+    # Only the moves whose last try here changed nothing: a rope walked one step at a time keeps the room but not
+    # the answer (ballyhoo's tightrope), and is no wall.
+    unchanged = context.refused_here | context.failed_here
+    walls = [d for d in context.failed_exits if canonical_command(d) in unchanged]
+    if walls:
+        lines.append(f"Tried here without moving: {', '.join(walls)}.")
     return lines
 
 

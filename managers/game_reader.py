@@ -52,6 +52,10 @@ TRIED_SHOWN = 8
 THOUGHTS_KEPT = 3
 SEEN_ELSEWHERE_SHOWN = 10
 ROOMS_WITH_MENTIONS_SHOWN = 5
+OPENING_CHARS = 2500
+"""The game's opening kept for the prompt (see `kept_opening`)."""
+OPENING_ROOM_CHARS = 1200
+"""Of a longer opening, the first room's part kept at most."""
 SCORED_KEPT = 12
 """Turns that raised the score, kept for the prompt (the latest)."""
 TEXTS_READ_KEPT = 4
@@ -115,8 +119,8 @@ class GameReader:
 
     # -- learning ------------------------------------------------------------------------------------------------
     def begin(self, view: GameView) -> None:
-        self.opening = view.text.strip()
         self._heard(view.room_id, view.room_name, view.text, turn=0)
+        self.opening = kept_opening(view.text.strip(), self._look.title if self._look else "")
 
     def observe(self, record: TurnRecord) -> None:
         """One executed turn, read while the game stands where it left it (live play and resume alike)."""
@@ -343,6 +347,22 @@ def _shared_words(vocabularies) -> set[str]:
         for word in vocabulary:
             counts[word] += 1
     return {word for word, n in counts.items() if n > 1}
+
+
+def kept_opening(text: str, title: str) -> str:
+    """The opening as the prompt keeps it: whole up to OPENING_CHARS; a longer one keeps its start (the title and
+    the premise) and, from the first room's title line on, its end (a long banner must not push the first room out:
+    anchor's opening runs past 3,000 characters before it)."""
+    if len(text) <= OPENING_CHARS:
+        return text
+    lines = text.splitlines()
+    at = next(
+        (i for i in range(len(lines) - 1, -1, -1) if title and _undecorated(lines[i]).lower() == title.lower()), None
+    )
+    room = "\n".join(lines[at:]).strip() if at is not None else ""
+    room = room[:OPENING_ROOM_CHARS]
+    head = text[: max(OPENING_CHARS - len(room) - 3, OPENING_CHARS // 2)].rsplit(" ", 1)[0]
+    return f"{head} …\n{room}" if room else head + " …"
 
 
 def without_clock(answer: str, elsewhere: set[str]) -> str:

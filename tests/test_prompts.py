@@ -28,7 +28,7 @@ from agents.prompts import (
     role_of,
 )
 from agents.replay_agent import ReplayAgent
-from managers.game_reader import GameReader
+from managers.game_reader import GameReader, kept_opening
 from managers.map_graph import MapGraph
 from session.commands import direction_of
 from session.jericho_session import JerichoSession
@@ -379,3 +379,17 @@ def test_the_opening_stands_first_and_what_scored_and_what_was_read_stay(rom_pat
     contexts = contexts_of(rom_path, tmp_path, ["open mailbox", "take leaflet", "read leaflet"] + ["look"] * 10)
     prompt = render_agent_prompt(contexts[13])
     assert "WHAT YOU READ (turn 3, read leaflet):" in prompt and "WELCOME TO ZORK!" in prompt
+
+
+def test_a_move_that_changed_nothing_is_said_tried_without_moving(rom_path, tmp_path):
+    """zork1's boarded front door: `east` at West of House changes nothing, and the prompt says so."""
+    contexts = contexts_of(rom_path, tmp_path, ["east", "look"])
+    assert "Tried here without moving: east." in render_agent_prompt(contexts[2])
+
+
+def test_a_long_opening_keeps_its_start_and_the_first_room():
+    banner = "A long banner. " * 300
+    opening = f"{banner}\n\nCellar\nYou are in a damp cellar. Stairs lead up."
+    kept = kept_opening(opening, "Cellar")
+    assert kept.startswith("A long banner.") and kept.endswith("Cellar\nYou are in a damp cellar. Stairs lead up.")
+    assert len(kept) <= 2500 and kept_opening("Short.", "") == "Short."
