@@ -36,6 +36,8 @@ class LLMAgent(Agent):
         self.config = config
         self.max_invalid_replies = max_invalid_replies
         self.system_prompt = agent_system_prompt(game, config.agent_reply)
+        self.structured = self._schema_wanted()
+        """Ask the server to enforce the JSON reply; turned off for the episode once the server refuses it."""
         self.unusable_turns = 0
         """Proposals in a row, up to the last, none of whose replies could be used."""
         self.parse_failures: list[dict] = []
@@ -75,22 +77,25 @@ class LLMAgent(Agent):
 
     def memory(self) -> dict[str, Any] | None:
         """That the server refused the JSON schema, once it did (the episode then asks in the prompt only)."""
-        return {"structured": False} if self._schema_wanted() and "agent" in self.client.unstructured else None
+        return {"structured": False} if self._schema_wanted() and not self.structured else None
 
     def recall(self, memory: dict[str, Any]) -> None:
         if memory != {"structured": False}:
             raise ValueError("an LLM agent remembers only that the server refused the JSON schema")
-        self.client.unstructured.add("agent")
+        self.structured = False
 
     def _schema_wanted(self) -> bool:
         return self.config.response_format == "json_schema" and self.config.agent_reply == "thought"
 
     def _ask(self, messages: list[dict]) -> str:
         config = self.config
-        schema = AGENT_REPLY_SCHEMA if self._schema_wanted() else None
-        return self.client.chat_structured(
-            "agent", config.agent_model, messages, config.agent_temperature, config.max_tokens_for("agent"), schema
-        )
+        schema = AGENT_REPLY_SCHEMA if self.structured else None
+        try:
+            return self.client.chat_structured(
+                "agent", config.agent_model, messages, config.agent_temperature, config.max_tokens_for("agent"), schema
+            )
+        finally:
+            self.structured = self.structured and "agent" not in self.client.unstructured
 
     def _drain_parse_failures(self) -> tuple[dict, ...]:
         failures, self.parse_failures = tuple(self.parse_failures), []

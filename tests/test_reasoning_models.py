@@ -54,7 +54,7 @@ def test_an_o_series_model_named_only_plays_zork1_to_victory(tmp_path):
     assert summary["termination_reason"] == "victory" and summary["final_score"] == 350
     assert all(record["ran"] for record in records)
     assert served["refused"] == 0  # nothing the model refuses was sent
-    assert {key for body in served["bodies"] for key in body} == {"model", "max_completion_tokens"}
+    assert {key for body in served["bodies"] for key in body} == {"model", "max_completion_tokens", "response_format"}
     assert served["cut"] > 0 and summary["llm_adjustments"] == {"cap": served["cut"]}
     caps = [body["max_completion_tokens"] for body in served["bodies"]]
     assert set(caps) == {8000, 32000} and served["cut"] <= 2  # once per role: the larger cap is kept
@@ -91,7 +91,8 @@ def test_a_model_no_family_knows_is_called_as_the_server_asks(tmp_path):
     # and its reasoning spends the chat cap: asked again with room to think, once per role
     assert summary["llm_adjustments"] == {"max_tokens": 1, "temperature": 1, "cap": 2}
     assert summary["llm_failures"] == {}
-    assert {key for body in served["bodies"][2:] for key in body} == {"model", "max_completion_tokens"}
+    sent = {key for body in served["bodies"][2:] for key in body}
+    assert sent == {"model", "max_completion_tokens", "response_format"}
     assert [body["max_completion_tokens"] for body in served["bodies"][2:6]] == [300, 8000, 300, 8000]
 
 
