@@ -211,6 +211,7 @@ EXIT_SEPARATOR = "; "
 """Between exits: a title may hold a comma (`Dam Base, in the magic boat`)."""
 LAST = "LAST COMMAND AND RESPONSE:"
 """The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
+MAP = "MAP OF THE ROOMS YOU WALKED BETWEEN"
 NOW = "as `look` prints it now"
 """When the description shown is the room as a `look` on a copy prints it this turn."""
 NOTHING_RAN = "(nothing ran: none of your replies could be used, and nothing was typed in their place)"
@@ -288,6 +289,8 @@ def _memory(read: Readings) -> list[str]:
     if read.seen_elsewhere:
         where = [f"{name} ({room}, turn {turn})" for name, room, turn in read.seen_elsewhere]
         lines += ["", f"SEEN ELSEWHERE (room and turn you last saw it): {', '.join(where)}."]
+    if len(read.map) > 1:
+        lines += ["", f"{MAP} (this room first, then the nearest; exits as walked, not checked now):", *read.map]
     if read.rooms_with_mentions:
         lines += ["", "ROOMS WHOSE TEXT MENTIONS EXITS NEVER TRIED THERE (not verified):"]
         for room, directions, path in read.rooms_with_mentions:

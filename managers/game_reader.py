@@ -56,6 +56,8 @@ OPENING_CHARS = 2500
 """The game's opening kept for the prompt (see `kept_opening`)."""
 OPENING_ROOM_CHARS = 1200
 """Of a longer opening, the first room's part kept at most."""
+MAP_ROOMS = 25
+"""Rooms on the prompt's map, nearest first."""
 SCORED_KEPT = 12
 """Turns that raised the score, kept for the prompt (the latest)."""
 TEXTS_READ_KEPT = 4
@@ -204,6 +206,7 @@ class GameReader:
             thoughts=tuple(self.thoughts),
             seen_elsewhere=self._seen_elsewhere(here, seen),
             rooms_with_mentions=self._rooms_with_mentions(here, game_map),
+            map=self._map(here, game_map),
             opening=self.opening,
             scored=tuple(self.scored),
             texts_read=tuple(self.texts_read),
@@ -249,6 +252,24 @@ class GameReader:
                     ways.append((spelling, self.titles.get(target, "")))
                     break
         return tuple(ways)
+
+    def _map(self, here: int | None, game_map: MapGraph) -> tuple[str, ...]:
+        """This room, then the nearest rooms reachable by walked exits, then the others (the latest found first),
+        each with its walked exits (MAP_ROOMS at most; rooms the game printed no title for are left out)."""
+        order = [here, *game_map.paths_from(here)] if here in game_map.rooms else []
+        others = sorted(set(game_map.rooms) - set(order), key=lambda r: -game_map.rooms[r].first_visit_turn)
+        order += others
+        lines = []
+        for room_id in order:
+            title = self.titles.get(room_id)
+            if not title:
+                continue
+            exits = game_map.rooms[room_id].exits
+            ways = ", ".join(f"{d} -> {self.titles.get(target) or '(untitled)'}" for d, target in sorted(exits.items()))
+            lines.append(f"{title}: {ways or 'no exit walked'}")
+            if len(lines) == MAP_ROOMS:
+                break
+        return tuple(lines)
 
     def _seen_elsewhere(self, here: int | None, seen_here: tuple[str, ...]) -> tuple[tuple[str, str, int], ...]:
         elsewhere = [

@@ -17,6 +17,7 @@ from agents.prompts import (
     EXITS_MENTIONED,
     HARNESS_NOTE,
     LAST,
+    MAP,
     NOW,
     OPENING,
     SEEN,
@@ -393,3 +394,12 @@ def test_a_long_opening_keeps_its_start_and_the_first_room():
     kept = kept_opening(opening, "Cellar")
     assert kept.startswith("A long banner.") and kept.endswith("Cellar\nYou are in a damp cellar. Stairs lead up.")
     assert len(kept) <= 2500 and kept_opening("Short.", "") == "Short."
+
+
+def test_the_map_lists_the_rooms_walked_between_this_one_first(walkthrough_contexts):
+    late = walkthrough_contexts[80]
+    prompt = render_agent_prompt(late)
+    assert MAP in prompt
+    assert late.readings.map[0].startswith(f"{late.readings.title}: ") and len(late.readings.map) <= 25
+    everywhere = "\n".join(c for context in walkthrough_contexts.values() for c in context.readings.map)
+    assert "West of House: " in everywhere and "north -> North of House" in everywhere
