@@ -167,7 +167,7 @@ def render_agent_prompt(context: AgentContext) -> str:
 
 def render_critic_prompt(context: AgentContext, command: str) -> str:
     shown = command if command.strip() else "(an empty line, as for a 'press a key' pause)"
-    lines = _opening(context) + _state(context, memory=False)  # its memory is for planning, not for judging
+    lines = _state(context, memory=False)  # the agent's memory (the opening among it) is for planning, not judging
     if context.feedback:
         lines += ["", "REJECTED EARLIER THIS TURN:", *_counted(context.feedback)]
     lines += ["", f"Proposed command: {shown}"]
