@@ -250,8 +250,10 @@ def _description(context: AgentContext, read: Readings) -> list[str]:
     age = context.turn - 1 - read.description_turn
     latest = context.recent[-1][1] if context.recent else context.view.text
     if (age <= 0 or read.description_now) and _squeeze(read.description) in _squeeze(latest):
-        below = "the last response" if context.recent else "the opening text"
-        return [f"{DESCRIPTION} ({NOW if read.description_now else 'printed this turn'}): in {below} below."]
+        where = "in the last response below" if context.recent else "in the opening text below"
+        if not context.recent and read.opening:
+            where = "in the game's opening above"
+        return [f"{DESCRIPTION} ({NOW if read.description_now else 'printed this turn'}): {where}."]
     if read.description_now:
         when = NOW
     else:

@@ -139,7 +139,7 @@ NEW_FORMAT = PromptFormat(
     where=f"{WHERE} ",
     description=re.compile(
         rf"{DESCRIPTION} \((?:printed (?P<age>this turn|1 turn ago|\d+ turns ago)|(?P<now>{re.escape(NOW)}))\):"
-        r"(?: in the (?:last response|opening text) below\.)?$"
+        r"(?: in the (?:last response|opening text) below\.| in the game's opening above\.)?$"
     ),
     carried=CARRY,
     carried_is_answer=True,
@@ -205,7 +205,7 @@ def parse_prompt(prompt: str) -> Claims:
             age = match.groupdict().get("age")
             found["description_age"] = None if age is None else 0 if age == "this turn" else int(age.split()[0])
             found["description_now"] = bool(match.groupdict().get("now"))
-            if line.endswith("below."):  # a pointer: the response it points to is checked as the history
+            if line.endswith(("below.", "above.")):  # a pointer: the text it points to is the game's own
                 del found["description"]
             continue
         for label in labels:
