@@ -698,9 +698,14 @@ class Auditor:
         elif claims.description is not None:
             verdict = check_description(claims.description, room.descriptions, claims.description_age, self.turn)
             add("description", claims.description, verdict)
-        for block in (claims.description, claims.carried_answer):
-            for line in future_lines(block or "", self.ask(IDLE_COMMAND)[0], self.printed) if live else ():
-                add("future_text", line, Verdict(False, "the game's clock prints it after the next command"))
+        for block in (claims.description, claims.carried_answer) if live else ():
+            future = future_lines(block or "", self.ask(IDLE_COMMAND)[0], self.printed)
+            for line in (squeeze(line) for line in (block or "").splitlines() if line.strip()):
+                add(
+                    "future_text",
+                    line,
+                    Verdict(line not in future, "the game's clock prints it after the next command"),
+                )
         inventory = self.ask("inventory")[0]
         if live:
             look, title = self.ask("look")[0], printed_title(self.ask("look")[0], self.view.room_name)

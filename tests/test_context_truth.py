@@ -165,7 +165,7 @@ def test_a_short_episode_is_audited_and_a_planted_lie_is_caught(rom_path, walkth
     # what a prompt should show, it shows: the room, the inventory, a current description, the way back
     for category in ("room_named", "inventory_shown", "description_fresh", "way_back"):
         assert audit["counts"][category]["checked"] and not audit["counts"][category]["false"], category
-    assert audit["counts"]["future_text"] == {"checked": 0, "false": 0, "unverifiable": 0}
+    assert audit["counts"]["future_text"]["checked"] and not audit["counts"]["future_text"]["false"]
 
 
 def test_the_clock_s_next_words_in_a_prompt_are_future_text():
