@@ -25,6 +25,9 @@ class Proposal:
     game."""
     parse_failures: tuple[dict[str, Any], ...] = ()
     """Replies that failed validation on the way to this command (`{"kind", "reply"}`): recorded with the turn."""
+    note: str = ""
+    """A fact the agent asks to keep for the rest of the episode (LLM agents: the reply's `note`), shown back to it
+    in every later prompt; never sent to the game."""
 
 
 @runtime_checkable

@@ -7,7 +7,7 @@ from typing import Any
 from agents.base import Agent, InvalidReply, Proposal
 from agents.llm_client import LLMClient
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
-from agents.reply import parse_reply
+from agents.reply import parse_reply, reply_note
 from session.config import LLMConfig
 from session.context import AgentContext
 
@@ -18,8 +18,8 @@ AGENT_REPLY_SCHEMA = {
         "strict": True,
         "schema": {
             "type": "object",
-            "properties": {"thought": {"type": "string"}, "command": {"type": "string"}},
-            "required": ["thought", "command"],
+            "properties": {"thought": {"type": "string"}, "command": {"type": "string"}, "note": {"type": "string"}},
+            "required": ["thought", "command", "note"],
             "additionalProperties": False,
         },
     },
@@ -55,7 +55,7 @@ class LLMAgent(Agent):
             try:
                 thought, command = parse_reply(reply, context.dictionary)
                 self.unusable_turns = 0
-                return Proposal(command, thought, self._drain_parse_failures())
+                return Proposal(command, thought, self._drain_parse_failures(), reply_note(reply))
             except InvalidReply as exc:
                 last = exc
                 self.parse_failures.append({"kind": exc.kind, "reply": exc.reply[:300]})

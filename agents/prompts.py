@@ -55,7 +55,9 @@ _AGENT_GOAL = (
 AGENT_REPLY = {
     "thought": (
         'Reply with one JSON object and nothing else: {"thought": "<one or two short sentences>", '
-        '"command": "<ONE game command>"}. The thought is for you; only the command reaches the game.'
+        '"command": "<ONE game command>", "note": ""}. The thought is for you; only the command reaches the game. '
+        '"note" keeps a fact for the rest of the game (a code, a clue, a plan), shown to you every turn: "" when '
+        "there is nothing new to keep."
     ),
     "command": f"Reply with {FORMAT_RULE}. Example: open mailbox",
 }
@@ -194,6 +196,8 @@ def _opening(context: AgentContext) -> list[str]:
         lines.append("")
     for turn, command, text in read.texts_read:
         lines += [f"WHAT YOU READ (turn {turn}, {command}):", text, ""]
+    if read.notes:
+        lines += [NOTES, *(f"- turn {turn}: {note}" for turn, note in read.notes), ""]
     return lines
 
 
@@ -212,6 +216,7 @@ EXIT_SEPARATOR = "; "
 LAST = "LAST COMMAND AND RESPONSE:"
 """The labels a prompt's claims stand under (benchmarks.context_truth checks each against the game)."""
 MAP = "MAP OF THE ROOMS YOU WALKED BETWEEN"
+NOTES = "YOUR NOTES (what you asked to keep, in your words, not the game's):"
 NOW = "as `look` prints it now"
 """When the description shown is the room as a `look` on a copy prints it this turn."""
 NOTHING_RAN = "(nothing ran: none of your replies could be used, and nothing was typed in their place)"

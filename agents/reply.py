@@ -317,6 +317,18 @@ def parse_reply(reply: str | None, dictionary: GameDictionary | None = None) -> 
     return _thought(thought) or _thought(reasoning, tail=True), command
 
 
+MAX_NOTE_CHARS = 200
+"""A note the agent keeps for the episode, at the most."""
+
+
+def reply_note(reply: str | None) -> str:
+    """The `note` of a JSON reply (what the model says outside its reasoning), printable, on one line, at most
+    MAX_NOTE_CHARS; "" when there is none."""
+    data = json_object(answer_text(reply[:MAX_REPLY_CHARS])) if isinstance(reply, str) else None
+    note = data.get("note") if isinstance(data, dict) else None
+    return " ".join(printable(note).split())[:MAX_NOTE_CHARS] if isinstance(note, str) else ""
+
+
 def parse_command(reply: str | None, dictionary: GameDictionary | None = None) -> str:
     """The single command a reply gives (parse_reply without the thought)."""
     return parse_reply(reply, dictionary)[1]

@@ -56,6 +56,8 @@ OPENING_CHARS = 2500
 """The game's opening kept for the prompt (see `kept_opening`)."""
 OPENING_ROOM_CHARS = 1200
 """Of a longer opening, the first room's part kept at most."""
+NOTES_KEPT = 10
+"""The agent's own notes kept for the prompt (the latest)."""
 MAP_ROOMS = 25
 """Rooms on the prompt's map, nearest first."""
 SCORED_KEPT = 12
@@ -113,6 +115,8 @@ class GameReader:
         """(turn, room title, command, points) of the turns that raised the score."""
         self.texts_read: deque[tuple[int, str, str]] = deque(maxlen=TEXTS_READ_KEPT)
         """(turn, command, answer) of the last `read` commands."""
+        self.notes: deque[tuple[int, str]] = deque(maxlen=NOTES_KEPT)
+        """(turn, note) the agent asked to keep."""
         self.arrivals: dict[int | None, tuple[str, int | None]] = {}
         """Room -> (the opposite of the move that last brought the player here, the room it came from): the likely
         way back, shown among the exits once a copy shows it leads there."""
@@ -140,6 +144,8 @@ class GameReader:
         came = record.room_id_before is not None and record.room_id_after not in (None, record.room_id_before)
         if direction in OPPOSITE and came:
             self.arrivals[record.room_id_after] = (OPPOSITE[direction], record.room_id_before)
+        if record.note and record.note not in (note for _, note in self.notes):
+            self.notes.append((record.turn, record.note))
         if record.thought and not record.fallback:
             self.thoughts.append((record.turn, record.thought))
         self._heard(record.room_id_after, record.room_name_after, record.response, record.turn)
@@ -206,6 +212,7 @@ class GameReader:
             thoughts=tuple(self.thoughts),
             seen_elsewhere=self._seen_elsewhere(here, seen),
             rooms_with_mentions=self._rooms_with_mentions(here, game_map),
+            notes=tuple(self.notes),
             map=self._map(here, game_map),
             opening=self.opening,
             scored=tuple(self.scored),

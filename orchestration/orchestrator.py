@@ -417,6 +417,7 @@ class Orchestrator:
             record.agent_memory = self.agent_memory = memory
         record.parse_failures = parse_failures
         record.thought = chosen.thought if chosen is not None and not fallback else ""
+        record.note = chosen.note if chosen is not None and not fallback else ""
         self._learn(record)
         record.objectives_completed = self.objectives.observe(record)
         if self.review is not None:
@@ -567,7 +568,7 @@ class Orchestrator:
                 if context.review_objectives and self._take_review():
                     context = replace(context, review_objectives=False)  # one review a turn
             accepted = judgement.score >= threshold and judgement.source not in BLOCKING_SOURCES
-            candidates.append(Candidate(command, judgement, accepted, thought))
+            candidates.append(Candidate(command, judgement, accepted, thought, proposal.note))
             if accepted or forced:
                 break
             if refusal is None:
@@ -731,4 +732,5 @@ def _candidate_record(candidate: Candidate) -> dict:
         "source": judgement.source,
         "accepted": candidate.accepted,
         "thought": candidate.thought,
+        "note": candidate.note,
     }

@@ -86,6 +86,9 @@ class Readings:
     """(turn, thought): the agent's own last thoughts, oldest first."""
     seen_elsewhere: tuple[tuple[str, str, int], ...] = ()
     """(name, room title, turn): things last seen in another room, latest first."""
+    notes: tuple[tuple[int, str], ...] = ()
+    """(turn, note) of the facts the agent asked to keep for the episode (its reply's `note`), oldest first
+    (bounded)."""
     map: tuple[str, ...] = ()
     """One line per room the player walked between, nearest first, this room first (bounded): `Kitchen: west ->
     Living Room, up -> Attic`, the exits as walked (not checked now)."""

@@ -125,6 +125,8 @@ class Candidate:
     accepted: bool
     thought: str = ""
     """The agent's thought behind this proposal (LLM agents in `thought` mode)."""
+    note: str = ""
+    """A fact the agent asked to keep for the episode with this proposal (see agents.base.Proposal.note)."""
 
 
 @dataclass(slots=True)
@@ -183,6 +185,8 @@ class TurnRecord:
     """LLM objectives the critic proposed this turn (llm mode): kept so `--resume` restores them exactly."""
     thought: str = ""
     """The agent's thought behind the command (LLM agents in `thought` mode); never sent to the game."""
+    note: str = ""
+    """A fact the agent asked to keep for the episode with the command that ran (kept and shown in later prompts)."""
     llm_cost_usd: dict[str, float] = field(default_factory=dict)
     """This turn's LLM cost by role, from the configured price table."""
     events: list[dict[str, Any]] = field(default_factory=list)

@@ -615,3 +615,16 @@ def test_every_call_asks_for_its_schema_and_a_refusal_turns_off_that_role_s_only
     assert critic == ["critic_verdict", None, None]
     assert [r["command"] for r in result.records] == ["open mailbox", "north"]
     assert result.summary["llm_failures"] == {"http_400": 1}
+
+
+def test_the_agent_s_notes_are_kept_and_shown_in_every_later_prompt(rom_path, tmp_path, fake_llm):
+    """A reply's `note` is recorded with its turn and shown, in the agent's words and marked as its own, in every
+    later prompt; it never reaches the game."""
+    noted = json.dumps({"thought": "mail first", "command": "open mailbox", "note": "The mailbox may hold a clue."})
+    fake_llm.script("agent", noted, "north", "south")
+    result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=3)
+    assert [r["note"] for r in result.records] == ["The mailbox may hold a clue.", "", ""]
+    first, *later = fake_llm.user_prompts("agent")
+    assert "YOUR NOTES" not in first
+    assert all("- turn 1: The mailbox may hold a clue." in prompt for prompt in later)
+    assert "clue" not in " ".join(r["command"] for r in result.records)

@@ -261,9 +261,10 @@ def test_the_critic_has_a_rubric_and_sees_this_turns_rejections(walkthrough_cont
 
 
 def test_prompts_are_compact(walkthrough_contexts):
-    """ZorkGPT's prompts ran to 71.5K characters a turn; ours stay within a few thousand."""
+    """ZorkGPT's prompts ran to 71.5K characters a turn; ours, memory and map included, stay within a tenth of it on
+    average and under 10,000 characters at the most."""
     sizes = [len(agent_system_prompt("zork1")) + len(render_agent_prompt(c)) for c in walkthrough_contexts.values()]
-    assert max(sizes) < 8_000 and sum(sizes) / len(sizes) < 4_500
+    assert max(sizes) < 10_000 and sum(sizes) / len(sizes) < 7_150
 
 
 def test_what_was_done_here_is_listed_with_the_games_answers(rom_path, tmp_path):
@@ -403,3 +404,12 @@ def test_the_map_lists_the_rooms_walked_between_this_one_first(walkthrough_conte
     assert late.readings.map[0].startswith(f"{late.readings.title}: ") and len(late.readings.map) <= 25
     everywhere = "\n".join(c for context in walkthrough_contexts.values() for c in context.readings.map)
     assert "West of House: " in everywhere and "north -> North of House" in everywhere
+
+
+def test_a_reply_s_note_is_read_bounded_and_only_from_what_the_model_says():
+    from agents.reply import reply_note
+
+    assert reply_note('{"thought": "t", "command": "north", "note": "The code is 3-1-4."}') == "The code is 3-1-4."
+    assert reply_note('{"thought": "t", "command": "north", "note": ""}') == ""
+    assert reply_note("north") == "" and reply_note('<think>{"note": "x"}</think> north') == ""
+    assert len(reply_note('{"command": "n", "note": "' + "x" * 500 + '"}')) == 200
