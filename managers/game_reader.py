@@ -245,20 +245,23 @@ class GameReader:
 
     def _exits(self, here: int | None, game_map: MapGraph) -> tuple[tuple[str, str], ...]:
         """Known exits from here that, tried on a copy now, still lead where they led, and the way back to the room
-        the player came from (the opposite of the move that brought it here) when it does."""
+        the player came from (the opposite of the move that brought it here) when it does, also where that direction
+        once led elsewhere (temple's two Corridors)."""
         room = game_map.rooms.get(here) if here is not None else None
-        known = dict(room.exits) if room else {}
+        candidates = sorted(room.exits.items()) if room else []
         back = self.arrivals.get(here)
-        if back is not None and back[0] not in known and here is not None and back[1] != here:
-            known[back[0]] = back[1]
-        ways = []
-        for direction, target in sorted(known.items()):
+        if back is not None and here is not None and back[1] != here and back not in candidates:
+            candidates.append(back)
+        ways: dict[str, tuple[str, str]] = {}
+        for direction, target in candidates:
+            if direction in ways:
+                continue
             for spelling in (direction, *spellings_of(direction)):  # some parsers know `sw` and not `southwest`
                 trial = self.answer(spelling)
                 if trial is not None and trial.room_id == target:
-                    ways.append((spelling, self.titles.get(target, "")))
+                    ways[direction] = (spelling, self.titles.get(target, ""))
                     break
-        return tuple(ways)
+        return tuple(ways[direction] for direction in sorted(ways))
 
     def _map(self, here: int | None, game_map: MapGraph) -> tuple[str, ...]:
         """This room, then the nearest rooms reachable by walked exits, then the others (the latest found first),
