@@ -5,25 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from agents.base import Agent, InvalidReply, Proposal
-from agents.llm_client import LLMClient
+from agents.llm_client import LLMClient, json_schema
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
 from agents.reply import parse_reply, reply_note
 from session.config import LLMConfig
 from session.context import AgentContext
 
-AGENT_REPLY_SCHEMA = {
-    "type": "json_schema",
-    "json_schema": {
-        "name": "agent_reply",
-        "strict": True,
-        "schema": {
-            "type": "object",
-            "properties": {"thought": {"type": "string"}, "command": {"type": "string"}, "note": {"type": "string"}},
-            "required": ["thought", "command", "note"],
-            "additionalProperties": False,
-        },
-    },
-}
+AGENT_REPLY_SCHEMA = json_schema(
+    "agent_reply", {"thought": {"type": "string"}, "command": {"type": "string"}, "note": {"type": "string"}}
+)
 """`response_format` for `[tool.zorkgpt.llm] response_format = "json_schema"` (OpenAI's structured outputs)."""
 
 

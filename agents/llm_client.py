@@ -146,6 +146,18 @@ def _names(message: str, parameter: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9_]){re.escape(parameter)}(?![A-Za-z0-9_])", message) is not None
 
 
+def strict_object(properties: dict) -> dict:
+    """A JSON-schema object that holds exactly `properties`, every one required (strict structured outputs require
+    every field)."""
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def json_schema(name: str, properties: dict) -> dict:
+    """A strict `response_format` of an object of `properties` (OpenAI's structured outputs; vLLM, llama.cpp and
+    Ollama take the same shape)."""
+    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": strict_object(properties)}}
+
+
 def _count(value: object) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -204,6 +216,7 @@ class LLMClient:
         while True:
             request = self._request(model, messages, temperature, max_tokens, response_format)
             self.usage.calls[role] += 1
+            failed: Exception | None = None
             try:
                 with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
                     response = self.client.chat.completions.create(**request)
@@ -214,13 +227,13 @@ class LLMClient:
                     continue
                 self._fail(role, failure_category(exc), str(exc))
             except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
-                if not grown and (larger := self._larger_cap(request, response_of(exc))):
-                    grown, max_tokens = True, self._grow(role, model, max_tokens, larger)
-                    continue
-                self._fail(role, failure_category(exc), str(exc))
-            if not grown and not split_reasoning(text)[1].strip() and (larger := self._larger_cap(request, response)):
+                failed, response, text = exc, response_of(exc), ""
+            said_nothing = failed is not None or not split_reasoning(text)[1].strip()
+            if said_nothing and not grown and (larger := self._larger_cap(request, response)):
                 grown, max_tokens = True, self._grow(role, model, max_tokens, larger)
                 continue
+            if failed is not None:
+                self._fail(role, failure_category(failed), str(failed))
             break
         self.failures_in_a_row[role] = 0
         return self._safe_reply(text)

@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from agents.base import Critic
-from agents.llm_client import LLMClient
+from agents.llm_client import LLMClient, json_schema, strict_object
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
     CRITIC_RETRY,
@@ -42,46 +42,23 @@ MAX_NOTE_CHARS = 200
 """A strategic note's length at the most."""
 
 
-def _schema(name: str, properties: dict, required: list[str]) -> dict:
-    """A strict `response_format` (OpenAI's structured outputs; vLLM, llama.cpp and Ollama take the same shape)."""
-    schema = {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
-    return {"type": "json_schema", "json_schema": {"name": name, "strict": True, "schema": schema}}
-
-
-CRITIC_VERDICT_SCHEMA = _schema(
+CRITIC_VERDICT_SCHEMA = json_schema(
     "critic_verdict",
     {
         "score": {"type": "number"},
         "reason": {"type": "string"},
         "completed": {
             "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"objective": {"type": "string"}, "evidence": {"type": "string"}},
-                "required": ["objective", "evidence"],
-                "additionalProperties": False,
-            },
+            "items": strict_object({"objective": {"type": "string"}, "evidence": {"type": "string"}}),
         },
         "new_objectives": {"type": "array", "items": {"type": "string"}},
     },
-    ["score", "reason", "completed", "new_objectives"],
 )
 """The verdict, with the objective review's two lists (empty when the prompt asks for no review: a strict schema
 requires every field)."""
-SYNTHESIS_SCHEMA = _schema(
+SYNTHESIS_SCHEMA = json_schema(
     "episode_notes",
-    {
-        "notes": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {"note": {"type": "string"}, "turn": {"type": "integer"}},
-                "required": ["note", "turn"],
-                "additionalProperties": False,
-            },
-        }
-    },
-    ["notes"],
+    {"notes": {"type": "array", "items": strict_object({"note": {"type": "string"}, "turn": {"type": "integer"}})}},
 )
 
 
