@@ -316,6 +316,12 @@ def _undecorated(line: str) -> str:
     return text
 
 
+def _title_lines(lines: list[str], title: str) -> list[int]:
+    """The indexes of the lines that print `title` (decoration aside, any case); none for no title."""
+    wanted = title.lower()
+    return [i for i, line in enumerate(lines) if wanted and _undecorated(line).lower() == wanted]
+
+
 def _names_room(line: str, name: str) -> bool:
     """The line is the room's title: its name (lower-cased), alone or followed by what games append to it (yomomma's
     `Artist hangout (NE corner)`, `Dam Base, in the magic boat`)."""
@@ -336,8 +342,7 @@ def is_title(line: str) -> bool:
 def _description(text: str, look: Look) -> str:
     """`text` from the room's title line on, keeping only the room's lines (`room_line`), not passing events."""
     lines = text.splitlines()
-    title = look.title.lower()
-    start = next((i for i, line in enumerate(lines) if _undecorated(line).lower() == title), None)
+    start = next(iter(_title_lines(lines, look.title)), None)
     if start is None:
         return ""
     body = next((i for i in range(start + 1, len(lines)) if lines[i].strip()), None)
@@ -387,9 +392,7 @@ def kept_opening(text: str, title: str) -> str:
     if len(text) <= OPENING_CHARS:
         return text
     lines = text.splitlines()
-    at = next(
-        (i for i in range(len(lines) - 1, -1, -1) if title and _undecorated(lines[i]).lower() == title.lower()), None
-    )
+    at = next(reversed(_title_lines(lines, title)), None)
     room = "\n".join(lines[at:]).strip() if at is not None else ""
     room = room[:OPENING_ROOM_CHARS]
     head = text[: max(OPENING_CHARS - len(room) - 3, OPENING_CHARS // 2)].rsplit(" ", 1)[0]
