@@ -78,6 +78,8 @@ name when `look` prints a title; the inventory when the game lists something car
 FRESH_TURNS old (or as `look` prints it now) when `look` prints one; the way back among the exits that work, when
 the last turn walked in and the reversed move leads back now."""
 FRESH_TURNS = 5
+COUNTED = (*CATEGORIES, *COVERAGE)
+"""Every count an audit keeps, claims and coverage."""
 """Claims that must all be true; suggested exits are a share, reported apart."""
 KINDS = ("optimal", "noisy")
 NOISY_FACTOR, NOISY_SEED = 1, 1
@@ -497,9 +499,7 @@ def check_description(block: str, printed: list[Description], age: int | None, t
     shown = [squeeze(line) for line in block.splitlines() if line.strip()]
     room_lines = target.room_lines
     for index, line in enumerate(shown):
-        cut = index == len(shown) - 1 and line.endswith("…")
-        stem = line.removesuffix("…").rstrip()
-        if (line in room_lines) or (cut and any(room.startswith(stem) for room in room_lines)):
+        if _printed_line(line, index == len(shown) - 1, room_lines):
             continue
         event = next((d for d in reversed(printed) if line in d.events), None)
         if event is not None:
@@ -515,14 +515,19 @@ def check_description(block: str, printed: list[Description], age: int | None, t
     return Verdict(True) if shown else Verdict(False, "empty")
 
 
+def _printed_line(line: str, last: bool, printed: tuple[str, ...] | list[str]) -> bool:
+    """A shown line (squeezed) is one of `printed`, or, when it is the block's `last` and cut with `…`, the start of
+    one."""
+    stem = line.removesuffix("…").rstrip()
+    return line in printed or (last and line.endswith("…") and any(text.startswith(stem) for text in printed))
+
+
 def check_current_description(block: str, look_answer: str) -> Verdict:
     """A description shown as `look` prints it now: every line is a line of that answer (the last may be cut)."""
     shown = [squeeze(line) for line in block.splitlines() if line.strip()]
     answer = [squeeze(line) for line in look_answer.splitlines() if line.strip()]
     for index, line in enumerate(shown):
-        stem = line.removesuffix("…").rstrip()
-        cut = index == len(shown) - 1 and line.endswith("…")
-        if line not in answer and not (cut and any(printed.startswith(stem) for printed in answer)):
+        if not _printed_line(line, index == len(shown) - 1, answer):
             return Verdict(False, f"`look` does not print {line!r} now: {_first_lines(look_answer)}")
     return Verdict(True) if shown else Verdict(False, "empty")
 
@@ -708,7 +713,8 @@ class Auditor:
                 )
         inventory = self.ask("inventory")[0]
         if live:
-            look, title = self.ask("look")[0], printed_title(self.ask("look")[0], self.view.room_name)
+            look = self.ask("look")[0]
+            title = printed_title(look, self.view.room_name)
             if title and not is_dark(look):
                 add("room_named", title, Verdict(claims.room is not None, "no room named"))
                 age = claims.description_age
@@ -771,7 +777,7 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
             findings += auditor.audit(prompts[auditor.turn])
         auditor.advance(record)
     chars = [len(text) for text in prompts.values()]
-    counts = {c: Counter() for c in (*CATEGORIES, *COVERAGE, "suggested_exits")}
+    counts = {c: Counter() for c in (*COUNTED, "suggested_exits")}
     for finding in findings:
         counts[finding.category]["checked" if finding.true is not None else "unverifiable"] += 1
         counts[finding.category]["false" if finding.true is False else "ok"] += finding.true is not None
@@ -781,9 +787,7 @@ def audit_episode(story: Path, prompts: dict[int, str], records: list[dict], see
         "prompt_chars_mean": round(sum(chars) / len(chars)) if chars else 0,
         "prompt_chars_max": max(chars, default=0),
         "desync_turns": auditor.desync,
-        "counts": {
-            c: {k: counts[c][k] for k in ("checked", "false", "unverifiable")} for c in (*CATEGORIES, *COVERAGE)
-        },
+        "counts": {c: {k: counts[c][k] for k in ("checked", "false", "unverifiable")} for c in COUNTED},
         "suggested_exits": {
             "shown": counts["suggested_exits"]["checked"],
             "lead_somewhere": counts["suggested_exits"]["checked"] - counts["suggested_exits"]["false"],
@@ -901,10 +905,10 @@ def _progress(row: dict | None) -> None:
 # -- tables --------------------------------------------------------------------------------------------------------
 def totals(rows: list[dict]) -> dict:
     """Every count summed over the rows (one kind)."""
-    summed = {c: Counter() for c in (*CATEGORIES, *COVERAGE)}
+    summed = {c: Counter() for c in COUNTED}
     exits: Counter = Counter()
     for row in rows:
-        for c in (*CATEGORIES, *COVERAGE):
+        for c in COUNTED:
             summed[c].update(row["counts"].get(c, {}))
         exits.update(row["suggested_exits"])
     prompts = sum(r["prompts"] for r in rows)
@@ -912,7 +916,7 @@ def totals(rows: list[dict]) -> dict:
         "games": len(rows),
         "turns": sum(r["turns"] for r in rows),
         "prompts": prompts,
-        "counts": {c: dict(summed[c]) for c in (*CATEGORIES, *COVERAGE)},
+        "counts": {c: dict(summed[c]) for c in COUNTED},
         "suggested_exits": dict(exits),
         "suggested_exits_share": round(exits["lead_somewhere"] / exits["shown"], 3) if exits["shown"] else None,
         "prompt_chars_mean": round(sum(r["prompt_chars_mean"] * r["prompts"] for r in rows) / max(prompts, 1)),
