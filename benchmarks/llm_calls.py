@@ -134,16 +134,17 @@ def measure(
     `cacheable_prefix_share`: of the characters of the agent's requests, the share that a provider's prompt cache
     could serve, the start each request shares with the one before (the system prompt, then the game's opening)."""
     shared = Counter()
-    previous = [""]
+    previous = ""
 
     def heard(messages: list[dict]) -> None:
+        nonlocal previous
         if listen is not None:
             listen(messages)
         if role_of(messages) == "agent":
             text = "\n".join(str(m.get("content", "")) for m in messages)
             shared["chars"] += len(text)
-            shared["prefix"] += len(os.path.commonprefix([previous[0], text]))
-            previous[0] = text
+            shared["prefix"] += len(os.path.commonprefix([previous, text]))
+            previous = text
 
     summary, records, config = play(
         rom, commands, config_path, episode_dir, shown, more_overrides, heard, critic=critic
