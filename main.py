@@ -32,6 +32,7 @@ from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession, StoryFileError
 from session.records import FINISHED_ENDINGS, Ending, TurnRecord
 from session.safe_text import printable
+from session.tables import markdown_table
 
 EXIT_USAGE = 2
 EXIT_LLM_UNAVAILABLE = 3
@@ -282,8 +283,7 @@ def write_run(episode_dir: Path, summaries: list[dict]) -> Path:
     run = {"game": summaries[0]["game"], "episodes": rows, "knowledge_store": summaries[-1].get("knowledge_store")}
     (folder / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     columns = ["episode", *RUN_COLUMNS, "llm_calls", "cost_usd"]
-    table = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    table += ["| " + " | ".join(str(row[c]) for c in columns) + " |" for row in rows]
+    table = markdown_table(columns, [[row[c] for c in columns] for row in rows])
     (folder / "run.md").write_text(f"# {run['game']}: {len(rows)} episodes\n\n" + "\n".join(table) + "\n")
     return folder / "run.json"
 

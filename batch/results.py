@@ -9,6 +9,7 @@ from pathlib import Path
 from statistics import mean
 
 from session.config import modernize
+from session.tables import markdown_table
 
 LOOP_BREAK_SWITCH = ("loop_break", "enabled")
 """The key whose on/off pairs of cells give the turns and cost the loop break saved."""
@@ -113,11 +114,7 @@ def write_results(out: Path, rows: list[dict], grid: dict, wall_seconds: float, 
 
 def markdown(result: dict) -> str:
     def table(lines: list[dict]) -> list[str]:
-        text = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
-        for line in lines:
-            ends = ", ".join(f"{k} {v}" for k, v in sorted(line["terminations"].items()))
-            text.append("| " + " | ".join(str(line[c]) if c != "terminations" else ends for c in COLUMNS) + " |")
-        return text
+        return markdown_table(COLUMNS, [[_cell(line, c) for c in COLUMNS] for line in lines])
 
     lines = [
         "# Batch results",
@@ -131,16 +128,18 @@ def markdown(result: dict) -> str:
     ]
     lines += table(result["cells"])
     if result["loop_break_saved"]:
-        lines += [
-            "",
-            "## Saved by the loop break",
-            "",
-            "| on | off | turns saved per episode | cost saved (USD) |",
-            "|---|---|---|---|",
+        lines += ["", "## Saved by the loop break", ""]
+        saved = [
+            (pair["on"], pair["off"], pair["turns_saved_per_episode"], pair["cost_saved_usd"])
+            for pair in result["loop_break_saved"]
         ]
-        lines += [
-            f"| {p['on']} | {p['off']} | {p['turns_saved_per_episode']} | {p['cost_saved_usd']} |"
-            for p in result["loop_break_saved"]
-        ]
+        lines += markdown_table(("on", "off", "turns saved per episode", "cost saved (USD)"), saved)
     lines += ["", "## By cell and game", ""] + table(result["games"])
     return "\n".join(lines) + "\n"
+
+
+def _cell(line: dict, column: str) -> object:
+    """A cell of a summary line: the endings as `reason count, ...`, every other figure as it is."""
+    if column == "terminations":
+        return ", ".join(f"{k} {v}" for k, v in sorted(line["terminations"].items()))
+    return line[column]

@@ -70,6 +70,7 @@ from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
+from session.tables import markdown_table
 
 CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")
 COVERAGE = ("room_named", "inventory_shown", "description_fresh", "way_back")
@@ -949,6 +950,27 @@ def _share(exits: dict) -> str:
     )
 
 
+TABLE_COLUMNS = (
+    "game",
+    "played",
+    "turns",
+    "room",
+    "carried",
+    "seen",
+    "exits worked",
+    "description",
+    "future text",
+    "suggested exits lead somewhere",
+    "chars mean / max",
+    "room named",
+    "inventory shown",
+    "description fresh",
+    "way back shown",
+)
+"""The columns of a kind's table: the game and its run, a false / checked cell per category (CATEGORIES), the
+suggested exits, the prompt's size, a covered share per COVERAGE category."""
+
+
 def markdown(rows: list[dict], meta: dict) -> str:
     lines = [
         "# Is what the agent is shown true? (benchmarks/context_truth.py)",
@@ -973,31 +995,33 @@ def markdown(rows: list[dict], meta: dict) -> str:
         "TURN - 1 - N.",
         "",
     ]
-    header = (
-        "| game | played | turns | room | carried | seen | exits worked | description | future text | "
-        "suggested exits lead somewhere | chars mean / max | room named | inventory shown | description fresh | "
-        "way back shown |"
-    )
     for kind in sorted({r["kind"] for r in rows}, key=KINDS.index):
         mine = [r for r in rows if r["kind"] == kind]
         total = totals(mine)
-        lines += [f"## {kind}", "", header, "|" + "---|" * 15]
+        games = []
         for r in mine:
             desync = f" (desync at {r['desync_turns'][0]})" if r["desync_turns"] else ""
-            end = f"{r['turns']} ({r['termination_reason']}){desync}"
-            cells = " | ".join(_cell(r["counts"][c]) for c in CATEGORIES)
-            covered = " | ".join(_covered(r["counts"].get(c, {})) for c in COVERAGE)
-            lines.append(
-                f"| {r['game']} | {r['played']} | {end} | {cells} | {_share(r['suggested_exits'])} | "
-                f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,} | {covered} |"
+            games.append(
+                (
+                    r["game"],
+                    r["played"],
+                    f"{r['turns']} ({r['termination_reason']}){desync}",
+                    *(_cell(r["counts"][c]) for c in CATEGORIES),
+                    _share(r["suggested_exits"]),
+                    f"{r['prompt_chars_mean']:,} / {r['prompt_chars_max']:,}",
+                    *(_covered(r["counts"].get(c, {})) for c in COVERAGE),
+                )
             )
-        cells = " | ".join(_cell(total["counts"][c]) for c in CATEGORIES)
-        covered = " | ".join(_covered(total["counts"][c]) for c in COVERAGE)
-        lines += [
-            f"| **all {total['games']}** | | {total['turns']:,} | {cells} | {_share(total['suggested_exits'])} | "
-            f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,} | {covered} |",
+        summed = (
+            f"**all {total['games']}**",
             "",
-        ]
+            f"{total['turns']:,}",
+            *(_cell(total["counts"][c]) for c in CATEGORIES),
+            _share(total["suggested_exits"]),
+            f"{total['prompt_chars_mean']:,} / {total['prompt_chars_max']:,}",
+            *(_covered(total["counts"][c]) for c in COVERAGE),
+        )
+        lines += [f"## {kind}", "", *markdown_table(TABLE_COLUMNS, games, totals=[summed]), ""]
     lines += ["## False claims (at most " + str(EXAMPLES_SHOWN) + " per game, kind and category; all in the JSON)", ""]
     for r in rows:
         by_category: dict[str, list[dict]] = {}

@@ -46,6 +46,7 @@ from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
 from session.records import LOOP_ENDINGS
+from session.tables import markdown_table
 
 LLM_WALKTHROUGH = "llm_walkthrough"
 """The healthy kind played through the LLM path (see the module's docstring)."""
@@ -374,48 +375,48 @@ def markdown(rows: list[dict], summary: dict) -> str:
     ]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
     lines += ["", "## Per game", "", per_game_table(rows), "## Per stuck kind (forced)", "", per_kind_table(rows)]
-    lines += [
-        "## Healthy play (forced): stops before the last healthy turn must be none",
-        "",
-        "| game | kind | variant | turns (healthy) | end | score / clean | warning turns | turned to reject |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+    lines += ["## Healthy play (forced): stops before the last healthy turn must be none", ""]
+    healthy = []
     for r in rows:
         if r["kind"] in ("optimal", "noisy"):
             end = f"{r['termination_reason']} @ {r['termination_turn']}" + (
                 " **FALSE STOP**" if r["false_stop"] else ""
             )
-            lines.append(
-                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['turns']} ({r['healthy_until']}) | {end} | "
-                f"{r['final_score']} / {r['clean_score']} | {r['healthy_warning_turns']} | "
-                f"{r['healthy_turned_to_reject']} |"
+            healthy.append(
+                (
+                    r["game"],
+                    r["kind"],
+                    r["variant"],
+                    f"{r['turns']} ({r['healthy_until']})",
+                    end,
+                    f"{r['final_score']} / {r['clean_score']}",
+                    r["healthy_warning_turns"],
+                    r["healthy_turned_to_reject"],
+                )
             )
+    lines += markdown_table(HEALTHY_COLUMNS, healthy)
     through_llm = [r for r in rows if r["kind"] == LLM_WALKTHROUGH]
     if through_llm:
-        lines += [
-            "",
-            "## Healthy play through the LLM path: every step must run as written",
-            "",
-            "| game | end | score / clean | steps refused (by) | told by the pre-check, then run | LLM calls/turn |",
-            "|---|---|---|---|---|---|",
-        ]
+        lines += ["", "## Healthy play through the LLM path: every step must run as written", ""]
+        llm_rows = []
         for r in through_llm:
             by = ", ".join(f"{kind} {n}" for kind, n in sorted(r["refused"].items()))
             end = f"{r['termination_reason']} @ {r['termination_turn']}" + (" **STOPPED**" if r["stopped"] else "")
             mark = "" if r["final_score"] == r["clean_score"] else " **SHORT**"
-            lines.append(
-                f"| {r['game']} | {end} | {r['final_score']} / {r['clean_score']}{mark} | {r['refused_steps']}"
-                f"{f' ({by})' if by else ''} | {r['told_then_run']} | {r['calls_per_turn']:.2f} |"
+            llm_rows.append(
+                (
+                    r["game"],
+                    end,
+                    f"{r['final_score']} / {r['clean_score']}{mark}",
+                    f"{r['refused_steps']}{f' ({by})' if by else ''}",
+                    r["told_then_run"],
+                    f"{r['calls_per_turn']:.2f}",
+                )
             )
-    lines += [
-        "",
-        "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper",
-        "",
-        "| game | kind | variant | loop starts | forced: ended after (target) | detections | looper: end | "
-        "looper left the loop at |",
-        "|---|---|---|---|---|---|---|---|",
-    ]
+        lines += markdown_table(LLM_COLUMNS, llm_rows)
+    lines += ["", "## Stuck play: turns from the loop's start to its end (forced), and the steerable looper", ""]
     looper = {(r["game"], r["kind"], r["variant"]): r for r in rows if r["mode"] == "looper"}
+    stuck = []
     for r in rows:
         if r["kind"] in STUCK_KINDS and r["mode"] == "forced":
             steered = looper.get((r["game"], r["kind"], r["variant"]), {})
@@ -423,22 +424,64 @@ def markdown(rows: list[dict], summary: dict) -> str:
             mark = "" if r["within_target"] else " **LATE**"
             by = " (game over)" if r.get("ended_by") == "game_over" else ""
             left = steered.get("left_loop_turn")
-            lines.append(
-                f"| {r['game']} | {r['kind']} | {r['variant']} | {r['loop_start']} | "
-                f"{ended}{by} ({r['target']}){mark} | "
-                f"{', '.join(r['detections']) or '-'} | {steered.get('termination_reason', '-')} @ "
-                f"{steered.get('termination_turn', '-')} | {left if left is not None else '-'} |"
+            stuck.append(
+                (
+                    r["game"],
+                    r["kind"],
+                    r["variant"],
+                    r["loop_start"],
+                    f"{ended}{by} ({r['target']}){mark}",
+                    ", ".join(r["detections"]) or "-",
+                    f"{steered.get('termination_reason', '-')} @ {steered.get('termination_turn', '-')}",
+                    left if left is not None else "-",
+                )
             )
+    lines += markdown_table(STUCK_COLUMNS, stuck)
     return "\n".join(lines) + "\n"
+
+
+HEALTHY_COLUMNS = (
+    "game",
+    "kind",
+    "variant",
+    "turns (healthy)",
+    "end",
+    "score / clean",
+    "warning turns",
+    "turned to reject",
+)
+LLM_COLUMNS = (
+    "game",
+    "end",
+    "score / clean",
+    "steps refused (by)",
+    "told by the pre-check, then run",
+    "LLM calls/turn",
+)
+STUCK_COLUMNS = (
+    "game",
+    "kind",
+    "variant",
+    "loop starts",
+    "forced: ended after (target)",
+    "detections",
+    "looper: end",
+    "looper left the loop at",
+)
+PER_GAME_COLUMNS = (
+    "game",
+    "optimal: end, score",
+    "noisy 1 / 2 / 3: false stops",
+    "stuck within target",
+    "median turns to end",
+    "wandering: looper left",
+)
+PER_KIND_COLUMNS = ("kind", "target", "runs", "within target", "median turns to end", "slowest", "stopped by")
 
 
 def per_game_table(rows: list[dict]) -> str:
     """One line per game: optimal and noisy outcomes, stuck scenarios within target, wandering looper."""
-    lines = [
-        "| game | optimal: end, score | noisy 1 / 2 / 3: false stops | stuck within target | "
-        "median turns to end | wandering: looper left |",
-        "|---|---|---|---|---|---|",
-    ]
+    table = []
     for game in sorted({r["game"] for r in rows}):
         mine = [r for r in rows if r["game"] == game]
         optimal = next((r for r in mine if r["kind"] == "optimal"), None)
@@ -451,18 +494,21 @@ def per_game_table(rows: list[dict]) -> str:
         )
         noise = " / ".join(("STOP" if noisy[f]["false_stop"] else "0") if f in noisy else "-" for f in "123")
         left = sum(r.get("left_loop_turn") is not None for r in steered)
-        lines.append(
-            f"| {game} | {first} | {noise} | {sum(r['within_target'] for r in stuck)}/{len(stuck)} | "
-            f"{ended[len(ended) // 2] if ended else '-'} | {f'{left}/{len(steered)}' if steered else '-'} |"
+        table.append(
+            (
+                game,
+                first,
+                noise,
+                f"{sum(r['within_target'] for r in stuck)}/{len(stuck)}",
+                ended[len(ended) // 2] if ended else "-",
+                f"{left}/{len(steered)}" if steered else "-",
+            )
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(PER_GAME_COLUMNS, table)) + "\n"
 
 
 def per_kind_table(rows: list[dict]) -> str:
-    lines = [
-        "| kind | target | runs | within target | median turns to end | slowest | stopped by |",
-        "|---|---|---|---|---|---|---|",
-    ]
+    table = []
     for kind in STUCK_KINDS:
         mine = [r for r in rows if r["kind"] == kind and r["mode"] == "forced"]
         if not mine:
@@ -471,11 +517,18 @@ def per_kind_table(rows: list[dict]) -> str:
         slowest = "never" if len(ended) < len(mine) else ended[-1]
         rules = Counter(r.get("stop_rule") or r["termination_reason"] for r in mine)
         by = ", ".join(f"{rule} {count}" for rule, count in rules.most_common())
-        lines.append(
-            f"| {kind} | {_target(kind)} | {len(mine)} | {sum(r['within_target'] for r in mine)} | "
-            f"{ended[len(ended) // 2] if ended else '-'} | {slowest} | {by} |"
+        table.append(
+            (
+                kind,
+                _target(kind),
+                len(mine),
+                sum(r["within_target"] for r in mine),
+                ended[len(ended) // 2] if ended else "-",
+                slowest,
+                by,
+            )
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(PER_KIND_COLUMNS, table)) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -42,6 +42,7 @@ from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import LOOP_ENDINGS, TurnRecord
+from session.tables import markdown_table
 from viewer.report import write_report
 
 DETECTOR_EVENTS = {
@@ -198,26 +199,45 @@ def _memory_child(rom: str, turns: int) -> dict:
 
 
 # -- outputs -------------------------------------------------------------------------------------------------
-def markdown_table(reports: list[dict]) -> str:
-    lines = [
-        "| scenario | mode | loop break off: turns (end) | on: turns (end) | last progress | turns saved | "
-        "first detections | penalties | turned to reject | warnings | left loop at |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
+SCENARIO_COLUMNS = (
+    "scenario",
+    "mode",
+    "loop break off: turns (end)",
+    "on: turns (end)",
+    "last progress",
+    "turns saved",
+    "first detections",
+    "penalties",
+    "turned to reject",
+    "warnings",
+    "left loop at",
+)
+
+
+def scenario_table(reports: list[dict]) -> str:
+    rows = []
     for report in reports:
         for mode in ("forced", "looper", "llm"):
             on, off = report.get(f"{mode}_on"), report.get(f"{mode}_off")
             if on is None:
                 continue
-            detections = ", ".join(f"{k} {v}" for k, v in on["first_detection"].items()) or "none"
             left = on.get("left_loop_turn")
-            lines.append(
-                f"| {report['scenario']} | {mode} | {off['turns']} ({off['termination_reason']}) | "
-                f"{on['turns']} ({on['termination_reason']}) | {on['last_progress_turn']} | {on['turns_saved']} | "
-                f"{detections} | {on['penalties_applied']} | {on['turned_to_reject']} | {on['warnings_shown']} | "
-                f"{left if left is not None else '-'} |"
+            rows.append(
+                (
+                    report["scenario"],
+                    mode,
+                    f"{off['turns']} ({off['termination_reason']})",
+                    f"{on['turns']} ({on['termination_reason']})",
+                    on["last_progress_turn"],
+                    on["turns_saved"],
+                    ", ".join(f"{k} {v}" for k, v in on["first_detection"].items()) or "none",
+                    on["penalties_applied"],
+                    on["turned_to_reject"],
+                    on["warnings_shown"],
+                    left if left is not None else "-",
+                )
             )
-    return "\n".join(lines) + "\n"
+    return "\n".join(markdown_table(SCENARIO_COLUMNS, rows)) + "\n"
 
 
 def plot_scenario(report: dict, out: Path, signals: tuple[str, ...]) -> Path | None:
@@ -312,7 +332,7 @@ def evaluate(
     result |= {"command": command("benchmarks.evaluate"), "commit": commit()}
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     heading = f"Command: `{result['command']}`  \nCommit: {result['commit']}\n\n"
-    (out / "results.md").write_text(heading + markdown_table(reports) + _money_lines(result) + _overhead_lines(result))
+    (out / "results.md").write_text(heading + scenario_table(reports) + _money_lines(result) + _overhead_lines(result))
     return result
 
 
@@ -421,9 +441,8 @@ def main(argv: list[str] | None = None) -> int:
                 "would_reject",
                 "skipped",
             ]
-            print("| " + " | ".join(columns) + " |\n|" + "---|" * len(columns))
-            for row in evaluate_walkthroughs(Path(args.walkthroughs), args.config, out):
-                print("| " + " | ".join(str(row.get(c, "")) for c in columns) + " |")
+            rows = evaluate_walkthroughs(Path(args.walkthroughs), args.config, out)
+            print("\n".join(markdown_table(columns, [[row.get(c, "") for c in columns] for row in rows])))
             return 0
         rom = resolve_story_file(args.rom, "games/zork1.z5")
         names = scenario_names() if args.scenario == "all" else [args.scenario]

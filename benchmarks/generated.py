@@ -43,6 +43,7 @@ from benchmarks.provenance import command, commit
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.tables import markdown_table
 
 QUEST_SIZES = ((6, 12, 6), (8, 15, 10), (10, 20, 12), (12, 25, 15))
 """`tw-make custom`: (world size, objects, quest length), taken in turn."""
@@ -197,17 +198,23 @@ def markdown(games: list[Generated], skipped: list[int], checks: list[dict], row
         f"- reach the game's own ending with its full score, read as victory, with the rooms they walked counted: "
         f"**{sum(c['as_such'] for c in checks)} of {len(checks)}**",
         "",
-        "| game | steps | end | score / max (read max) | rooms counted / walked | unreadable |",
-        "|---|---|---|---|---|---|",
     ]
     steps = {Path(g.path).stem: g.steps for g in games}
-    for c in checks:
-        mark = "" if c["as_such"] else " **NO**"
-        lines.append(
-            f"| {c['game']} | {steps[c['game']]} | {c['termination_reason']}{mark} | {c['final_score']} / "
-            f"{c['max_score']} ({c['read_max_score']}) | {c['rooms_visited']} / {c['rooms_walked']} | "
-            f"{', '.join(c['unreadable']) or '-'} |"
-        )
+    columns = ("game", "steps", "end", "score / max (read max)", "rooms counted / walked", "unreadable")
+    lines += markdown_table(
+        columns,
+        [
+            (
+                c["game"],
+                steps[c["game"]],
+                f"{c['termination_reason']}{'' if c['as_such'] else ' **NO**'}",
+                f"{c['final_score']} / {c['max_score']} ({c['read_max_score']})",
+                f"{c['rooms_visited']} / {c['rooms_walked']}",
+                ", ".join(c["unreadable"]) or "-",
+            )
+            for c in checks
+        ],
+    )
     lines += ["", "## The corpus benchmark's runs", ""]
     lines += [f"- {key.replace('_', ' ')}: {value}" for key, value in summary.items()]
     lines += ["", "### Per stuck kind (forced)", "", corpus.per_kind_table(rows)]

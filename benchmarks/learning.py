@@ -21,6 +21,7 @@ from loguru import logger
 from benchmarks.provenance import command, commit
 from session.config import GameConfiguration
 from session.jericho_session import STORY_SUFFIXES
+from session.tables import markdown_table
 
 
 def learn_game(job: dict) -> dict:
@@ -77,21 +78,16 @@ def learning_curves(
 
 
 def markdown(games: list[dict], episodes: int) -> str:
-    header = (
-        "| game | max | "
-        + " | ".join(f"ep {i + 1}" for i in range(episodes))
-        + " | turns to ep 1's best: ep 1 → last |"
-    )
-    lines = [header, "|---|---|" + "---|" * episodes + "---|"]
+    columns = ["game", "max", *(f"ep {i + 1}" for i in range(episodes)), "turns to ep 1's best: ep 1 → last"]
+    rows = []
     for game in games:
-        bests = " | ".join(str(row["best_score"]) for row in game["episodes"])
         first_best = game["episodes"][-1]["turns_to_first_best"]
         first_turns = game["episodes"][0]["turns_to_first_best"]
         shown = f"{first_turns} → {first_best}" if first_turns is not None else "-"
-        lines.append(f"| {game['game']} | {game['max_score']} | {bests} | {shown} |")
+        rows.append([game["game"], game["max_score"], *(row["best_score"] for row in game["episodes"]), shown])
     means = [sum(g["episodes"][i]["best_score"] for g in games) / max(len(games), 1) for i in range(episodes)]
-    lines.append("| **mean** | | " + " | ".join(f"**{m:.1f}**" for m in means) + " | |")
-    return "\n".join(lines) + "\n"
+    total = ["**mean**", "", *(f"**{m:.1f}**" for m in means), ""]
+    return "\n".join(markdown_table(columns, rows, totals=[total])) + "\n"
 
 
 def plot(games: list[dict], out: Path) -> Path | None:

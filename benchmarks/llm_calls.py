@@ -42,6 +42,7 @@ from session.commands import normalize_command
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
 from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK
+from session.tables import markdown_table
 
 DEFAULT_SCENARIOS = ("healthy_walkthrough", "dam_back_and_forth", "camp_in_room")
 TARGET_CALLS_PER_TURN = {"healthy": 2.0, "stuck": 2.5}
@@ -294,20 +295,33 @@ def markdown(rows: dict, baseline: dict, how: str, at: str) -> str:
         f"Commit: {at}. Cells `a → b`: the baseline's figure, then this run's. ZorkGPT sends about "
         f"{ZORKGPT_PROMPT_CHARS_PER_TURN:,} prompt characters a turn on the same walkthrough.",
         "",
-        "| scenario | turns (end) | calls/turn: agent, critic | total (target) | prompt chars/turn | cacheable "
-        "prefix | tokens/turn | cost/turn | steps not run as written |",
-        "|---|---|---|---|---|---|---|---|---|",
     ]
-    for name, row in rows.items():
-        roles = ", ".join(f"{n:.2f}" for n in row["calls_per_turn"].values())
-        lines.append(
-            f"| {name} | {row['turns']} ({row['termination_reason']}) | {roles} | "
-            f"{cell(name, 'total_calls_per_turn', '.2f')} (≤ {row['target_calls_per_turn']}) | "
-            f"{cell(name, 'prompt_chars_per_turn', ',')} | {cell(name, 'cacheable_prefix_share', '.0%')} | "
-            f"{cell(name, 'tokens_per_turn', ',')} | "
-            f"${row['cost_per_turn_usd']:.6f} | {row.get('refused_steps', 0)} |"
+    columns = (
+        "scenario",
+        "turns (end)",
+        "calls/turn: agent, critic",
+        "total (target)",
+        "prompt chars/turn",
+        "cacheable prefix",
+        "tokens/turn",
+        "cost/turn",
+        "steps not run as written",
+    )
+    table = [
+        (
+            name,
+            f"{row['turns']} ({row['termination_reason']})",
+            ", ".join(f"{n:.2f}" for n in row["calls_per_turn"].values()),
+            f"{cell(name, 'total_calls_per_turn', '.2f')} (≤ {row['target_calls_per_turn']})",
+            cell(name, "prompt_chars_per_turn", ","),
+            cell(name, "cacheable_prefix_share", ".0%"),
+            cell(name, "tokens_per_turn", ","),
+            f"${row['cost_per_turn_usd']:.6f}",
+            row.get("refused_steps", 0),
         )
-    return "\n".join(lines) + "\n"
+        for name, row in rows.items()
+    ]
+    return "\n".join(lines + markdown_table(columns, table)) + "\n"
 
 
 def example_prompts(rom: Path, turn: int, config_path: Path) -> str:

@@ -42,6 +42,7 @@ from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
 from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord
+from session.tables import markdown_table
 
 SAFE_MARGIN = 1.5
 """Healthy play must stay below 1/SAFE_MARGIN of every threshold."""
@@ -255,56 +256,56 @@ def markdown(result: dict, argv: list[str] | None) -> str:
     for key in ("stopped", "warned", "penalised", "turned_to_reject", "not_run_as_written"):
         if result[key]:
             lines.append(f"  - {key.replace('_', ' ')}: {', '.join(result[key][:12])}")
-    lines += [
-        "",
-        "## Every rule: the healthy peak, per half",
-        "",
-        "| rule | tuning: peak (run) | held out: peak (run) | margin | safe |",
-        "|---|---|---|---|---|",
-    ]
+    lines += ["", "## Every rule: the healthy peak, per half", ""]
+    per_half = []
     for name, entry in result["rules"].items():
         worst = max(entry["tuning"][0], entry["held-out"][0])
-        margin = f"{1 / worst:.2f}x" if worst else "-"
-        lines.append(
-            f"| {name} | {entry['tuning'][0]:.3f} ({entry['tuning'][1]}) | {entry['held-out'][0]:.3f} "
-            f"({entry['held-out'][1]}) | {margin} | {'yes' if entry['safe'] else '**no**'} |"
+        per_half.append(
+            (
+                name,
+                f"{entry['tuning'][0]:.3f} ({entry['tuning'][1]})",
+                f"{entry['held-out'][0]:.3f} ({entry['held-out'][1]})",
+                f"{1 / worst:.2f}x" if worst else "-",
+                "yes" if entry["safe"] else "**no**",
+            )
         )
+    lines += markdown_table(("rule", "tuning: peak (run)", "held out: peak (run)", "margin", "safe"), per_half)
     levels = result["levels"]
-    lines += [
-        "",
-        "## Every rule: the healthy peak by kind of play, every game",
-        "",
-        "| rule | " + " | ".join(levels) + " |",
-        "|---|" + "---|" * len(levels),
-    ]
+    lines += ["", "## Every rule: the healthy peak by kind of play, every game", ""]
+    by_level = []
     for name, entry in result["rules"].items():
         cells = []
         for kind in levels:
             peak, run = entry["levels"][kind]
             cell = f"{peak:.2f} ({run.split()[0]})" if peak else "0"
             cells.append(f"**{cell}**" if peak >= 1 / SAFE_MARGIN else cell)
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        by_level.append((name, *cells))
+    lines += markdown_table(("rule", *levels), by_level)
     rules = list(result["rules"])
     lines += ["", "## Per game: the peak of every rule over its healthy runs", ""]
-    lines += ["| game | half | " + " | ".join(rules) + " |", "|---|---|" + "---|" * len(rules)]
+    per_game = []
     for stem in sorted(result["games"], key=lambda s: (half(s) != "tuning", s)):
         peaks = result["games"][stem]
         cells = [
             f"**{peaks[r]:.2f}**" if peaks.get(r, 0) >= 1 / SAFE_MARGIN else f"{peaks.get(r, 0):.2f}" for r in rules
         ]
-        lines.append(f"| {stem} | {half(stem)} | " + " | ".join(cells) + " |")
-    lines += [
-        "",
-        "## Stuck loops cut from the walkthroughs: turns from the loop's start to its end",
-        "",
-        "| kind (half) | target | runs | within target | slowest | late |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, entry in result["stuck"].items():
-        late = ", ".join(entry["late"][:6]) or "-"
-        lines.append(
-            f"| {name} | {entry['target']} | {entry['runs']} | {entry['within_target']} | {entry['slowest']} | {late} |"
-        )
+        per_game.append((stem, half(stem), *cells))
+    lines += markdown_table(("game", "half", *rules), per_game)
+    lines += ["", "## Stuck loops cut from the walkthroughs: turns from the loop's start to its end", ""]
+    lines += markdown_table(
+        ("kind (half)", "target", "runs", "within target", "slowest", "late"),
+        [
+            (
+                name,
+                entry["target"],
+                entry["runs"],
+                entry["within_target"],
+                entry["slowest"],
+                ", ".join(entry["late"][:6]) or "-",
+            )
+            for name, entry in result["stuck"].items()
+        ],
+    )
     return "\n".join(lines) + "\n"
 
 

@@ -33,6 +33,7 @@ from agents.reply import parse_reply
 from benchmarks.provenance import commit
 from session.commands import GameDictionary
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"
@@ -166,27 +167,31 @@ def report(results: dict[str, dict[str, Tally]], sources: dict[str, dict[str, st
         "",
         "Read as expected:",
         "",
-        "| set | " + " | ".join(names) + " |",
-        "|---|" + "---|" * len(names),
     ]
+    lines += markdown_table(
+        ("set", *names),
+        [
+            (f"{set_name} ({next(iter(tallies.values())).total})", *(_share(t) for t in tallies.values()))
+            for set_name, tallies in results.items()
+        ],
+    )
     for set_name, tallies in results.items():
-        total = next(iter(tallies.values())).total
-        lines.append(f"| {set_name} ({total}) | " + " | ".join(_share(t) for t in tallies.values()) + " |")
-    for set_name, tallies in results.items():
-        lines += [
-            "",
-            f"## {set_name}",
-            "",
-            "| | " + " | ".join(names) + " |",
-            "|---|" + "---|" * len(names),
-        ]
-        for kind, label in zip(OUTCOMES, ("read as expected", "honest failures", "different command")):
-            lines.append(f"| {label} | " + " | ".join(_share(t, kind) for t in tallies.values()) + " |")
-        lines += ["", "By shape (expected / honest failures / different):", "", "| shape | " + " | ".join(names) + " |"]
-        lines.append("|---|" + "---|" * len(names))
-        for shape in sources[set_name]:
-            cells = [_cell(tally.by_shape.get(shape, Counter())) for tally in tallies.values()]
-            lines.append(f"| {shape} | " + " | ".join(cells) + " |")
+        lines += ["", f"## {set_name}", ""]
+        lines += markdown_table(
+            ("", *names),
+            [
+                (label, *(_share(t, kind) for t in tallies.values()))
+                for kind, label in zip(OUTCOMES, ("read as expected", "honest failures", "different command"))
+            ],
+        )
+        lines += ["", "By shape (expected / honest failures / different):", ""]
+        lines += markdown_table(
+            ("shape", *names),
+            [
+                (shape, *(_cell(tally.by_shape.get(shape, Counter())) for tally in tallies.values()))
+                for shape in sources[set_name]
+            ],
+        )
         now = tallies[names[-1]]
         if now.missed:
             lines += ["", f"Not read as expected ({names[-1]}):", ""]

@@ -29,6 +29,7 @@ from statistics import mean
 from benchmarks.provenance import command, commit
 from session.commands import DICE_ROLL
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, start_emulator, state_digest
+from session.tables import markdown_table
 
 UNGUIDED = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")
 """Commands for a game Jericho has no walkthrough for (lgop): moving and looking (lgop's player, who never finds the
@@ -135,19 +136,40 @@ def markdown(rows: list[GameRow], how: str, at: str) -> str:
         "emulator state (memory, live stack, registers, random numbers) as the first time. Times: mean ms; a "
         "replay's includes starting a new emulator (`new emulator`); size: mean KB of a snapshot.",
         "",
-        "| game | walkthrough | set_state: same response, state | points (mean turn) | restore exact (method) | "
-        "replay exact | snapshot ms | restore ms | replay ms | new emulator ms | size KB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    columns = (
+        "game",
+        "walkthrough",
+        "set_state: same response, state",
+        "points (mean turn)",
+        "restore exact (method)",
+        "replay exact",
+        "snapshot ms",
+        "restore ms",
+        "replay ms",
+        "new emulator ms",
+        "size KB",
+    )
+    games = []
     for r in rows:
         n = len(r.points)
         methods = ", ".join(f"{m} {c}" for m, c in sorted(r.methods.items()))
-        lines.append(
-            f"| {r.game} | {r.turns} | {r.bare_text}, {r.bare_state} | {n} ({mean(r.points):.0f}) | "
-            f"{r.exact['restore']}/{n} ({methods}) | {r.exact['replay']}/{n} | {mean(r.snapshot_ms):.2f} | "
-            f"{mean(r.restore_ms):.2f} | {mean(r.replay_ms):.1f} | {mean(r.emulator_ms):.1f} | "
-            f"{mean(r.sizes) / 1024:.1f} |"
+        games.append(
+            (
+                r.game,
+                r.turns,
+                f"{r.bare_text}, {r.bare_state}",
+                f"{n} ({mean(r.points):.0f})",
+                f"{r.exact['restore']}/{n} ({methods})",
+                f"{r.exact['replay']}/{n}",
+                f"{mean(r.snapshot_ms):.2f}",
+                f"{mean(r.restore_ms):.2f}",
+                f"{mean(r.replay_ms):.1f}",
+                f"{mean(r.emulator_ms):.1f}",
+                f"{mean(r.sizes) / 1024:.1f}",
+            )
         )
+    lines += markdown_table(columns, games)
     turns, points = sum(r.turns for r in rows), sum(len(r.points) for r in rows)
     lines += [
         "",

@@ -45,6 +45,7 @@ from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
 from session.records import LOOP_ENDINGS, TurnRecord
+from session.tables import markdown_table
 
 MODES = ("end", "rewind")
 """The two `on_stuck` settings compared."""
@@ -461,50 +462,99 @@ def offline_markdown(part: dict) -> str:
         f"- progress after a rewind, by signal: {_endings(overall['reached_signals'])}; "
         f"{overall['reached_new_best']} of those rewinds were followed by a new best score later in the episode",
         "",
-        "| game | best: end | best: rewind | rooms: end | rooms: rewind | turns: end | turns: rewind | "
-        "endings: end | endings: rewind | rewinds | abandoned | progress ≤40 | median turns to it |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
+    games = []
     for game in part["games"]:
         end, rewind = game["end"], game["rewind"]
-        lines.append(
-            f"| {game['game']} | {_number(end['best_score'])} | {_number(rewind['best_score'])} | "
-            f"{_number(end['rooms_visited'])} | {_number(rewind['rooms_visited'])} | {_number(end['turns'])} | "
-            f"{_number(rewind['turns'])} | {_endings(end['endings'])} | {_endings(rewind['endings'])} | "
-            f"{rewind['rewinds']} | {rewind['abandoned_turns']} | {rewind['reached']}/{rewind['rewinds']} | "
-            f"{_number(rewind['median_turns_to_progress'])} |"
+        games.append(
+            (
+                game["game"],
+                _number(end["best_score"]),
+                _number(rewind["best_score"]),
+                _number(end["rooms_visited"]),
+                _number(rewind["rooms_visited"]),
+                _number(end["turns"]),
+                _number(rewind["turns"]),
+                _endings(end["endings"]),
+                _endings(rewind["endings"]),
+                rewind["rewinds"],
+                rewind["abandoned_turns"],
+                f"{rewind['reached']}/{rewind['rewinds']}",
+                _number(rewind["median_turns_to_progress"]),
+            )
         )
     end, rewind = overall["end"], overall["rewind"]
-    lines.append(
-        f"| **all** | **{end['best_score']}** | **{rewind['best_score']}** | {end['rooms_visited']} | "
-        f"{rewind['rooms_visited']} | {end['turns']} | {rewind['turns']} | | | {rewind['rewinds']} | "
-        f"{rewind['abandoned_turns']} | {rewind['reached']}/{rewind['rewinds']} | "
-        f"{_number(rewind['median_turns_to_progress'])} |"
+    summed = (
+        "**all**",
+        f"**{end['best_score']}**",
+        f"**{rewind['best_score']}**",
+        end["rooms_visited"],
+        rewind["rooms_visited"],
+        end["turns"],
+        rewind["turns"],
+        "",
+        "",
+        rewind["rewinds"],
+        rewind["abandoned_turns"],
+        f"{rewind['reached']}/{rewind['rewinds']}",
+        _number(rewind["median_turns_to_progress"]),
     )
-    lines += [
-        "",
-        "Every rewind (rewind runs):",
-        "",
-        REWIND_HEADER,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
-    ]
-    for run in part["runs"]:
-        for o in run["rewind_outcomes"]:
-            lines.append(_rewind_line(f"{run['game']}, seed {run['seed']}", o))
+    lines += markdown_table(OFFLINE_COLUMNS, games, totals=[summed])
+    lines += ["", "Every rewind (rewind runs):", ""]
+    lines += markdown_table(
+        REWIND_COLUMNS,
+        [_rewind_row(f"{run['game']}, seed {run['seed']}", o) for run in part["runs"] for o in run["rewind_outcomes"]],
+    )
     return "\n".join(lines) + "\n"
 
 
-REWIND_HEADER = (
-    "| episode | at turn | back to | abandoned | rule | progress after (turns) | what followed | same point | "
-    "repeated | revisited | bans | met bans | banned |"
+OFFLINE_COLUMNS = (
+    "game",
+    "best: end",
+    "best: rewind",
+    "rooms: end",
+    "rooms: rewind",
+    "turns: end",
+    "turns: rewind",
+    "endings: end",
+    "endings: rewind",
+    "rewinds",
+    "abandoned",
+    "progress ≤40",
+    "median turns to it",
+)
+REWIND_COLUMNS = (
+    "episode",
+    "at turn",
+    "back to",
+    "abandoned",
+    "rule",
+    "progress after (turns)",
+    "what followed",
+    "same point",
+    "repeated",
+    "revisited",
+    "bans",
+    "met bans",
+    "banned",
 )
 
 
-def _rewind_line(name: str, o: dict) -> str:
+def _rewind_row(name: str, o: dict) -> tuple:
     return (
-        f"| {name} | {o['turn']} | {o['to_turn']} | {o['abandoned']} | {o['rule']} | {_number(o['to_progress'])} | "
-        f"{o['fate']} | {'yes' if o['same_point'] else ''} | {_number(o['repeated'], 2)} | "
-        f"{_number(o['revisited'], 2)} | {o['bans']} | {o['met_bans']} | {o['banned']} |"
+        name,
+        o["turn"],
+        o["to_turn"],
+        o["abandoned"],
+        o["rule"],
+        _number(o["to_progress"]),
+        o["fate"],
+        "yes" if o["same_point"] else "",
+        _number(o["repeated"], 2),
+        _number(o["revisited"], 2),
+        o["bans"],
+        o["met_bans"],
+        o["banned"],
     )
 
 
@@ -538,54 +588,103 @@ def looper_markdown(part: dict) -> str:
         f"{overall['outcomes']['reached']} ({_number(overall['outcomes']['share_reached'], 3)}), median turns to it "
         f"{_number(overall['outcomes']['median_turns_to_progress'])}; what followed: {_endings(overall['fates'])}",
         "",
-        "| kind | best: end | best: rewind | rooms: end | rooms: rewind | turns: end | turns: rewind | rewinds | "
-        "progress ≤40 | median turns to it |",
-        "|---|---|---|---|---|---|---|---|---|---|",
     ]
+    columns = (
+        "kind",
+        "best: end",
+        "best: rewind",
+        "rooms: end",
+        "rooms: rewind",
+        "turns: end",
+        "turns: rewind",
+        "rewinds",
+        "progress ≤40",
+        "median turns to it",
+    )
+    kinds = []
     for kind, row in part["kinds"].items():
         end, rewind, o = row["end"], row["rewind"], row["outcomes"]
-        lines.append(
-            f"| {kind} | {end['best_score']} | {rewind['best_score']} | {end['rooms_visited']} | "
-            f"{rewind['rooms_visited']} | {end['turns']} | {rewind['turns']} | {o['rewinds']} | "
-            f"{o['reached']}/{o['rewinds']} | {_number(o['median_turns_to_progress'])} |"
+        kinds.append(
+            (
+                kind,
+                end["best_score"],
+                rewind["best_score"],
+                end["rooms_visited"],
+                rewind["rooms_visited"],
+                end["turns"],
+                rewind["turns"],
+                o["rewinds"],
+                f"{o['reached']}/{o['rewinds']}",
+                _number(o["median_turns_to_progress"]),
+            )
         )
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines + markdown_table(columns, kinds)) + "\n"
 
 
 def scenarios_markdown(rows: list[dict]) -> str:
-    lines = [
-        "### The zork1 scenarios (stuck ones by the steerable looper)",
-        "",
-        "| scenario | played by | end: turns (ending) | end: best | rewind: turns (ending) | rewind: best | rewinds | "
-        "abandoned | progress after a rewind (turns) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
-    for row in rows:
-        end, rewind = row["end"], row["rewind"]
-        lines.append(
-            f"| {row['scenario']} | {row['played_by']} | {end['turns']} ({end['termination_reason']}) | "
-            f"{end['best_score']} | {rewind['turns']} ({rewind['termination_reason']}) | {rewind['best_score']} | "
-            f"{rewind['rewinds']} | {rewind['abandoned_turns']} | {_progress_after(rewind)} |"
-        )
+    lines = ["### The zork1 scenarios (stuck ones by the steerable looper)", ""]
+    columns = (
+        "scenario",
+        "played by",
+        "end: turns (ending)",
+        "end: best",
+        "rewind: turns (ending)",
+        "rewind: best",
+        "rewinds",
+        "abandoned",
+        "progress after a rewind (turns)",
+    )
+    lines += markdown_table(
+        columns,
+        [
+            (
+                row["scenario"],
+                row["played_by"],
+                f"{row['end']['turns']} ({row['end']['termination_reason']})",
+                row["end"]["best_score"],
+                f"{row['rewind']['turns']} ({row['rewind']['termination_reason']})",
+                row["rewind"]["best_score"],
+                row["rewind"]["rewinds"],
+                row["rewind"]["abandoned_turns"],
+                _progress_after(row["rewind"]),
+            )
+            for row in rows
+        ],
+    )
     return "\n".join(lines) + "\n" + _rewind_table([(r["scenario"], r["rewind"]) for r in rows])
 
 
 def llm_markdown(rows: list[dict]) -> str:
-    lines = [
-        "### The LLM path: the scripted server's stubborn model (zork1 stuck scenarios)",
-        "",
-        "| scenario | mode | turns (ending) | LLM calls | best score | calls per point | cost USD | rewinds | "
-        "progress after a rewind (turns) |",
-        "|---|---|---|---|---|---|---|---|---|",
-    ]
+    lines = ["### The LLM path: the scripted server's stubborn model (zork1 stuck scenarios)", ""]
+    columns = (
+        "scenario",
+        "mode",
+        "turns (ending)",
+        "LLM calls",
+        "best score",
+        "calls per point",
+        "cost USD",
+        "rewinds",
+        "progress after a rewind (turns)",
+    )
+    runs = []
     for row in rows:
         for mode in MODES:
             f = row[mode]
-            lines.append(
-                f"| {row['scenario']} | {mode} | {f['turns']} ({f['termination_reason']}) | {f['llm_calls']} | "
-                f"{f['best_score']} | {_number(f['calls_per_point'], 2)} | {f['cost_usd']:.4f} | {f['rewinds']} | "
-                f"{_progress_after(f)} |"
+            runs.append(
+                (
+                    row["scenario"],
+                    mode,
+                    f"{f['turns']} ({f['termination_reason']})",
+                    f["llm_calls"],
+                    f["best_score"],
+                    _number(f["calls_per_point"], 2),
+                    f"{f['cost_usd']:.4f}",
+                    f["rewinds"],
+                    _progress_after(f),
+                )
             )
+    lines += markdown_table(columns, runs)
     return "\n".join(lines) + "\n" + _rewind_table([(r["scenario"], r["rewind"]) for r in rows])
 
 
@@ -595,14 +694,10 @@ def _progress_after(figures: dict) -> str:
 
 
 def _rewind_table(episodes: list[tuple[str, dict]]) -> str:
-    lines = [_rewind_line(name, o) for name, figures in episodes for o in figures["rewind_outcomes"]]
-    if not lines:
+    rows = [_rewind_row(name, o) for name, figures in episodes for o in figures["rewind_outcomes"]]
+    if not rows:
         return ""
-    return (
-        "\nEvery rewind:\n\n"
-        + "\n".join([REWIND_HEADER, "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *lines])
-        + "\n"
-    )
+    return "\nEvery rewind:\n\n" + "\n".join(markdown_table(REWIND_COLUMNS, rows)) + "\n"
 
 
 MARKDOWN = {

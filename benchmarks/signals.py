@@ -20,6 +20,7 @@ from benchmarks.evaluate import progress_over, run_episode
 from benchmarks.scenarios import build_scenario, scenario_names
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import StoryFileError, resolve_story_file
+from session.tables import markdown_table
 
 SIGNALS = ("score", "objective", "new_room", "new_world_state")
 
@@ -76,15 +77,15 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     scenarios = list(table)
     print(f"Terminated at turn (every turn / every 10 turns), longest gap; max_turns_stuck = {args.max_turns_stuck}\n")
-    print("| signals | " + " | ".join(scenarios) + " |")
-    print("|---|" + "---|" * len(scenarios))
+    rows = []
     for signals in table[scenarios[0]]:
         cells = []
         for name in scenarios:
             cell = table[name][signals]
             end = f"{cell['terminated_at'] or '-'} / {cell['terminated_at_interval_10'] or '-'}"
             cells.append(f"{end}, gap {cell['longest_gap']}")
-        print(f"| {signals} | " + " | ".join(cells) + " |")
+        rows.append((signals, *cells))
+    print("\n".join(markdown_table(("signals", *scenarios), rows)))
     return 0
 
 

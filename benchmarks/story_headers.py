@@ -42,6 +42,7 @@ from pathlib import Path
 from benchmarks.provenance import command, commit
 from session.jericho_session import STORY_SUFFIXES, StoryFileError, check_story_bytes
 from session.story_file import UnplayableStory, check_header, length_unit
+from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PLAYED = ("look", "inventory", "north", "south", "examine me", "wait")
@@ -417,13 +418,13 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
         "",
         "## Rules",
         "",
-        "| rule | copies refused | failed (C core or main.py) | played everywhere |",
-        "|---|---|---|---|",
     ]
+    per_rule = []
     for rule in RULES:
         broken = [row for row in rows if row.rule == rule]
         played = [f"{row.story} {row.fault.field} = {row.fault.value}" for row in broken if not row.failed]
-        lines.append(f"| {rule} | {len(broken)} | {sum(row.failed for row in broken)} | {'; '.join(played) or '-'} |")
+        per_rule.append((rule, len(broken), sum(row.failed for row in broken), "; ".join(played) or "-"))
+    lines += markdown_table(("rule", "copies refused", "failed (C core or main.py)", "played everywhere"), per_rule)
     let_through = [row for row in rows if row.mismatch == "let through"]
     lines += ["", f"Accepted copies that failed ({len(let_through)}): what a header cannot tell from a legal one.", ""]
     lines += [f"- {row.story} {row.fault.field} = {row.fault.value}: {row.core}" for row in let_through]
@@ -431,14 +432,14 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
         "",
         "## Every copy",
         "",
-        "| story | field | value | C core | main.py, unchecked | check | |",
-        "|---|---|---|---|---|---|---|",
     ]
-    lines += [
-        f"| {row.story} | {row.fault.field} | {row.fault.value} | {row.core} | {row.unchecked or '-'} | "
-        f"{row.check} | {row.mismatch} |"
-        for row in rows
-    ]
+    lines += markdown_table(
+        ("story", "field", "value", "C core", "main.py, unchecked", "check", ""),
+        [
+            (row.story, row.fault.field, row.fault.value, row.core, row.unchecked or "-", row.check, row.mismatch)
+            for row in rows
+        ],
+    )
     if legal:
         accepted = sum(row.check == "accepted" for row in legal)
         lines += [
@@ -449,10 +450,11 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
             "without abbreviations copied with an abbreviations address of 0: the check's verdict, and its "
             "walkthrough on the copy against the original (`identical N`: all N responses the same).",
             "",
-            "| story | check | abbreviations address 0 |",
-            "|---|---|---|",
         ]
-        lines += [f"| {row.story} | {row.check} | {row.without_abbreviations} |" for row in legal]
+        lines += markdown_table(
+            ("story", "check", "abbreviations address 0"),
+            [(row.story, row.check, row.without_abbreviations) for row in legal],
+        )
     return "\n".join(lines) + "\n"
 
 
