@@ -8,7 +8,6 @@ from collections import Counter
 from pathlib import Path
 from statistics import mean
 
-from session.config import modernize
 from session.tables import markdown_table
 
 LOOP_BREAK_SWITCH = ("loop_break", "enabled")
@@ -59,11 +58,7 @@ def loop_break_pairs(grid: dict[str, dict], cells: dict[str, dict]) -> list[dict
     def strip(g: dict) -> dict:
         return {s: {k: v for k, v in keys.items() if (s, k) != LOOP_BREAK_SWITCH} for s, keys in g.items()}
 
-    def modern(g: dict) -> dict:  # a grid may name the switch by its old name, enable_velocity_detection
-        return {**g, "loop_break": modernize(g["loop_break"])} if isinstance(g.get("loop_break"), dict) else g
-
     pairs = []
-    grid = {name: modern(g) for name, g in grid.items()}
     for on_name, on in grid.items():
         for off_name, off in grid.items():
             switch_on = on.get(LOOP_BREAK_SWITCH[0], {}).get(LOOP_BREAK_SWITCH[1], True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import tomli
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -318,10 +318,6 @@ class KnowledgeConfig(_Section):
 class DetectorSection(_Section):
     """A loop-break detector's own section, `[tool.zorkgpt.loop_break.<name>]` (managers/loop_break/detector.py)."""
 
-    legacy: ClassVar[dict[str, str]] = {}
-    """Keys of the flat `[tool.zorkgpt.loop_break]` table of earlier versions -> this section's key: they keep working
-    (LoopBreakConfig moves them here)."""
-
     @classmethod
     def stop_rule_off(cls) -> dict[str, Any] | None:
         """This section's settings under which its stop rule never ends an episode (None: it has no stop rule, or
@@ -331,8 +327,7 @@ class DetectorSection(_Section):
 
 class ActionLoopsConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.action_loops]`: loops beyond rooms (action signatures, identical commands,
-    unparseable replies, agent-critic loops, failure gates). Earlier versions' `[tool.zorkgpt.action_loops]` table
-    keeps working."""
+    unparseable replies, agent-critic loops, failure gates)."""
 
     enable_signature_detection: bool = True
     """Flag the same (verb, arguments, problematic result) repeated with no progress (design 004)."""
@@ -406,23 +401,6 @@ class RoomLoopsConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.room_loops]`: the room-loop detectors (oscillation, camping, region) and the
     penalties and bonuses that steer out of loops."""
 
-    legacy: ClassVar[dict[str, str]] = {
-        "oscillation_return_penalty": "oscillation_return_penalty",
-        "oscillation_exploration_bonus": "oscillation_exploration_bonus",
-        "camping_return_penalty": "camping_return_penalty",
-        "camping_threshold": "camping_threshold",
-        "camping_window": "camping_window",
-        "enable_location_penalty": "enable_location_penalty",
-        "location_revisit_penalty": "location_revisit_penalty",
-        "location_revisit_window": "location_revisit_window",
-        "region_window": "region_window",
-        "region_max_rooms": "region_max_rooms",
-        "region_loop_penalty": "region_loop_penalty",
-        "repeated_move_penalty": "repeated_move_penalty",
-        "way_out_bonus": "way_out_bonus",
-        "enable_loop_detection": "enabled",
-    }
-
     enabled: bool = True
     """Room-loop detectors (oscillation, camping, region) and their penalties."""
     oscillation_return_penalty: float = Field(-0.8, ge=-1.0, le=0.0)
@@ -468,13 +446,6 @@ class RoomLoopsConfig(DetectorSection):
 class NoProgressConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.no_progress]`: the backstop stop rule, turns without progress."""
 
-    legacy: ClassVar[dict[str, str]] = {
-        "trek_rooms": "trek_rooms",
-        "trek_extra_turns": "trek_extra_turns",
-        "trek_grace": "trek_grace",
-        "max_turns_stuck": "max_turns",
-    }
-
     max_turns: int = Field(64, ge=1, le=100_000)
     """Terminate (`stuck_no_progress`) this many turns after the last progress, however varied the play. The other
     stop rules end loops sooner; this one is the backstop. Measured: healthy noisy walkthroughs whose detours put the
@@ -493,13 +464,6 @@ class NoProgressConfig(DetectorSection):
 
 class RepetitionConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.repetition]`: the repetition window and its stop rule."""
-
-    legacy: ClassVar[dict[str, str]] = {
-        "enable_repetition_detection": "enabled",
-        "repetition_window": "window",
-        "repetition_misses": "misses",
-        "repetition_min_turns": "min_turns",
-    }
 
     enabled: bool = True
     """Stop sooner when play repeats itself: all but `misses` of the last `window` turns did
@@ -535,11 +499,6 @@ class RepetitionConfig(DetectorSection):
 class FruitlessConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.fruitless]`: the fruitless rule, new tries that get nowhere."""
 
-    legacy: ClassVar[dict[str, str]] = {
-        "fruitless_turns": "turns",
-        "fruitless_share": "share",
-    }
-
     turns: int = Field(30, ge=0, le=100_000)
     """Stop after this many turns without progress (on the stop rules' clock) when at least `share` of
     them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
@@ -560,13 +519,6 @@ class FruitlessConfig(DetectorSection):
 
 class ChurnConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.churn]`: the churn rule, busy changes in place that reach nothing new."""
-
-    legacy: ClassVar[dict[str, str]] = {
-        "churn_changes": "changes",
-        "churn_repeats": "repeats",
-        "churn_window": "window",
-        "churn_min_turns": "min_turns",
-    }
 
     changes: int = Field(9, ge=0, le=100_000)
     """Stop (`stuck_no_progress`, rule `churn`) when this many of the last `window` turns changed things in
@@ -594,12 +546,6 @@ class ChurnConfig(DetectorSection):
 
 class CycleConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.cycle]`: the cycle rule, commands coming round in the same order."""
-
-    legacy: ClassVar[dict[str, str]] = {
-        "cycle_turns": "turns",
-        "cycle_rounds": "rounds",
-        "cycle_max_period": "max_period",
-    }
 
     turns: int = Field(16, ge=0, le=100_000)
     """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
@@ -678,8 +624,7 @@ class LoopBreakConfig(_Section):
     """Show the stuck warning (countdown, objectives, hints) to the agent and critic."""
     warning_lead_turns: int = Field(8, ge=1, le=100_000)
     """Show the warning this many turns before a stop rule could end the episode at the earliest (must be below
-    no_progress.max_turns). Earlier versions' `stuck_warning_threshold = T` (turns without progress before the
-    warning) keeps working as a lead of max_turns - T."""
+    no_progress.max_turns)."""
     enable_exploration_hints: bool = True
     """Add action-novelty hints and the room's unexplored exits to the warning."""
     action_novelty_window: int = Field(15, ge=1, le=1000)
@@ -714,12 +659,6 @@ class LoopBreakConfig(_Section):
     cycle: CycleConfig = Field(default_factory=CycleConfig)
     """The cycle rule."""
 
-    @model_validator(mode="before")
-    @classmethod
-    def _move_legacy_keys(cls, data: Any) -> Any:
-        """Earlier versions' flat keys to their sections (both given: an error naming the new key)."""
-        return modernize(data) if isinstance(data, dict) else data
-
     @model_validator(mode="after")
     def _check_relations(self) -> LoopBreakConfig:
         max_turns = self.no_progress.max_turns
@@ -736,12 +675,6 @@ class LoopBreakConfig(_Section):
     def sections(self) -> dict[str, DetectorSection]:
         """Every detector's section, by name, in the order of the fields (built-ins, then registered ones)."""
         return {name: getattr(self, name) for name in detector_sections()}
-
-
-LEGACY_KEYS = {"enable_velocity_detection": "enabled", "fruitless_weak_signals": "weak_signals"}
-"""Flat `[tool.zorkgpt.loop_break]` keys of earlier versions renamed in place (each section lists its own moved ones
-in `legacy`; `stuck_warning_threshold` becomes `warning_lead_turns`, see `modernize`)."""
-OLD_WARNING_KEY = "stuck_warning_threshold"
 
 
 def detector_sections() -> dict[str, type[DetectorSection]]:
@@ -784,51 +717,87 @@ def stop_rules_off() -> dict[str, dict[str, Any]]:
     return {name: dict(off) for name, off in sections if off is not None}
 
 
-def modernize(values: dict[str, Any], max_turns: int | None = None) -> dict[str, Any]:
-    """A `[tool.zorkgpt.loop_break]` table with every key of earlier versions in its new place: flat keys moved to
-    their sections, dotted keys (`churn.changes`, from `--set loop_break.churn.changes=6`) nested, and
-    `stuck_warning_threshold` (turns without progress before the warning) turned into `warning_lead_turns`.
+RENAMED_KEYS: dict[str, str | tuple[str, str]] = {
+    "action_loops": "loop_break.action_loops",
+    "loop_break.enable_velocity_detection": "loop_break.enabled",
+    "loop_break.fruitless_weak_signals": "loop_break.weak_signals",
+    "loop_break.stuck_warning_threshold": (
+        "loop_break.warning_lead_turns",
+        "which counts turns before the earliest stop, not turns without progress: "
+        "set it to no_progress.max_turns minus the old value",
+    ),
+    "loop_break.enable_loop_detection": "loop_break.room_loops.enabled",
+    "loop_break.oscillation_return_penalty": "loop_break.room_loops.oscillation_return_penalty",
+    "loop_break.oscillation_exploration_bonus": "loop_break.room_loops.oscillation_exploration_bonus",
+    "loop_break.camping_return_penalty": "loop_break.room_loops.camping_return_penalty",
+    "loop_break.camping_threshold": "loop_break.room_loops.camping_threshold",
+    "loop_break.camping_window": "loop_break.room_loops.camping_window",
+    "loop_break.enable_location_penalty": "loop_break.room_loops.enable_location_penalty",
+    "loop_break.location_revisit_penalty": "loop_break.room_loops.location_revisit_penalty",
+    "loop_break.location_revisit_window": "loop_break.room_loops.location_revisit_window",
+    "loop_break.region_window": "loop_break.room_loops.region_window",
+    "loop_break.region_max_rooms": "loop_break.room_loops.region_max_rooms",
+    "loop_break.region_loop_penalty": "loop_break.room_loops.region_loop_penalty",
+    "loop_break.repeated_move_penalty": "loop_break.room_loops.repeated_move_penalty",
+    "loop_break.way_out_bonus": "loop_break.room_loops.way_out_bonus",
+    "loop_break.max_turns_stuck": "loop_break.no_progress.max_turns",
+    "loop_break.trek_rooms": "loop_break.no_progress.trek_rooms",
+    "loop_break.trek_extra_turns": "loop_break.no_progress.trek_extra_turns",
+    "loop_break.trek_grace": "loop_break.no_progress.trek_grace",
+    "loop_break.enable_repetition_detection": "loop_break.repetition.enabled",
+    "loop_break.repetition_window": "loop_break.repetition.window",
+    "loop_break.repetition_misses": "loop_break.repetition.misses",
+    "loop_break.repetition_min_turns": "loop_break.repetition.min_turns",
+    "loop_break.fruitless_turns": "loop_break.fruitless.turns",
+    "loop_break.fruitless_share": "loop_break.fruitless.share",
+    "loop_break.churn_changes": "loop_break.churn.changes",
+    "loop_break.churn_repeats": "loop_break.churn.repeats",
+    "loop_break.churn_window": "loop_break.churn.window",
+    "loop_break.churn_min_turns": "loop_break.churn.min_turns",
+    "loop_break.cycle_turns": "loop_break.cycle.turns",
+    "loop_break.cycle_rounds": "loop_break.cycle.rounds",
+    "loop_break.cycle_max_period": "loop_break.cycle.max_period",
+}
+"""Renamed keys of `[tool.zorkgpt]`, as dotted paths under it: old -> new, or old -> (new, what else changed) when the
+value means something else too. A section's path (`action_loops`) stands for every key in it. A configuration that
+gives an old key is refused with one line naming the new key (`renamed_message`), never read as the new one: each
+setting has one name, and a file that still says the old one is told so instead of quietly meaning something else."""
 
-    `max_turns`: the no-progress limit the old key counts back from when `values` gives none (the file's, for
-    overrides). Raises ValueError when a key is given both the old way and the new way."""
+
+def renamed_keys_in(tables: dict[str, Any]) -> list[str]:
+    """The old keys of RENAMED_KEYS that `tables` (`[tool.zorkgpt]`, or overrides of it) gives, in its order."""
+    return [path for path in _dotted_paths(tables) if path in RENAMED_KEYS]
+
+
+def renamed_message(old: str) -> str:
+    """`tool.zorkgpt.<old> was renamed to tool.zorkgpt.<new>`, with what else changed when the meaning did."""
+    new, hint = (RENAMED_KEYS[old], "") if isinstance(RENAMED_KEYS[old], str) else RENAMED_KEYS[old]
+    return f"tool.zorkgpt.{old} was renamed to tool.zorkgpt.{new}" + (f", {hint}" if hint else "")
+
+
+def _dotted_paths(table: dict[str, Any], prefix: str = "") -> list[str]:
+    """Every key of `table` and of the tables inside it, as a dotted path (`loop_break.churn.changes`)."""
+    paths = []
+    for key, value in table.items():
+        paths.append(prefix + str(key))
+        if isinstance(value, dict):
+            paths += _dotted_paths(value, f"{prefix}{key}.")
+    return paths
+
+
+def _nest_dotted(values: dict[str, Any]) -> dict[str, Any]:
+    """A `[tool.zorkgpt.loop_break]` table with its dotted keys (`churn.changes`, from `--set
+    loop_break.churn.changes=6`) put in their sections. ValueError when a key is given both ways."""
     values = {key: dict(value) if isinstance(value, dict) else value for key, value in values.items()}
     for key in [k for k in values if "." in k]:
         section, _, name = key.partition(".")
-        _put(values, section, name, values.pop(key), key)
-    for old, new in LEGACY_KEYS.items():
-        if old in values:
-            _put(values, None, new, values.pop(old), old)
-    for section, model in detector_sections().items():
-        for old, new in model.legacy.items():
-            if old in values:
-                _put(values, section, new, values.pop(old), old)
-    if OLD_WARNING_KEY in values:
-        threshold = values.pop(OLD_WARNING_KEY)
-        no_progress = values.get("no_progress")
-        if isinstance(no_progress, dict) and "max_turns" in no_progress:
-            max_turns = no_progress["max_turns"]
-        if max_turns is None:
-            max_turns = NoProgressConfig.model_fields["max_turns"].default
-        if type(threshold) is not int or type(max_turns) is not int:
-            raise ValueError(f"{OLD_WARNING_KEY} must be an integer (got {threshold!r})")
-        if not 1 <= threshold < max_turns:
-            raise ValueError(
-                f"tool.zorkgpt.loop_break.{OLD_WARNING_KEY}: {OLD_WARNING_KEY} ({threshold}) must be >= 1 and < "
-                f"max_turns_stuck ({max_turns})"
-            )
-        _put(values, None, "warning_lead_turns", max_turns - threshold, OLD_WARNING_KEY)
+        table = values.setdefault(section, {})
+        if not isinstance(table, dict):
+            raise ValueError(f"tool.zorkgpt.loop_break.{section} must be a table")
+        if name in table:
+            raise ValueError(f"tool.zorkgpt.loop_break.{key} given twice: as a dotted key and in its section")
+        table[name] = values.pop(key)
     return values
-
-
-def _put(values: dict[str, Any], section: str | None, key: str, value: Any, old: str) -> None:
-    """Set `key` (in `section`, None: the table itself) from the old key `old`, unless the new key is given too."""
-    table = values if section is None else values.setdefault(section, {})
-    if not isinstance(table, dict):
-        raise ValueError(f"loop_break.{section} must be a table")
-    new = f"tool.zorkgpt.loop_break{'.' + section if section else ''}.{key}"
-    if key in table:
-        raise ValueError(f"`{old}` and `{new}` both given: keep `{new}` (`{old}` is its old name)")
-    table[key] = value
 
 
 class GameConfiguration(_Section):
@@ -846,12 +815,6 @@ class GameConfiguration(_Section):
     """Learning across episodes."""
     loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
     """The loop-break system, each detector's settings in a section of its own."""
-
-    @model_validator(mode="before")
-    @classmethod
-    def _move_action_loops(cls, data: Any) -> Any:
-        """Earlier versions' `[tool.zorkgpt.action_loops]` is `[tool.zorkgpt.loop_break.action_loops]`."""
-        return move_action_loops(data) if isinstance(data, dict) else data
 
     @classmethod
     def from_toml(cls, path: str | Path = "pyproject.toml", overrides: dict[str, dict[str, Any]] | None = None):
@@ -881,9 +844,12 @@ class GameConfiguration(_Section):
     def from_dict(
         cls, data: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None, source: str = "config"
     ) -> GameConfiguration:
+        overrides = overrides or {}
+        for tables, what in ((data, "configuration in"), (overrides, "override of")):
+            if renamed := renamed_keys_in(tables):
+                raise ConfigError(f"invalid {what} {source}: " + "; ".join(map(renamed_message, renamed)))
         try:
-            merged = _modern(data)
-            overrides = _modern(overrides or {}, _max_turns(merged))
+            merged, overrides = _with_sections_nested(data), _with_sections_nested(overrides)
         except ValueError as exc:
             raise ConfigError(f"invalid configuration in {source}: {exc}") from None
         for section, values in overrides.items():
@@ -920,40 +886,12 @@ class RunOptions:
 _BUILT_IN_SECTIONS = frozenset(detector_sections())
 
 
-def _modern(data: dict[str, Any], max_turns: int | None = None) -> dict[str, Any]:
-    """`[tool.zorkgpt]` (or overrides of it) with the keys of earlier versions in their new places (`modernize`,
-    and `[tool.zorkgpt.action_loops]` under loop_break). `max_turns`: the no-progress limit an old
-    `stuck_warning_threshold` counts back from when the same tables do not give one."""
+def _with_sections_nested(data: dict[str, Any]) -> dict[str, Any]:
+    """`[tool.zorkgpt]` (or overrides of it), copied, with the loop break's dotted keys in their sections."""
     data = {section: dict(values) if isinstance(values, dict) else values for section, values in data.items()}
     if isinstance(data.get("loop_break"), dict):
-        data["loop_break"] = modernize(data["loop_break"], max_turns)
-    return move_action_loops(data)
-
-
-def move_action_loops(data: dict[str, Any]) -> dict[str, Any]:
-    """`[tool.zorkgpt]` with earlier versions' `[tool.zorkgpt.action_loops]` moved to `loop_break.action_loops` (a key
-    given both ways: ValueError naming the new one)."""
-    if "action_loops" not in data:
-        return data
-    data = dict(data)
-    old = data.pop("action_loops")
-    loop_break = data.get("loop_break", {})
-    if not isinstance(old, dict) or not isinstance(loop_break, dict):
-        raise ValueError("tool.zorkgpt.action_loops and tool.zorkgpt.loop_break must be tables")
-    loop_break = modernize(loop_break)
-    given = loop_break.get("action_loops", {})
-    if not isinstance(given, dict):
-        raise ValueError("tool.zorkgpt.loop_break.action_loops must be a table")
-    for key in sorted(set(old) & set(given)):
-        new = f"tool.zorkgpt.loop_break.action_loops.{key}"
-        raise ValueError(f"`tool.zorkgpt.action_loops.{key}` and `{new}` both given: keep `{new}`")
-    data["loop_break"] = {**loop_break, "action_loops": {**old, **given}}
+        data["loop_break"] = _nest_dotted(data["loop_break"])
     return data
-
-
-def _max_turns(data: dict[str, Any]) -> int | None:
-    no_progress = data.get("loop_break", {}).get("no_progress") if isinstance(data.get("loop_break"), dict) else None
-    return no_progress.get("max_turns") if isinstance(no_progress, dict) else None
 
 
 def _describe(exc: ValidationError, source: str) -> str:

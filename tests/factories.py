@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from session.config import modernize, stop_rules_off
+from session.config import stop_rules_off
 from session.records import TurnRecord
 
 SEED_LOOP_BREAK = {
@@ -24,10 +24,10 @@ behaviour run under it, so both the designs' behaviour and its flags stay covere
 
 
 def seed_loop_break(overrides: dict[str, Any] | None = None) -> dict[str, Any]:
-    """SEED_LOOP_BREAK with `overrides` (keys old or new, session.config.modernize) merged in: a detector's section
-    key by key (`{"churn_window": 12}` keeps the design's `churn.changes = 0`), any other key replaced."""
+    """SEED_LOOP_BREAK with `overrides` merged in: a detector's section key by key (`{"churn": {"window": 12}}` keeps
+    the design's `churn.changes = 0`), any other key replaced."""
     merged = {key: dict(value) if isinstance(value, dict) else value for key, value in SEED_LOOP_BREAK.items()}
-    for key, value in modernize(overrides or {}).items():
+    for key, value in (overrides or {}).items():
         merged[key] = {**merged.get(key, {}), **value} if isinstance(value, dict) else value
     return merged
 

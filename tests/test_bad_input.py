@@ -129,7 +129,7 @@ def test_actions_without_the_replay_agent_is_an_error(tmp_path, capsys, cli):
         (b"[tool.zorkgpt]\ngameplay = 3\n", ("gameplay",)),
         (b"[tool.zorkgpt.gameplay]\nmax_turns_per_episode = true\n", ("max_turns_per_episode", "integer")),
         (b"[tool.zorkgpt.gameplay]\nmax_turns_per_episode = '10'\n", ("max_turns_per_episode",)),
-        (b"[tool.zorkgpt.loop_break]\nmax_turns_stuck = 40.5\n", ("no_progress.max_turns",)),
+        (b"[tool.zorkgpt.loop_break.no_progress]\nmax_turns = 40.5\n", ("no_progress.max_turns",)),
         (b"[tool.zorkgpt.gameplay]\nnot_a_key = 1\n", ("unknown key",)),
         (b"[tool.zorkgpt\n", ("not valid TOML",)),
     ],

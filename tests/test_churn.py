@@ -89,27 +89,27 @@ def test_a_new_object_state_restarts_the_changes_but_not_the_changes_made_again(
 
 
 def test_the_churn_rule_is_off_at_zero_changes_and_repeats():
-    assert play(loop_break(cycle_turns=0, churn_changes=0, churn_repeats=0), busy(100))[1] != "churn"
+    assert play(loop_break(cycle={"turns": 0}, churn={"changes": 0, "repeats": 0}), busy(100))[1] != "churn"
 
 
 def test_changes_in_place_that_reach_nothing_new_stop_by_the_churn_rule():
     """Every turn changes what is held, in one room, and the commands never come round in a fixed order that the
     cycle rule could see: no other rule ends it before the churn rule does, CHURN_MIN_TURNS turns in."""
-    assert play(loop_break(cycle_turns=0), busy(100)) == (CHURN_MIN_TURNS, "churn")
+    assert play(loop_break(cycle={"turns": 0}), busy(100)) == (CHURN_MIN_TURNS, "churn")
 
 
 def test_a_new_combination_in_hand_is_weak_progress_and_keeps_counting():
     """Taking back what was dropped makes a combination of things in hand never held here (`new_room_inventory`):
     weak progress, which restarts the other clocks but not the churn count."""
     turns = [(command, situation, room, ["new_room_inventory"]) for command, situation, room in busy(100)]
-    assert play(loop_break(cycle_turns=0), turns) == (CHURN_MIN_TURNS, "churn")
+    assert play(loop_break(cycle={"turns": 0}), turns) == (CHURN_MIN_TURNS, "churn")
 
 
 def test_strong_progress_restarts_both_counts():
     """News (or a new room, points...) is progress: both counts start again after it."""
     turns = busy(100)
     turns[7] = (*turns[7], ["new_information"])
-    assert play(loop_break(cycle_turns=0), turns) == (8 + CHURN_MIN_TURNS, "churn")
+    assert play(loop_break(cycle={"turns": 0}), turns) == (8 + CHURN_MIN_TURNS, "churn")
 
 
 def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_stop_sooner():
@@ -117,9 +117,9 @@ def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_sto
     eighth restarts the changes, not the count of changes made again, which stops the loop before the changes do."""
     turns = busy(100)
     turns[7] = (*turns[7], ["new_object_state"])
-    stop, rule = play(loop_break(cycle_turns=0), turns)
+    stop, rule = play(loop_break(cycle={"turns": 0}), turns)
     assert rule == "churn" and stop < 8 + CHURN_MIN_TURNS
-    only_changes = loop_break(cycle_turns=0, churn_repeats=0)
+    only_changes = loop_break(cycle={"turns": 0}, churn={"repeats": 0})
     assert play(only_changes, turns) == (8 + CHURN_MIN_TURNS, "churn")
 
 
@@ -136,7 +136,9 @@ def test_looks_wrong_verbs_and_walks_do_not_churn():
         ("kick lamp", "a", ROOM),
     ]
     turns = [detours[i % len(detours)] for i in range(CHURN_WINDOW * 3)]
-    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    breaker = loop_break(
+        cycle={"turns": 0}, repetition={"enabled": False}, fruitless={"turns": 0}, no_progress={"max_turns": 1000}
+    )
     assert play(breaker, turns) == (None, None)
     assert breaker.detectors["churn"].count.changes == 0
 
@@ -146,7 +148,9 @@ def test_fewer_changes_than_the_rule_needs_in_its_window_never_stop():
     drops another thing now and then between looks), are under the rule."""
     gap = -(-CHURN_WINDOW // (CHURN_CHANGES - 1))  # changes spread so that a window holds CHURN_CHANGES - 1 at most
     turns = [(f"drop thing{i}" if i % gap == 0 else "look", f"s{i // gap}", ROOM) for i in range(CHURN_WINDOW * 4)]
-    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    breaker = loop_break(
+        cycle={"turns": 0}, repetition={"enabled": False}, fruitless={"turns": 0}, no_progress={"max_turns": 1000}
+    )
     assert play(breaker, turns) == (None, None)
 
 
@@ -158,13 +162,17 @@ def test_a_thing_dropped_and_taken_back_once_in_a_while_never_stops():
         (("take lamp" if (i // gap) % 2 else "drop lamp") if i % gap == 0 else "look", f"s{(i // gap) % 2}", ROOM)
         for i in range(CHURN_WINDOW * 4)
     ]
-    breaker = loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    breaker = loop_break(
+        cycle={"turns": 0}, repetition={"enabled": False}, fruitless={"turns": 0}, no_progress={"max_turns": 1000}
+    )
     assert play(breaker, turns) == (None, None)
 
 
 def quiet_loop_break() -> LoopBreak:
     """Only the churn rule can stop."""
-    return loop_break(cycle_turns=0, enable_repetition_detection=False, fruitless_turns=0, max_turns_stuck=1000)
+    return loop_break(
+        cycle={"turns": 0}, repetition={"enabled": False}, fruitless={"turns": 0}, no_progress={"max_turns": 1000}
+    )
 
 
 def test_one_device_worked_again_and_again_does_not_churn():

@@ -79,7 +79,7 @@ def test_unknown_config_key(tmp_path, capsys, rom_path):
 )
 def test_out_of_range_config_value(tmp_path, capsys, rom_path, toml, expected):
     config = tmp_path / "bad.toml"
-    config.write_text("[tool.zorkgpt.loop_break]\n" + toml)
+    config.write_text("[tool.zorkgpt.loop_break.room_loops]\n" + toml)
     code = main.main(["--config", str(config), "--rom", str(rom_path), "--episode-dir", str(tmp_path), "--quiet"])
     err = capsys.readouterr().err
     assert code == 2

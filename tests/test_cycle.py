@@ -113,7 +113,7 @@ def test_the_cycle_rule_stops_the_episode_and_says_why():
 
 
 def test_cycle_turns_zero_turns_the_rule_off():
-    breaker = loop_break(cycle_turns=0)
+    breaker = loop_break(cycle={"turns": 0})
     for turn, (command, before, after) in enumerate(ab(20), start=1):
         verdict = breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after))
         assert not verdict.terminate or verdict.events[-1]["rule"] != "cycle"

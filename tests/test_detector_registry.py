@@ -1,5 +1,4 @@
-"""A detector defined here alone, with its own config section, plays a real zork1 episode and stops it; the loop
-break's configuration keeps every key of earlier versions working."""
+"""A detector defined here alone, with its own config section, plays a real zork1 episode and stops it."""
 
 from __future__ import annotations
 
@@ -119,82 +118,3 @@ def test_a_name_is_registered_once():
     with pytest.raises(ValueError, match="registered already"):
         register(type("Churn", (Detector,), {"name": "churn", "config_model": ToyConfig}))
 
-
-# -- the keys of earlier versions ---------------------------------------------------------------------------------
-OLD_FILE = """
-[tool.zorkgpt.loop_break]
-enable_velocity_detection = false
-max_turns_stuck = 50
-stuck_warning_threshold = 30
-churn_changes = 7
-enable_repetition_detection = false
-repetition_min_turns = 20
-fruitless_weak_signals = []
-enable_loop_detection = false
-camping_window = 12
-[tool.zorkgpt.action_loops]
-gate_action = "terminate"
-"""
-
-
-def test_every_old_key_lands_in_its_new_place(tmp_path):
-    path = tmp_path / "old.toml"
-    path.write_text(OLD_FILE)
-    loop_break = GameConfiguration.from_toml(path).loop_break
-    assert loop_break.enabled is False
-    assert loop_break.no_progress.max_turns == 50
-    assert loop_break.warning_lead_turns == 20  # the warning at 30 turns of 50: 20 turns ahead, as before
-    assert loop_break.churn.changes == 7
-    assert (loop_break.repetition.enabled, loop_break.repetition.min_turns) == (False, 20)
-    assert loop_break.weak_signals == []
-    assert (loop_break.room_loops.enabled, loop_break.room_loops.camping_window) == (False, 12)
-    assert loop_break.action_loops.gate_action == "terminate"
-
-
-def test_the_old_pyproject_gives_the_same_configuration(tmp_path):
-    """Every flat key of the file before the sections, at its value then, gives today's defaults."""
-    old = (Path(__file__).parent / "data" / "pyproject_flat_loop_break.toml").read_text()
-    path = tmp_path / "old.toml"
-    path.write_text(old)
-    assert GameConfiguration.from_toml(path).loop_break == LoopBreakConfig()
-
-
-@pytest.mark.parametrize(
-    "tables, new",
-    [
-        ({"loop_break": {"churn_changes": 3, "churn": {"changes": 4}}}, "tool.zorkgpt.loop_break.churn.changes"),
-        ({"loop_break": {"enable_velocity_detection": True, "enabled": True}}, "tool.zorkgpt.loop_break.enabled"),
-        (
-            {"loop_break": {"stuck_warning_threshold": 50, "warning_lead_turns": 8}},
-            "tool.zorkgpt.loop_break.warning_lead_turns",
-        ),
-        (
-            {"action_loops": {"gate_action": "warn"}, "loop_break": {"action_loops": {"gate_action": "human"}}},
-            "tool.zorkgpt.loop_break.action_loops.gate_action",
-        ),
-    ],
-)
-def test_an_old_and_a_new_key_together_are_one_error_naming_the_new_one(tables, new):
-    with pytest.raises(ConfigError) as error:
-        GameConfiguration.from_dict(tables)
-    assert f"keep `{new}`" in str(error.value)
-    assert str(error.value).count("both given") == 1
-
-
-def test_an_override_by_an_old_name_replaces_the_file_value(tmp_path):
-    """`--set loop_break.max_turns_stuck=40` still works over a file that uses the sections, as do dotted keys."""
-    config = GameConfiguration.from_toml(
-        Path(__file__).parents[1] / "pyproject.toml",
-        {"loop_break": {"max_turns_stuck": 40, "stuck_warning_threshold": 30, "churn.window": 12}},
-    )
-    loop_break = config.loop_break
-    assert (loop_break.no_progress.max_turns, loop_break.warning_lead_turns, loop_break.churn.window) == (40, 10, 12)
-    assert loop_break.churn.changes == LoopBreakConfig().churn.changes  # the rest of the section stays
-
-
-def test_the_warning_lead_is_the_old_threshold_turned_round():
-    assert LoopBreakConfig(stuck_warning_threshold=56).warning_lead_turns == LoopBreakConfig().warning_lead_turns
-    with pytest.raises(ValueError, match="stuck_warning_threshold"):
-        LoopBreakConfig(max_turns_stuck=40, stuck_warning_threshold=40)
-    with pytest.raises(ValueError, match="warning_lead_turns"):
-        LoopBreakConfig(no_progress={"max_turns": 40}, warning_lead_turns=40)

@@ -17,7 +17,7 @@ from tests.conftest import make_config, run_episode, story_file
 
 pytestmark = pytest.mark.slow  # stuck and healthy play over the shared corpus
 
-FORMER_LIMIT = {"max_turns_stuck": 48, "stuck_warning_threshold": 40}
+FORMER_LIMIT = {"no_progress": {"max_turns": 48}, "warning_lead_turns": 8}
 """The no-progress limit before 2026-11-26. The waiting, arrangement and trek mechanisms were measured under it; the
 64-turn limit now spares some of their stretches even without them, so their tests keep the tighter limit to show
 that the mechanism is what spares the healthy stretch, and that without it the stretch would be stopped."""
@@ -243,7 +243,10 @@ def test_a_conversation_is_information_weapon(tmp_path):
 
 @pytest.mark.parametrize(
     "loop_break, stopped",
-    [({}, False), ({"trek_rooms": 6, "trek_extra_turns": 24, "trek_grace": 0}, True)],
+    [
+        ({}, False),
+        ({"no_progress.trek_rooms": 6, "no_progress.trek_extra_turns": 24, "no_progress.trek_grace": 0}, True),
+    ],
 )
 def test_a_walk_back_through_known_rooms_with_detours_karn(tmp_path, loop_break, stopped):
     """karn's walk from the maintenance shafts to the reactor door (7 steps through 5 rooms) with 7 harmless detours
@@ -281,7 +284,7 @@ def test_semi_novel_stuck_play_ends_as_fruitless_zork1(tmp_path, fruitless_turns
     config = make_config(
         tmp_path,
         gameplay={"max_turns_per_episode": len(built.commands)},
-        loop_break={"fruitless_turns": fruitless_turns},
+        loop_break={"fruitless": {"turns": fruitless_turns}},
     )
     result = run_episode(story, config, ReplayAgent(built.commands))
     stops = [stop["rule"] for stop in result.events("stuck_termination")]
@@ -346,7 +349,7 @@ def test_pure_repetition_ends_within_25_turns(tmp_path, kind, cycle_turns, rule)
     story = story_file("zork1.z5")
     built = trajectories.stuck(story, kind, 0.25)
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle_turns": cycle_turns}
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle": {"turns": cycle_turns}}
     )
     result = run_episode(story, config, ReplayAgent(built.commands))
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -368,7 +371,7 @@ def test_a_loop_the_game_moves_ends_by_its_commands(tmp_path, game, kind, cut, t
     story = story_file(game)
     built = trajectories.stuck(story, kind, cut)
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle_turns": cycle_turns}
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"cycle": {"turns": cycle_turns}}
     )
     result = run_episode(story, config, ReplayAgent(built.commands))
     loop = [r for r in result.records if r["turn"] >= built.loop_start]
@@ -415,11 +418,11 @@ def test_a_semi_novel_loop_on_the_carousel_is_one_fruitless_stretch_zork2(tmp_pa
     """zork2: semi-novel play from the Carousel Room, whose exits are random. Its walks reach the Cool Room, the Stone
     Bridge, the Dragon Room and the End of Ledge, each seen before only with other things in hand: a first visit with
     these things in hand, progress that restarted every clock, and the loop ran 66 turns. The fruitless rule also counts
-    across such progress (`fruitless_weak_signals`) and ends it within its 60 turns."""
+    across such progress (`weak_signals`) and ends it within its 60 turns."""
     story = story_file("zork2.z5")
     built = trajectories.stuck(story, "semi_novel", 0.25)
     config = make_config(
-        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"fruitless_weak_signals": weak}
+        tmp_path, gameplay={"max_turns_per_episode": len(built.commands)}, loop_break={"weak_signals": weak}
     )
     result = run_episode(story, config, ReplayAgent(built.commands))
     loop = [r for r in result.records if r["turn"] >= built.loop_start]

@@ -36,7 +36,7 @@ def scenarios(rom_path):
     ],
 )
 def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector):
-    """Walkthrough to score 40, walk to the Dam, 235 turns in the Dam rooms: terminated exactly max_turns_stuck
+    """Walkthrough to score 40, walk to the Dam, 235 turns in the Dam rooms: terminated exactly no_progress.max_turns
     turns after the last progress, the room-loop detector for the variant fires, and loop break off runs it all."""
     built = scenarios[name]
     config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
@@ -51,7 +51,7 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
     assert termination["turns_stuck"] == config.loop_break.no_progress.max_turns
 
     baseline = run_episode(
-        rom_path, make_config(tmp_path, loop_break={"enable_velocity_detection": False}), ReplayAgent(built.commands)
+        rom_path, make_config(tmp_path, loop_break={"enabled": False}), ReplayAgent(built.commands)
     )
     assert baseline.summary["turns"] == len(built.commands)
     assert baseline.summary["termination_reason"] == "script_exhausted"
@@ -98,7 +98,7 @@ def test_stuck_episode_terminates_early(rom_path, tmp_path):
     config = make_config(
         tmp_path,
         gameplay={"max_turns_per_episode": 200},
-        loop_break=seed_loop_break({"max_turns_stuck": 20, "stuck_warning_threshold": 10}),
+        loop_break=seed_loop_break({"no_progress": {"max_turns": 20}, "warning_lead_turns": 10}),
     )
     result = run_episode(rom_path, config, ReplayAgent(["open door", "east", "take house"] * 100))
     assert result.summary["termination_reason"] == "stuck_no_progress"
@@ -185,7 +185,7 @@ def test_lookahead_prediction_leaves_play_unchanged(rom_path, tmp_path, scenario
 # -- flags switch behaviour on real play ---------------------------------------------------------------------
 def test_master_switch_off_runs_the_loop_to_the_end(rom_path, tmp_path, scenarios):
     built = scenarios["dam_ab"]
-    config = make_config(tmp_path, loop_break={"enable_velocity_detection": False})
+    config = make_config(tmp_path, loop_break={"enabled": False})
     result = run_episode(rom_path, config, LooperAgent(built.prefix, built.loop))
     assert result.summary["termination_reason"] == "max_turns"
     assert not result.events("loop_penalty_applied") and not result.events("loop_break_warning")
@@ -193,7 +193,7 @@ def test_master_switch_off_runs_the_loop_to_the_end(rom_path, tmp_path, scenario
 
 def test_loop_detection_off_still_terminates(rom_path, tmp_path, scenarios):
     built = scenarios["dam_ab"]
-    config = make_config(tmp_path, loop_break={"enable_loop_detection": False})
+    config = make_config(tmp_path, loop_break={"room_loops": {"enabled": False}})
     result = run_episode(rom_path, config, ReplayAgent(built.commands))
     assert result.summary["loop_break"]["detections"] == {}
     assert not result.events("loop_penalty_applied")

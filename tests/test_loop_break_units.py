@@ -125,8 +125,8 @@ def name_of(room_id):
 # -- progress velocity ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("interval, expected_turn", [(1, 31), (10, 40)])
 def test_progress_velocity_terminates_after_threshold(interval, expected_turn):
-    """Episode terminates max_turns_stuck turns after the last score change (checked every `interval` turns)."""
-    loop_break = make_loop_break(max_turns_stuck=30, stuck_check_interval=interval)
+    """Episode terminates no_progress.max_turns turns after the last score change (checked every `interval` turns)."""
+    loop_break = make_loop_break(no_progress={"max_turns": 30}, stuck_check_interval=interval)
     first = loop_break.observe(make_record(1, DAM, score_before=0, score_after=40))  # score set to 40
     assert first.progress.signals == ("score",) and not first.terminate
 
@@ -142,7 +142,7 @@ def test_progress_velocity_terminates_after_threshold(interval, expected_turn):
 
 def test_progress_velocity_resets_on_score_change():
     """20 stuck turns, a score increase, 20 more: 40 turns in all but only 20 since the change -> no termination."""
-    loop_break = make_loop_break(max_turns_stuck=30)
+    loop_break = make_loop_break(no_progress={"max_turns": 30})
     loop_break.observe(make_record(1, DAM, score_before=0, score_after=40))
     before = stuck_turns(loop_break, 2, 21)
     assert before[21].progress.turns_stuck == 20
@@ -158,8 +158,8 @@ def test_progress_velocity_resets_on_score_change():
 
 
 def test_configurable_stuck_threshold():
-    """max_turns_stuck=50: 49 turns without progress do not terminate, the 50th does."""
-    loop_break = make_loop_break(max_turns_stuck=50)
+    """no_progress.max_turns=50: 49 turns without progress do not terminate, the 50th does."""
+    loop_break = make_loop_break(no_progress={"max_turns": 50})
     verdicts = stuck_turns(loop_break, 1, 49)
     assert not any(v.terminate for v in verdicts.values())  # the default of 40 would have ended it at turn 40
     assert verdicts[49].progress.turns_stuck == 49
@@ -278,7 +278,7 @@ def test_penalty_applied_on_oscillation_return():
     assert "Loop Detection Override" in adjusted.reason
 
     # The same through the LoopBreak: the learned map predicts "north" from the Dam leads to the Lobby.
-    loop_break = make_loop_break(enable_location_penalty=False)
+    loop_break = make_loop_break(room_loops={"enable_location_penalty": False})
     oscillate(loop_break, 6)  # Lobby, Dam, Lobby, Dam, Lobby, Dam
     assert loop_break.detectors["room_loops"].active.oscillation.detected
     events: list[dict] = []
@@ -353,7 +353,7 @@ def test_penalties_stack_with_location_revisit_penalty_and_clamp():
 
 
 def test_loop_penalty_event_not_turned_to_reject_when_already_below_threshold():
-    loop_break = make_loop_break(enable_location_penalty=False)
+    loop_break = make_loop_break(room_loops={"enable_location_penalty": False})
     oscillate(loop_break, 6)
     events: list[dict] = []
     loop_break.adjust("north", Judgement(0.4, "weak"), make_view(DAM), events, turn=7)
@@ -363,7 +363,7 @@ def test_loop_penalty_event_not_turned_to_reject_when_already_below_threshold():
 
 # -- feature flags -------------------------------------------------------------------------------------------
 def test_flag_velocity_detection_disabled_turns_everything_off():
-    loop_break = make_loop_break(enable_velocity_detection=False, max_turns_stuck=30)
+    loop_break = make_loop_break(enabled=False, no_progress={"max_turns": 30})
     assert not loop_break.enabled
     verdicts = oscillate(loop_break, 100)
     assert not any(v.terminate for v in verdicts)
@@ -375,12 +375,12 @@ def test_flag_velocity_detection_disabled_turns_everything_off():
     assert loop_break.adjust("north", judgement, make_view(DAM), events, turn=101) is judgement
     assert events == []
 
-    enabled = make_loop_break(max_turns_stuck=30)
+    enabled = make_loop_break(no_progress={"max_turns": 30})
     assert any(v.terminate for v in oscillate(enabled, 100))
 
 
 def test_flag_loop_detection_disabled_no_detections_no_penalties():
-    loop_break = make_loop_break(enable_loop_detection=False, max_turns_stuck=30)
+    loop_break = make_loop_break(room_loops={"enabled": False}, no_progress={"max_turns": 30})
     verdicts = oscillate(loop_break, 24)
     assert (
         not loop_break.detectors["room_loops"].active.any
@@ -395,9 +395,9 @@ def test_flag_loop_detection_disabled_no_detections_no_penalties():
     status = loop_break.status(25, make_view(DAM), (), [])
     assert status.loop_info == ""
     # Velocity detection still works.
-    assert [i + 1 for i, v in enumerate(oscillate(make_loop_break(enable_loop_detection=False), 40)) if v.terminate]
+    assert [i + 1 for i, v in enumerate(oscillate(make_loop_break(room_loops={"enabled": False}), 40)) if v.terminate]
 
-    enabled = make_loop_break(max_turns_stuck=30)
+    enabled = make_loop_break(no_progress={"max_turns": 30})
     verdicts = oscillate(enabled, 24)
     assert enabled.detectors["room_loops"].active.oscillation.detected
     kinds = [e["kind"] for v in verdicts for e in v.events if e["event_type"] == "loop_detected"]
@@ -422,7 +422,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
     assert adjusted.score == pytest.approx(0.5) and "Revisit penalty" in adjusted.adjustments[0]
     assert events[0]["turned_to_reject"] is False  # 0.5 is not below the 0.5 threshold
 
-    off = make_loop_break(enable_location_penalty=False)
+    off = make_loop_break(room_loops={"enable_location_penalty": False})
     wander(off)
     judgement = Judgement(0.7, "ok")
     assert off.detectors["room_loops"].active.recent_rooms == ()
@@ -434,7 +434,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
 
 @pytest.mark.parametrize("min_stuck", [0, 4, 7])
 def test_flag_penalty_min_turns_stuck_gates_detections_and_penalties(min_stuck):
-    loop_break = make_loop_break(penalty_min_turns_stuck=min_stuck, enable_location_penalty=False)
+    loop_break = make_loop_break(penalty_min_turns_stuck=min_stuck, room_loops={"enable_location_penalty": False})
     judgement = Judgement(0.9, "ok")
     previous = DAM
     for turn in range(1, 9):
@@ -451,7 +451,7 @@ def test_flag_penalty_min_turns_stuck_gates_detections_and_penalties(min_stuck):
 
 
 def test_flag_penalty_min_turns_stuck_resets_with_progress():
-    loop_break = make_loop_break(penalty_min_turns_stuck=4, enable_location_penalty=False)
+    loop_break = make_loop_break(penalty_min_turns_stuck=4, room_loops={"enable_location_penalty": False})
     oscillate(loop_break, 6)
     assert loop_break.detectors["room_loops"].active.oscillation.detected
     loop_break.observe(make_record(7, LOBBY, room_before=DAM, score_before=0, score_after=5))
@@ -461,12 +461,12 @@ def test_flag_penalty_min_turns_stuck_resets_with_progress():
 
 
 def test_flag_stuck_check_interval_terminates_only_on_multiples():
-    loop_break = make_loop_break(max_turns_stuck=25, stuck_check_interval=10)
+    loop_break = make_loop_break(no_progress={"max_turns": 25}, stuck_check_interval=10)
     verdicts = stuck_turns(loop_break, 1, 45)
     assert [t for t, v in verdicts.items() if v.terminate] == [30, 40]
     assert verdicts[25].progress.turns_stuck == 25 and not verdicts[25].terminate
 
-    every_turn = make_loop_break(max_turns_stuck=25, stuck_check_interval=1)
+    every_turn = make_loop_break(no_progress={"max_turns": 25}, stuck_check_interval=1)
     assert [t for t, v in stuck_turns(every_turn, 1, 27).items() if v.terminate] == [25, 26, 27]
 
 
@@ -483,7 +483,7 @@ def test_flag_stuck_check_interval_terminates_only_on_multiples():
 )
 def test_config_rejects_penalty_above_zero_and_negative_bonus(key, value):
     with pytest.raises(ConfigError) as excinfo:
-        GameConfiguration.from_dict({"loop_break": {key: value}})
+        GameConfiguration.from_dict({"loop_break": {"room_loops": {key: value}}})
     message = str(excinfo.value)
     assert f"tool.zorkgpt.loop_break.room_loops.{key}" in message
     assert repr(value) in message
@@ -491,25 +491,32 @@ def test_config_rejects_penalty_above_zero_and_negative_bonus(key, value):
 
 def test_config_rejects_camping_threshold_above_window():
     with pytest.raises(ConfigError) as excinfo:
-        GameConfiguration.from_dict({"loop_break": {"camping_threshold": 11, "camping_window": 10}})
+        GameConfiguration.from_dict({"loop_break": {"room_loops": {"camping_threshold": 11, "camping_window": 10}}})
     message = str(excinfo.value)
     assert "tool.zorkgpt.loop_break" in message
     assert "camping_threshold" in message and "camping_window" in message
-    GameConfiguration.from_dict({"loop_break": {"camping_threshold": 10, "camping_window": 10}})  # equal is fine
+    equal = {"camping_threshold": 10, "camping_window": 10}
+    GameConfiguration.from_dict({"loop_break": {"room_loops": equal}})  # equal is fine
 
 
-@pytest.mark.parametrize("warning, maximum", [(40, 40), (45, 40), (10, 10)])
-def test_config_rejects_warning_threshold_not_below_max_turns_stuck(warning, maximum):
+@pytest.mark.parametrize("lead, maximum", [(40, 40), (45, 40), (10, 10)])
+def test_config_rejects_warning_lead_not_below_no_progress_max_turns(lead, maximum):
     with pytest.raises(ConfigError) as excinfo:
-        GameConfiguration.from_dict({"loop_break": {"stuck_warning_threshold": warning, "max_turns_stuck": maximum}})
+        GameConfiguration.from_dict({"loop_break": {"warning_lead_turns": lead, "no_progress": {"max_turns": maximum}}})
     message = str(excinfo.value)
     assert "tool.zorkgpt.loop_break" in message
-    assert "stuck_warning_threshold" in message and "max_turns_stuck" in message
+    assert "warning_lead_turns" in message and "no_progress.max_turns" in message
 
 
 def test_config_accepts_valid_loop_break_section_and_rejects_unknown_key():
     config = GameConfiguration.from_dict(
-        {"loop_break": {"stuck_warning_threshold": 39, "max_turns_stuck": 40, "oscillation_return_penalty": -1.0}}
+        {
+            "loop_break": {
+                "warning_lead_turns": 1,
+                "no_progress": {"max_turns": 40},
+                "room_loops": {"oscillation_return_penalty": -1.0},
+            }
+        }
     )
     assert config.loop_break.room_loops.oscillation_return_penalty == -1.0
     with pytest.raises(ConfigError) as excinfo:

@@ -31,7 +31,7 @@ SCRIPT = [
 
 @pytest.fixture(scope="module")
 def played(rom_path, tmp_path_factory):
-    config = make_config(tmp_path_factory.mktemp("outcomes"), loop_break={"enable_velocity_detection": False})
+    config = make_config(tmp_path_factory.mktemp("outcomes"), loop_break={"enabled": False})
     return run_episode(rom_path, config, ReplayAgent([command for command, _ in SCRIPT]))
 
 

@@ -109,7 +109,7 @@ def test_all_adjustments_stack_and_are_listed():
 
 
 def test_configured_amounts_are_used_and_zero_is_no_adjustment():
-    config = LoopBreakConfig(oscillation_return_penalty=-0.3, oscillation_exploration_bonus=0.0)
+    config = LoopBreakConfig(room_loops={"oscillation_return_penalty": -0.3, "oscillation_exploration_bonus": 0.0})
     oscillation = detections(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
     assert apply_loop_penalties(
         Judgement(0.9, "ok"), 2, oscillation, config.room_loops, name_of
@@ -131,7 +131,7 @@ def test_base_score_survives_a_second_adjustment():
 def test_camping_penalty_through_loop_break():
     game_map = house_map()
     loop_break = LoopBreak(
-        LoopBreakConfig(**seed_loop_break({"enable_location_penalty": False})),
+        LoopBreakConfig(**seed_loop_break({"room_loops": {"enable_location_penalty": False}})),
         game_map,
         DestinationPredictor("map", game_map),
     )

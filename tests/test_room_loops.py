@@ -119,7 +119,7 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
         game_map.visit(room_id, name, 0)
     game_map.rooms[2].exits.update({"west": 1, "down": 3})
     game_map.rooms[3].exits.update({"up": 2, "east": 4, "south": 6})
-    config = LoopBreakConfig(**seed_loop_break({"enable_location_penalty": False}))
+    config = LoopBreakConfig(**seed_loop_break({"room_loops": {"enable_location_penalty": False}}))
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     rooms = corridor_walk(20)
     previous = rooms[0]

@@ -3,7 +3,7 @@ waits up to `wait_allowance`, and up to `wait_detours` turns between waits with 
 never repeat (the ones after them do), and a stretch that keeps reaching rooms through more than `trek_rooms` of
 them gets up to `trek_extra_turns` more. Fed records directly: no Jericho, no LLM. The varied play of the clock's
 tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which the fruitless rule ends at
-`fruitless_turns`; they switch that rule off to watch the clock alone."""
+`fruitless.turns`; they switch that rule off to watch the clock alone."""
 
 from __future__ import annotations
 
@@ -58,7 +58,7 @@ def test_waiting_stops_no_clock_up_to_the_allowance():
     first_loop = max(config.wait_allowance + 1, config.repetition.window)
     assert play(loop_break(), [("wait", 1)] * 100) == (first_loop, "repetition")
     assert play(loop_break(wait_allowance=30), [("wait", 1)] * 100) == (31, "repetition")
-    assert play(loop_break(enable_repetition_detection=False), [("wait", 1)] * 100) == (
+    assert play(loop_break(repetition={"enabled": False}), [("wait", 1)] * 100) == (
         config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
@@ -74,7 +74,7 @@ def test_waits_between_repeats_do_not_make_a_loop():
     assert play(loop_break(), (looking + [("wait", 1)]) * config.wait_allowance) == (None, None)
     assert play(loop_break(), (looking + [("wait", 1)]) * 30)[1] == "repetition"
     assert play(loop_break(), looking * 45) == (config.cycle.turns, "cycle")
-    assert play(loop_break(cycle_turns=0), looking * 45) == (repetition_stop(3, config), "repetition")
+    assert play(loop_break(cycle={"turns": 0}), looking * 45) == (repetition_stop(3, config), "repetition")
 
 
 def test_looking_around_between_waits_is_left_out_with_the_waits():
@@ -83,22 +83,22 @@ def test_looking_around_between_waits_is_left_out_with_the_waits():
     one that only waits. Turns before the first wait and after the last one count: a player who looks around and
     then waits, or waits and then loops, gets the waits alone."""
     config = LoopBreakConfig()
-    clock_only = loop_break(enable_repetition_detection=False)  # the no-progress rule alone reads the clock
+    clock_only = loop_break(repetition={"enabled": False})  # the no-progress rule alone reads the clock
     waiting = [("look", 1), ("inventory", 1), ("wait", 1)] * 60
     between = 2  # look and inventory between two waits, each left out up to wait_detours
     credit = config.wait_allowance + (config.wait_allowance - 1) * min(between, config.wait_detours)
     assert play(clock_only, waiting) == (config.no_progress.max_turns + credit, "no_progress")
-    assert play(loop_break(enable_repetition_detection=False, wait_detours=0), waiting) == (
+    assert play(loop_break(repetition={"enabled": False}, wait_detours=0), waiting) == (
         config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
     varied = [(f"examine thing {turn}", 1) for turn in range(100)]
-    no_progress_only = loop_break(enable_repetition_detection=False, fruitless_turns=0)
+    no_progress_only = loop_break(repetition={"enabled": False}, fruitless={"turns": 0})
     assert play(no_progress_only, varied[:40] + [("wait", 1)] * 100) == (
         config.no_progress.max_turns + config.wait_allowance,
         "no_progress",
     )
-    assert play(loop_break(fruitless_turns=0), [("wait", 1)] * 10 + varied) == (
+    assert play(loop_break(fruitless={"turns": 0}), [("wait", 1)] * 10 + varied) == (
         config.no_progress.max_turns + 10,
         "no_progress",
     )
@@ -115,7 +115,7 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     max_turns_stuck; one that stops reaching rooms gets trek_grace turns after the last one; going round the same
     rooms, or staying in a few, gets max_turns_stuck."""
     config = LoopBreakConfig()
-    clock = {"fruitless_turns": 0}
+    clock = {"fruitless": {"turns": 0}}
     assert play(loop_break(**clock), trek(200, every=6)) == (
         config.no_progress.max_turns + config.no_progress.trek_extra_turns,
         "no_progress",
@@ -129,7 +129,7 @@ def test_a_trek_through_many_rooms_gets_the_longer_limit():
     rooms = config.no_progress.trek_rooms + 3
     cycle = [(f"examine thing {turn}", 1 + turn % rooms) for turn in range(200)]
     assert play(loop_break(**clock), cycle) == (config.no_progress.max_turns, "no_progress")
-    assert play(loop_break(trek_grace=0, **clock), cycle) == (
+    assert play(loop_break(no_progress={"trek_grace": 0}, **clock), cycle) == (
         config.no_progress.max_turns + config.no_progress.trek_extra_turns,
         "no_progress",
     )
@@ -146,11 +146,11 @@ def test_the_warning_counts_down_on_the_same_clock():
     play(breaker, turns)
     # The earliest: a window of repeats but for repetition_misses turns.
     assert breaker.turns_to_stop(len(turns)) == config.repetition.window - config.repetition.misses
-    breaker = loop_break(enable_repetition_detection=False)
+    breaker = loop_break(repetition={"enabled": False})
     play(breaker, turns)
     # 8 new tries in the 8 turns that count: the fruitless rule's share holds (the waits try nothing), so it is next.
     assert breaker.turns_to_stop(len(turns)) == config.fruitless.turns - 8
-    breaker = loop_break(enable_repetition_detection=False, fruitless_turns=0)
+    breaker = loop_break(repetition={"enabled": False}, fruitless={"turns": 0})
     play(breaker, turns)
     assert breaker.turns_to_stop(len(turns)) == config.no_progress.max_turns - 8
 
@@ -190,10 +190,10 @@ def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
     assert tracker.observe(turn_record(3, command="take feather", novelty=["new_object_state"])).progress
 
 
-def test_raising_max_turns_stuck_raises_the_trek_limit_with_it():
-    """A user who gives play more time (max_turns_stuck 100) needs no second key: the trek limit follows."""
+def test_raising_no_progress_max_turns_raises_the_trek_limit_with_it():
+    """A user who gives play more time (no_progress.max_turns 100) needs no second key: the trek limit follows."""
     config = GameConfiguration.from_dict(
-        {"loop_break": {"max_turns_stuck": 100, "stuck_warning_threshold": 90, "fruitless_turns": 0}}
+        {"loop_break": {"no_progress": {"max_turns": 100}, "warning_lead_turns": 10, "fruitless": {"turns": 0}}}
     )
     expected = 100 + config.loop_break.no_progress.trek_extra_turns
     assert play(loop_break(**config.loop_break.model_dump()), trek(300, every=6)) == (expected, "no_progress")
@@ -221,17 +221,17 @@ def test_new_tries_that_get_nowhere_are_fruitless():
         ]
 
     assert play(loop_break(), tries(1)) == (config.fruitless.turns, "fruitless")
-    assert play(loop_break(fruitless_turns=0), tries(1)) == (config.no_progress.max_turns, "no_progress")
+    assert play(loop_break(fruitless={"turns": 0}), tries(1)) == (config.no_progress.max_turns, "no_progress")
     walking = tries(2, between=lambda turn: ("north", "south")[turn // 2 % 2])
     turn, rule = play(loop_break(), walking)
     assert rule == "fruitless" and turn < config.fruitless.turns + 5  # its first three moves were new ones
     assert play(loop_break(), tries(2))[1] != "fruitless"
-    assert play(loop_break(enable_repetition_detection=False), tries(2)) == (
+    assert play(loop_break(repetition={"enabled": False}), tries(2)) == (
         config.no_progress.max_turns,
         "no_progress",
     )
     assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.no_progress.max_turns, "no_progress")
-    breaker = loop_break(enable_repetition_detection=False)
+    breaker = loop_break(repetition={"enabled": False})
     play(breaker, tries(1)[:24])
     assert breaker.turns_to_stop(24) == config.fruitless.turns - 24
 
@@ -264,7 +264,7 @@ def test_tries_across_first_visits_with_these_things_in_hand_are_one_fruitless_s
 
     assert config.weak_signals == ["new_room_inventory"]
     assert carousel(loop_break()) == (config.fruitless.turns, "fruitless")
-    assert carousel(loop_break(fruitless_weak_signals=[])) == (None, None)
+    assert carousel(loop_break(weak_signals=[])) == (None, None)
 
 
 def test_fruitless_tries_count_each_try_once_and_leave_out_waits_and_moves_made_again():

@@ -105,7 +105,7 @@ def run_turns(loop_break: LoopBreak, last: int, commands=("wait",)):
 
 
 def test_status_no_warning_below_threshold():
-    loop_break = make_loop_break(stuck_warning_threshold=20, max_turns_stuck=40)
+    loop_break = make_loop_break(warning_lead_turns=20, no_progress={"max_turns": 40})
     run_turns(loop_break, 19)
     events: list[dict] = []
     status = loop_break.status(20, cellar_view(), OBJECTIVES, events)  # 19 turns stuck before turn 20
@@ -114,7 +114,7 @@ def test_status_no_warning_below_threshold():
 
 @pytest.mark.parametrize("observed", [20, 30, 45])
 def test_status_warning_at_and_after_threshold(observed):
-    loop_break = make_loop_break(stuck_warning_threshold=20, max_turns_stuck=40)
+    loop_break = make_loop_break(warning_lead_turns=20, no_progress={"max_turns": 40})
     run_turns(loop_break, observed)
     events: list[dict] = []
     status = loop_break.status(observed + 1, cellar_view(), OBJECTIVES[:2], events)
@@ -176,8 +176,8 @@ def test_status_hints_absent_when_disabled():
 # -- issue 9: warnings follow the stop rules, not a quiet score ------------------------------------------------
 def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears():
     """Default settings: turns without progress that try a new thing every other turn and look round or check the
-    inventory between show no warning at 30 turns; the warning comes within max_turns_stuck -
-    stuck_warning_threshold turns of the no-progress stop."""
+    inventory between show no warning at 30 turns; the warning comes
+    warning_lead_turns turns before the no-progress stop."""
     config = LoopBreakConfig()
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
@@ -195,7 +195,7 @@ def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears()
 def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule):
     """`look`, `listen` again and again: warned before the stop, by the cycle rule (the same two commands in turn) or,
     with it off, the repetition rule."""
-    config = LoopBreakConfig(cycle_turns=cycle_turns)
+    config = LoopBreakConfig(cycle={"turns": cycle_turns})
     game_map = cellar_map()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     first_warning = None
