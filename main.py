@@ -30,7 +30,15 @@ from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration
 from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession, StoryFileError
-from session.records import FINISHED_ENDINGS, Ending, TurnRecord
+from session.records import (
+    FINISHED_ENDINGS,
+    SUMMARY_FILE,
+    Ending,
+    NotATurnRecord,
+    TurnRecord,
+    read_records,
+    read_summary,
+)
 from session.safe_text import printable
 from session.tables import markdown_table
 
@@ -101,19 +109,14 @@ def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[
     folder = Path(args.resume)
     try:
         info = json.loads((folder / EPISODE_FILE).read_text())
-        summary_path = folder / "summary.json"
-        reason = json.loads(summary_path.read_text()).get("termination_reason") if summary_path.is_file() else None
-        lines = (folder / "events.jsonl").read_text(encoding="utf-8").splitlines()
+        reason = read_summary(folder).get("termination_reason") if (folder / SUMMARY_FILE).is_file() else None
+        records = read_records(folder)
+    except NotATurnRecord as exc:
+        raise ConfigError(f"--resume {folder}: {exc}") from None
     except (OSError, ValueError) as exc:
         raise ConfigError(f"--resume {folder}: not a readable episode folder ({exc})") from None
     if reason in FINISHED_ENDINGS:
         raise ConfigError(f"--resume {folder}: the episode ended ({reason}); nothing to resume")
-    records = []
-    for number, line in enumerate(lines, start=1):
-        try:
-            records.append(TurnRecord(**json.loads(line)))
-        except (ValueError, TypeError) as exc:
-            raise ConfigError(f"--resume {folder}: events.jsonl line {number} is not a turn record ({exc})") from None
     if not records:
         raise ConfigError(f"--resume {folder}: no turn was recorded; start a new episode instead")
     overrides = {"files": {"episode_dir": str(folder.parent)}}

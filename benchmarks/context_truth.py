@@ -9,7 +9,7 @@ plays it: the real `openai` client against a scripted server on 127.0.0.1 that r
 without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and critic, the
 same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first request of
 the turn: a retry shows the same state), and afterwards a second emulator, the truth, steps the commands the
-episode ran (its events.jsonl), checking each prompt's claims against the game as it stood at that prompt (after
+episode ran (its records), checking each prompt's claims against the game as it stood at that prompt (after
 the commands of the turns before). Questions are asked of a copy, a third emulator restored to the truth's state,
 so the truth is never disturbed:
 
@@ -70,6 +70,7 @@ from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
+from session.records import EVENTS_FILE, read_record_dicts
 from session.tables import markdown_table
 
 CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")
@@ -764,8 +765,7 @@ def play(
 
     overrides = {"gameplay": {"seed": seed}} if seed is not None else None
     figures = measure(story, commands, config_path, folder, more_overrides=overrides, listen=keep)
-    events = next(folder.rglob("events.jsonl"))
-    records = [json.loads(line) for line in events.read_text().splitlines() if line.strip()]
+    records = read_record_dicts(next(folder.rglob(EVENTS_FILE)).parent)
     return prompts, records, figures
 
 
@@ -817,7 +817,7 @@ def offline_commands(story: Path, config_path: str, turns: int) -> Trajectory:
         config = GameConfiguration.from_toml(config_path, overrides)
         config.gameplay.seed = episode_seed(story, config.gameplay.seed)  # the same commands every time
         summary = build_orchestrator(config, RunOptions(rom=str(story), quiet=True)).play_episode()
-        records = [json.loads(line) for line in (summary.parent / "events.jsonl").read_text().splitlines()]
+        records = read_record_dicts(summary.parent)
     game = JerichoSession(story).game_name
     return Trajectory(game, "offline", f"offline episode, {turns} turns", [r["command"] for r in records])
 

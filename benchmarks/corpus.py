@@ -45,7 +45,7 @@ from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Tr
 from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
-from session.records import LOOP_ENDINGS
+from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
 from session.tables import markdown_table
 
 LLM_WALKTHROUGH = "llm_walkthrough"
@@ -118,10 +118,9 @@ def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: s
         agent = ReplayAgent(trajectory.commands, kind="replay")
     session = JerichoSession(story, seed=config.gameplay.seed)
     orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True)
-    summary_path = orchestrator.play_episode()
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    played = orchestrator.play_episode().parent
     session.close()
-    return json.loads(summary_path.read_text()), records
+    return read_summary(played), read_record_dicts(played)
 
 
 def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict], threshold: float) -> dict:
@@ -220,7 +219,7 @@ def run_game(job: dict) -> list[dict]:
                 config = GameConfiguration.from_toml(job["config"], overrides)
                 summary, records = play(story, trajectory, config, mode)
                 row = figures(trajectory, mode, summary, records, config.gameplay.critic_rejection_threshold)
-                row["records"] = str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None
+                row["records"] = str(next(folder.iterdir()) / EVENTS_FILE) if job["records"] else None
                 rows.append(row)
     return rows
 
@@ -254,7 +253,7 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
             "told_then_run": checked["told_then_run"],
             "stopped": checked["stopped"],
             "calls_per_turn": round(sum(summary["llm_calls"].values()) / turns, 3),
-            "records": str(next(folder.iterdir()) / "events.jsonl") if job["records"] else None,
+            "records": str(next(folder.iterdir()) / EVENTS_FILE) if job["records"] else None,
         }
     ]
 

@@ -41,7 +41,7 @@ from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
-from session.records import LOOP_ENDINGS, TurnRecord
+from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
 from session.tables import markdown_table
 from viewer.report import write_report
 
@@ -70,9 +70,8 @@ ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reprodu
 def run_episode(rom: Path, config: GameConfiguration, agent, llm_client=None) -> tuple[dict, list[dict]]:
     session = JerichoSession(rom, seed=config.gameplay.seed)
     orchestrator = Orchestrator(config, session, agent, OfflineCritic(), llm_client=llm_client, quiet=True)
-    summary_path = orchestrator.play_episode()
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
-    return json.loads(summary_path.read_text()), records
+    folder = orchestrator.play_episode().parent
+    return read_summary(folder), read_record_dicts(folder)
 
 
 def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | None = None) -> dict:
@@ -180,12 +179,12 @@ def _memory_child(rom: str, turns: int) -> dict:
         config = GameConfiguration.from_toml(
             "pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)}
         )
-        # The orchestrator alone: reading events.jsonl back (as run_episode does) would measure the reader.
+        # The orchestrator alone: reading the records back (as run_episode does) would measure the reader.
         session = JerichoSession(rom, seed=config.gameplay.seed)
         loop = built.loop * (turns // max(1, len(built.loop)) + 1)
         agent = ReplayAgent((built.prefix + loop)[:turns], kind="replay")
         orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,))
-        summary = json.loads(orchestrator.play_episode().read_text())
+        summary = read_summary(orchestrator.play_episode().parent)
     if summary["turns"] != turns:
         ended = f"{summary['turns']} turns, not {turns} ({summary['termination_reason']})"
         raise RuntimeError(f"the memory probe played {ended}")

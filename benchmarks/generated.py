@@ -43,6 +43,7 @@ from benchmarks.provenance import command, commit
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.records import read_summary
 from session.tables import markdown_table
 
 QUEST_SIZES = ((6, 12, 6), (8, 15, 10), (10, 20, 12), (12, 25, 15))
@@ -152,7 +153,7 @@ def walkthrough_check(game: Generated, config_path: str, folder: Path) -> dict:
         },
     )
     orchestrator = build_orchestrator(config, RunOptions(rom=game.path, quiet=True))
-    summary = json.loads(orchestrator.play_episode().read_text())
+    summary = read_summary(orchestrator.play_episode().parent)
     orchestrator.session.close()
     walked = titles_printed(Path(game.path))
     return {

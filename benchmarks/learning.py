@@ -21,6 +21,7 @@ from loguru import logger
 from benchmarks.provenance import command, commit
 from session.config import GameConfiguration
 from session.jericho_session import STORY_SUFFIXES
+from session.records import read_record_dicts, read_summary
 from session.tables import markdown_table
 
 
@@ -45,9 +46,9 @@ def learn_game(job: dict) -> dict:
         session = build_session(config, args)
         rows = []
         for _ in range(job["episodes"]):
-            summary_path = build_orchestrator(config, args, session=session).play_episode()
-            summary = json.loads(summary_path.read_text())
-            scores = [json.loads(line)["score_after"] for line in (summary_path.parent / "events.jsonl").open()]
+            played = build_orchestrator(config, args, session=session).play_episode().parent
+            summary = read_summary(played)
+            scores = [record["score_after"] for record in read_record_dicts(played)]
             target = rows[0]["best_score"] if rows else summary["best_score"]
             reached = next((i + 1 for i, s in enumerate(scores) if s >= target), None) if target > 0 else None
             rows.append(

@@ -41,7 +41,7 @@ from benchmarks.trajectories import clean_outcomes
 from session.commands import normalize_command
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
-from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK
+from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK, read_record_dicts, read_summary
 from session.tables import markdown_table
 
 DEFAULT_SCENARIOS = ("healthy_walkthrough", "dam_back_and_forth", "camp_in_room")
@@ -109,15 +109,14 @@ def play(
         config = GameConfiguration.from_toml(config_path, overrides)
         with _scripted_environment(config.llm.api_key_env):
             orchestrator = build_orchestrator(config, RunOptions(rom=str(rom), quiet=True))
-            model.turn = lambda: orchestrator.game_state.turn_count
+            model.turn = lambda: orchestrator.game_state.turn_count + 1  # the turn being played
             summary_path = orchestrator.play_episode()
             orchestrator.session.close()
         if shown is not None:
             shown.update(server.last_messages)
         if served is not None:
             served.update(refused=server.refused, cut=server.cut, bodies=list(server.bodies))
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
-    return json.loads(summary_path.read_text()), records, config
+    return read_summary(summary_path.parent), read_record_dicts(summary_path.parent), config
 
 
 def measure(

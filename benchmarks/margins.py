@@ -41,7 +41,7 @@ from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
-from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord
+from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord, read_record_dicts
 from session.tables import markdown_table
 
 SAFE_MARGIN = 1.5
@@ -115,7 +115,7 @@ def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
     reject (forced runs), or steps not run as written (the LLM path)."""
     if not row.get("records"):
         return None
-    records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()]
+    records = read_record_dicts(Path(row["records"]).parent)
     if row["kind"] == LLM_WALKTHROUGH:
         healthy = records
     else:
@@ -135,7 +135,7 @@ def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
 
 def stuck_figures(row: dict, config: GameConfiguration) -> dict:
     """When a stuck loop ends under `config`, replayed from its records (the game may end it first: a death)."""
-    records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()] if row.get("records") else []
+    records = read_record_dicts(Path(row["records"]).parent) if row.get("records") else []
     if records:
         stop = replay(records, config).stop
         if stop is None and (records[-1]["game_over"] or records[-1]["victory"]):

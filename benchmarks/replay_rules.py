@@ -23,7 +23,7 @@ from benchmarks.provenance import command, commit
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
-from session.records import LOOP_ENDINGS, GameView, TurnRecord
+from session.records import LOOP_ENDINGS, GameView, TurnRecord, read_record_dicts
 
 HEALTHY = ("optimal", "noisy")
 
@@ -81,7 +81,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
     for row in rows:
         if row["mode"] != "forced" or not row.get("records"):
             continue
-        records = [json.loads(line) for line in Path(row["records"]).read_text().splitlines()]
+        records = read_record_dicts(Path(row["records"]).parent)
         name = f"{row['game']}/{row['kind']}/{row['variant']}"
         if row["kind"] in HEALTHY:
             healthy = [r for r in records if r["turn"] <= row["healthy_until"]]

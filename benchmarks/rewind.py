@@ -44,7 +44,7 @@ from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
-from session.records import LOOP_ENDINGS, TurnRecord
+from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
 from session.tables import markdown_table
 
 MODES = ("end", "rewind")
@@ -161,8 +161,7 @@ def rewind_totals(outcomes: list[dict]) -> dict:
 
 
 def _read(summary_path: Path) -> tuple[dict, list[dict]]:
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
-    return json.loads(summary_path.read_text()), records
+    return read_summary(summary_path.parent), read_record_dicts(summary_path.parent)
 
 
 def _mode_overrides(mode: str, folder: Path, max_turns: int) -> dict:

@@ -10,7 +10,6 @@ target: under 2 s). `--shots DIR` also plays the stuck dam_ab looper and saves t
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -26,6 +25,7 @@ from benchmarks.scenarios import build_scenario, never_stopped
 from orchestration.orchestrator import Orchestrator
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
+from session.records import read_summary
 from viewer.report import REPORT_FILE, write_report
 
 TARGET_SECONDS = 2.0
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         long_episode = play(args.rom, Path(temporary) / "long", args.turns)
         report = long_episode / REPORT_FILE
-        last = json.loads((long_episode / "summary.json").read_text())["turns"]
+        last = read_summary(long_episode)["turns"]
         times = []
         for _ in range(5):
             page = browser.new_page(viewport={"width": 1300, "height": 1400})

@@ -18,7 +18,7 @@ from typing import Any, BinaryIO
 from loguru import logger
 
 from session.events import EventType
-from session.records import TurnRecord
+from session.records import EVENTS_FILE, SUMMARY_FILE, TurnRecord
 from session.safe_text import printable, redact
 
 CONSOLE_FORMAT = "<green>{time:HH:mm:ss}</green> <level>{level: <7}</level> {message}"
@@ -44,8 +44,8 @@ class EpisodeRecorder:
         self.secrets = tuple(s for s in secrets if s)
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            self.events_path = folder / "events.jsonl"
-            self.summary_path = folder / "summary.json"
+            self.events_path = folder / EVENTS_FILE
+            self.summary_path = folder / SUMMARY_FILE
             self._events = self.events_path.open("ab" if resume else "wb", buffering=0)
             self._log = (folder / "episode.log.jsonl").open("ab" if resume else "wb", buffering=0)
         except OSError as exc:

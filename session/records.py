@@ -1,9 +1,13 @@
-"""Immutable records that flow one way through a turn: view -> judgement -> outcome -> TurnRecord."""
+"""Immutable records that flow one way through a turn: view -> judgement -> outcome -> TurnRecord; and the one
+reader of the files an episode leaves (EVENTS_FILE, SUMMARY_FILE)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -223,3 +227,93 @@ class TurnRecord:
 
 
 _TURN_RECORD_FIELDS = tuple(f.name for f in fields(TurnRecord))
+
+
+# -- an episode's files, read back ----------------------------------------------------------------------------------
+EVENTS_FILE = "events.jsonl"
+"""An episode folder's turn records: one TurnRecord as JSON per line, each line written whole as the turn ends."""
+SUMMARY_FILE = "summary.json"
+"""An episode folder's summary, written whole when the episode ends (a running or killed episode has none)."""
+
+
+class NotATurnRecord(ValueError):
+    """A line of an episode's EVENTS_FILE that is not a turn record."""
+
+    def __init__(self, line: int, why: str):
+        super().__init__(f"{EVENTS_FILE} line {line} is not a turn record ({why})")
+        self.line = line
+
+
+def read_records(folder: Path | str) -> list[TurnRecord]:
+    """The episode's turn records, in the order played. OSError: no EVENTS_FILE; NotATurnRecord: a line that is not
+    a record (a partly written last line included)."""
+    records = []
+    for number, data in _numbered_records(Path(folder)):
+        try:
+            records.append(TurnRecord(**data))
+        except TypeError as exc:
+            raise NotATurnRecord(number, str(exc)) from None
+    return records
+
+
+def read_record_dicts(folder: Path | str) -> list[dict[str, Any]]:
+    """The episode's turn records as the JSON objects they were written as (errors: `read_records`)."""
+    return [data for _, data in _numbered_records(Path(folder))]
+
+
+def salvage_record_dicts(folder: Path | str, skipped: list[str]) -> Iterator[dict[str, Any]]:
+    """The records that can be read, for a reader that shows whatever there is: what cannot be read is skipped and
+    said in `skipped` (no EVENTS_FILE; a line that is not JSON or not a record; a last line partly written, as a
+    running or killed episode may leave it). Read a line at a time: a long episode's file (30 MB for 10,000 looping
+    turns) is never held whole."""
+    unreadable: int | None = None
+    """The last line that was not JSON: partly written if no record follows it."""
+    try:
+        lines = (Path(folder) / EVENTS_FILE).open(encoding="utf-8", errors="replace", newline="\n")
+    except OSError:
+        skipped.append(f"no {EVENTS_FILE}: no turn was recorded")
+        return
+    with lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            if unreadable is not None:
+                skipped.append(f"{EVENTS_FILE} line {unreadable} is not a JSON record: skipped")
+                unreadable = None
+            try:
+                record = json.loads(line)
+            except ValueError:
+                unreadable = number
+                continue
+            if not isinstance(record, dict) or "turn" not in record:
+                skipped.append(f"{EVENTS_FILE} line {number} is not a turn record: skipped")
+                continue
+            yield record
+    if unreadable is not None:
+        skipped.append(
+            f"{EVENTS_FILE} line {unreadable} is partly written (the episode is running or was killed): skipped"
+        )
+
+
+def read_summary(folder: Path | str) -> dict[str, Any]:
+    """The episode's SUMMARY_FILE. OSError: none yet (the episode is running, or was killed); ValueError: not a
+    JSON object."""
+    summary = json.loads((Path(folder) / SUMMARY_FILE).read_text(encoding="utf-8"))
+    if not isinstance(summary, dict):
+        raise ValueError(f"{SUMMARY_FILE} holds no JSON object")
+    return summary
+
+
+def _numbered_records(folder: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """(line number, record) for each line of the episode's EVENTS_FILE, a line at a time; blank lines skipped."""
+    with (folder / EVENTS_FILE).open(encoding="utf-8", newline="\n") as lines:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                data = json.loads(line)
+            except ValueError as exc:
+                raise NotATurnRecord(number, str(exc)) from None
+            if not isinstance(data, dict) or "turn" not in data:
+                raise NotATurnRecord(number, "not a JSON object with a turn")
+            yield number, data

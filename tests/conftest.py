@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from orchestration.orchestrator import Orchestrator
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import GameConfiguration
 from session.jericho_session import ZORK1_MD5, JerichoSession
+from session.records import read_record_dicts, read_summary
 
 _DEFAULT_ROM = Path(__file__).resolve().parents[2] / "shared" / "games" / "zork1.z5"
 CORPUS = (
@@ -131,8 +131,7 @@ class EpisodeResult:
 def read_episode(summary_path: Path, orchestrator: Orchestrator) -> EpisodeResult:
     """What a played episode wrote: its summary and its turn records, read back from its folder."""
     folder = summary_path.parent
-    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
-    return EpisodeResult(json.loads(summary_path.read_text()), records, folder, orchestrator)
+    return EpisodeResult(read_summary(folder), read_record_dicts(folder), folder, orchestrator)
 
 
 def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs) -> EpisodeResult:

@@ -3,7 +3,6 @@ nowhere else, and play real zork1 episodes through the wiring and through main.p
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from agents.scripted_llm import ScriptedServer
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError
 from session.context import AgentContext
-from session.records import Judgement
+from session.records import Judgement, read_record_dicts, read_summary
 from tests.conftest import make_config
 from tests.local_http import bypass_proxies
 
@@ -87,14 +86,14 @@ def no_api_key(monkeypatch):
 
 
 def _records(summary_path: Path) -> list[dict]:
-    return [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    return read_record_dicts(summary_path.parent)
 
 
 def test_a_toy_agent_and_critic_play_through_the_wiring(toy_kinds, rom_path, tmp_path, no_api_key):
     config = make_config(tmp_path, gameplay={"agent": "toy", "critic": "toy", "max_turns_per_episode": len(TOY_WALK)})
     orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True))
     summary_path = orchestrator.play_episode()
-    summary, records = json.loads(summary_path.read_text()), _records(summary_path)
+    summary, records = read_summary(summary_path.parent), _records(summary_path)
     assert (summary["agent"], summary["critic"], summary["turns"]) == ("toy", "toy", len(TOY_WALK))
     assert [r["command"] for r in records] == TOY_WALK
     assert {r["critic_reason"] for r in records} == {TOY_REASON}
@@ -110,7 +109,7 @@ def test_a_toy_agent_plays_from_the_command_line(toy_kinds, rom_path, tmp_path, 
     code = main.main(["--config", str(PYPROJECT), "--quiet", *flags, "--agent", "toy", "--critic", "offline"])
     assert code == 0
     summary_path = Path(capsys.readouterr().out.strip().splitlines()[-1])
-    assert json.loads(summary_path.read_text())["agent"] == "toy"
+    assert read_summary(summary_path.parent)["agent"] == "toy"
     assert [r["command"] for r in _records(summary_path)] == TOY_WALK[:3]
 
 
@@ -148,7 +147,7 @@ def test_a_kind_that_calls_a_model_gets_the_key_client_and_budget_checks(
             llm={"base_url": server.base_url, "max_retries": 0},
         )
         summary_path = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True)).play_episode()
-    summary = json.loads(summary_path.read_text())
+    summary = read_summary(summary_path.parent)
     assert summary["llm_calls"] == {"agent": 2} and summary["unpriced_models"] == ["toy-model"]
     assert [r["command"] for r in _records(summary_path)] == ["open mailbox", "north"]
 

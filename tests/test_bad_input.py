@@ -3,13 +3,13 @@ crash of the C core, never a silently ignored flag. Story files that used to cra
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 import pytest
 
 import main
+from session.records import read_summary
 from tests.conftest import story_file
 
 
@@ -60,7 +60,7 @@ def test_zork1_minus_its_last_byte_plays(tmp_path, rom_path, capsys, cli):
     short.write_bytes(rom_path.read_bytes()[:-1])
     code, out, err = cli(capsys, "--rom", str(short))
     assert code == 0, err
-    assert json.loads(Path(out.strip().splitlines()[-1]).read_text())["turns"] == 3
+    assert read_summary(Path(out.strip().splitlines()[-1]).parent)["turns"] == 3
 
 
 @pytest.mark.parametrize("content", [b"", b"abc", b"\x05" + b"\x00" * 100, b"PK\x03\x04 not a story"])
@@ -83,7 +83,7 @@ def test_story_files_that_crashed_now_play_offline(tmp_path, capsys, cli, game):
     unknown). Both play offline now. (trinity, named in the issue alongside sherlock, is not in the corpus.)"""
     code, out, err = cli(capsys, "--rom", str(story_file(game)), "--max-turns", "20")
     assert code == 0, err
-    summary = json.loads(Path(out.strip().splitlines()[-1]).read_text())
+    summary = read_summary(Path(out.strip().splitlines()[-1]).parent)
     assert summary["turns"] == 20 and summary["termination_reason"] == "max_turns"
 
 

@@ -19,6 +19,7 @@ from agents.prompts import role_of
 from agents.scripted_llm import send_json
 from batch.runner import MANIFEST
 from batch.runner import main as batch_main
+from session.records import SUMMARY_FILE, read_summary
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies
 
@@ -241,7 +242,7 @@ def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
     assert batch_main(command) == 0
     rows = [json.loads(line) for line in (out / MANIFEST).read_text().splitlines()]
     for row in rows:
-        summary = json.loads(next((out / "episodes" / row["id"]).glob("*/summary.json")).read_text())
+        summary = read_summary(next((out / "episodes" / row["id"]).glob(f"*/{SUMMARY_FILE}")).parent)
         assert (row["rewinds"], row["abandoned_turns"]) == (summary["rewinds"], summary["abandoned_turns"])
     rewound = [row for row in rows if row["cell"] == "rewind"]
     assert all(row["rewinds"] > 0 for row in rewound), "the offline agent gets stuck on zork2 within 80 turns"
@@ -307,6 +308,6 @@ def test_a_dead_worker_and_a_hung_emulator_cost_their_jobs_and_the_batch_finishe
     finished = [row for row in rows if row["status"] == "finished"]
     failed = [row for row in finished if row["termination_reason"] == "emulator_failed"]
     assert len(failed) == 1 and len(finished) == 5  # the others played to their own ends (a win, or a death)
-    summary = json.loads(next((out / "episodes" / failed[0]["id"]).glob("*/summary.json")).read_text())
+    summary = read_summary(next((out / "episodes" / failed[0]["id"]).glob(f"*/{SUMMARY_FILE}")).parent)
     assert "gave no answer within 2 s" in summary["emulator_failure"]
     assert json.loads((out / "results.json").read_text())["crashed"] == 1

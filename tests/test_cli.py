@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +10,7 @@ import pytest
 
 import main
 from session.jericho_session import ZORK1_MD5
+from session.records import SUMMARY_FILE, read_record_dicts, read_summary
 from tests.conftest import story_file
 from tests.local_http import bypass_proxies, closed_port
 
@@ -29,8 +29,8 @@ def run_cli(*args: str) -> int:
 def summary_from_stdout(capsys) -> dict:
     out = capsys.readouterr().out.strip().splitlines()
     path = Path(out[-1])
-    assert path.name == "summary.json" and path.is_file()
-    return json.loads(path.read_text())
+    assert path.name == SUMMARY_FILE and path.is_file()
+    return read_summary(path.parent)
 
 
 def test_missing_story_file(tmp_path, capsys, no_api_key):
@@ -127,8 +127,7 @@ def test_without_api_key_auto_picks_offline(tmp_path, capsys, rom_path, no_api_k
     assert summary["agent"] == "offline" and summary["critic"] == "offline"
     assert summary["turns"] == 5 and summary["termination_reason"] == "max_turns"
     assert summary["llm_calls"] == {}
-    events = (tmp_path / summary["episode_id"] / "events.jsonl").read_text().splitlines()
-    assert len(events) == 5
+    assert len(read_record_dicts(tmp_path / summary["episode_id"])) == 5
 
 
 def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
@@ -159,7 +158,7 @@ def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
     assert code == 3  # an unattended run must not look like a finished episode
     captured = capsys.readouterr()
     assert "the LLM became unavailable" in captured.err
-    summary = json.loads(Path(captured.out.strip().splitlines()[-1]).read_text())
+    summary = read_summary(Path(captured.out.strip().splitlines()[-1]).parent)
     assert summary["agent"] == "llm" and summary["critic"] == "when_risky"
     assert summary["termination_reason"] == "llm_unavailable"
     assert summary["llm_failures"] == {"connection": 3}  # the agent, 3 in a row (objectives ride on the critic)
@@ -200,7 +199,7 @@ def test_the_closing_lines_say_what_the_episode_came_to(tmp_path, capsys, no_api
     code = run_cli("--rom", str(rom_path), "--max-turns", "12", "--episode-dir", str(tmp_path))
     assert code == 0
     *closing, last = capsys.readouterr().out.strip().splitlines()
-    summary = json.loads(Path(last).read_text())
+    summary = read_summary(Path(last).parent)
     folder = Path(last).parent
     assert closing[-4] == (
         f"zork1: score {summary['final_score']} of 350 after 12 turns, {summary['rooms_visited']} rooms; "
@@ -219,6 +218,6 @@ def test_a_loop_break_stop_says_why(tmp_path, capsys, rom_path):
     )
     assert code == 0
     *closing, last = capsys.readouterr().out.strip().splitlines()
-    summary = json.loads(Path(last).read_text())
+    summary = read_summary(Path(last).parent)
     assert summary["termination_reason"] == "stuck_no_progress" and summary["loop_break"]["stop_why"]
     assert closing[-4].endswith(f"ended: stopped by the loop break: {summary['loop_break']['stop_why']}.")

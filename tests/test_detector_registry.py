@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -14,6 +13,7 @@ from managers.loop_break.loop_break import marked_events
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, DetectorSection, GameConfiguration, LoopBreakConfig, stop_rules_off
 from session.events import EventType, emit
+from session.records import read_record_dicts, read_summary
 from viewer.episodes import load_episode
 
 
@@ -81,12 +81,12 @@ def test_a_toy_detector_from_this_module_alone_stops_a_real_episode(toy, tmp_pat
     assert list(orchestrator.loop_break.detectors)[-1] == "toy"
     summary_path = orchestrator.play_episode()
 
-    summary = json.loads(summary_path.read_text())
+    summary = read_summary(summary_path.parent)
     assert summary["termination_reason"] == "stuck_no_progress"
     assert summary["turns"] == 5
     assert summary["loop_break"]["stop_rule"] == "toy"
     assert summary["loop_break"]["stop_why"] == "looked around 3 times"
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(summary_path.parent)
     [stop] = [e for e in records[-1]["events"] if e["event_type"] == "stuck_termination"]
     assert (stop["rule"], stop["why"]) == ("toy", "looked around 3 times")
     # the viewer marks what the toy declared
@@ -117,4 +117,3 @@ def test_unregistering_the_toy_leaves_the_built_in_ones(toy):
 def test_a_name_is_registered_once():
     with pytest.raises(ValueError, match="registered already"):
         register(type("Churn", (Detector,), {"name": "churn", "config_model": ToyConfig}))
-

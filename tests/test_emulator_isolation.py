@@ -20,7 +20,7 @@ from batch.pool import run_jobs
 from orchestration.orchestrator import Orchestrator
 from session.emulator import LIVE, SHADOW, Emulator, EmulatorCrashed, EmulatorFailed, EmulatorHung
 from session.jericho_session import SHADOW_HANGS_ALLOWED, JerichoSession, state_digest
-from session.records import BROKEN_ENDINGS, Ending
+from session.records import BROKEN_ENDINGS, EVENTS_FILE, Ending, read_record_dicts, read_summary
 from tests.conftest import make_config, more_story_file, read_episode
 from viewer.report import REPORT_FILE, write_report
 
@@ -207,16 +207,16 @@ def test_hollywoods_crash_ends_the_episode_and_main_says_so_in_one_line(hollywoo
     assert len(err.splitlines()) == 1 and err.startswith("error: ") and "Traceback" not in err
     assert "SIGSEGV" in err and "'look'" in err
     folder = Path(out.strip().splitlines()[-1]).parent
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assert summary["termination_reason"] == "emulator_failed" and summary["turns"] == CRASH_STEPS
     assert summary["emulator_failure"] in err
-    lines = (folder / "events.jsonl").read_text().splitlines()
-    assert [json.loads(line)["turn"] for line in lines] == list(range(1, CRASH_STEPS + 1))
+    assert [record["turn"] for record in read_record_dicts(folder)] == list(range(1, CRASH_STEPS + 1))
+    lines = (folder / EVENTS_FILE).read_text().splitlines()
     assert (folder / REPORT_FILE).is_file()
     # --resume replays to the command that crashed, and it crashes again: the same ending, the records untouched
     assert main.main(["--resume", str(folder), "--quiet"]) == main.EXIT_USAGE
     assert "SIGSEGV" in capsys.readouterr().err
-    assert (folder / "events.jsonl").read_text().splitlines() == lines
+    assert (folder / EVENTS_FILE).read_text().splitlines() == lines
 
 
 @pytest.mark.slow  # hollywood's whole walkthrough, and plain Jericho's run of it
@@ -236,7 +236,7 @@ def test_hollywoods_walkthrough_plays_to_its_victory_past_the_crash(hollywood, t
     code = main.main(["--agent", "walkthrough", "--rom", str(path), "--config", str(config), *common])
     out, err = capsys.readouterr()
     assert code == 0, err
-    summary = json.loads(Path(out.strip().splitlines()[-1]).read_text())
+    summary = read_summary(Path(out.strip().splitlines()[-1]).parent)
     assert won and summary["termination_reason"] == "victory" and summary["final_score"] == score
     assert summary["probe_failures"].get("idle_world", 0) >= 1
 

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import importlib
-import json
 
 import pytest
 
 from benchmarks.evaluate import evaluate, main
+from session.records import EVENTS_FILE, read_record_dicts
 
 STUCK = """
 description = "test: three walkthrough steps, then looking around forever"
@@ -31,8 +31,8 @@ length = 45
 
 
 def _episode_records(episodes, scenario, mode, state):
-    [events] = (episodes / scenario / mode / state).glob("*/events.jsonl")
-    return [json.loads(line) for line in events.read_text().splitlines()]
+    [events] = (episodes / scenario / mode / state).glob(f"*/{EVENTS_FILE}")
+    return read_record_dicts(events.parent)
 
 
 @pytest.mark.slow  # two scenario episodes in subprocesses

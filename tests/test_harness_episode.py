@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from agents.base import Agent, Proposal
@@ -12,7 +10,7 @@ from agents.registry import AGENTS
 from session.config import RunOptions
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
-from session.records import GameView
+from session.records import GameView, read_record_dicts, read_summary
 from tests.conftest import make_config, run_episode
 
 
@@ -38,12 +36,10 @@ def test_events_survive_an_exception_mid_episode(rom_path, tmp_path):
     with pytest.raises(RuntimeError, match="turn 5"):
         run_episode(rom_path, config, agent, episode_id="crash")
     folder = tmp_path / "episodes" / "crash"
-    lines = (folder / "events.jsonl").read_text().splitlines()
-    assert len(lines) == 4
-    records = [json.loads(line) for line in lines]
+    records = read_record_dicts(folder)
     assert [r["turn"] for r in records] == [1, 2, 3, 4]
     assert [r["command"] for r in records] == ["open mailbox", "take leaflet", "north", "north"]
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assert summary["termination_reason"] == "error"
     assert summary["turns"] == 4
     assert (folder / "map.json").is_file()
@@ -55,8 +51,8 @@ def test_ctrl_c_keeps_the_records_and_says_interrupted(rom_path, tmp_path):
     with pytest.raises(KeyboardInterrupt):
         run_episode(rom_path, config, agent, episode_id="ctrl-c")
     folder = tmp_path / "episodes" / "ctrl-c"
-    assert len((folder / "events.jsonl").read_text().splitlines()) == 2
-    assert json.loads((folder / "summary.json").read_text())["termination_reason"] == "interrupted"
+    assert len(read_record_dicts(folder)) == 2
+    assert read_summary(folder)["termination_reason"] == "interrupted"
 
 
 def test_one_events_line_per_turn(rom_path, tmp_path):

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from session.records import read_record_dicts, read_summary
 from tests.conftest import make_config
 
 LIVE_TURNS = 20
@@ -22,8 +23,6 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_a_real_model_plays_twenty_turns(rom_path, tmp_path):
-    import json
-
     from orchestration.wiring import RunOptions, build_orchestrator
 
     config = make_config(tmp_path, gameplay={"agent": "llm", "critic": "llm", "max_turns_per_episode": LIVE_TURNS})
@@ -31,8 +30,7 @@ def test_a_real_model_plays_twenty_turns(rom_path, tmp_path):
         pytest.fail(f"ZORKGPT_LIVE=1 needs an API key in ${config.llm.api_key_env}", pytrace=False)
     orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True))
     summary_path: Path = orchestrator.play_episode()
-    summary = json.loads(summary_path.read_text())
-    records = [json.loads(line) for line in (summary_path.parent / "events.jsonl").read_text().splitlines()]
+    summary, records = read_summary(summary_path.parent), read_record_dicts(summary_path.parent)
 
     assert summary["turns"] == LIVE_TURNS, summary["termination_reason"]
     unparsed = [r for r in records if (r.get("fallback") or "").startswith("unparseable_reply")]

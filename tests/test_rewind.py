@@ -3,7 +3,6 @@ exactly as it was right after the last progress, and play goes on; the records k
 
 from __future__ import annotations
 
-import json
 import signal
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ import pytest
 
 from managers.loop_break.rewind import REWOUND, RewindBans
 from orchestration.wiring import RunOptions, build_orchestrator
-from session.records import Ending
+from session.records import EVENTS_FILE, Ending, read_summary
 from tests.conftest import make_config, read_episode, story_file
 from tests.factories import turn_record
 from tests.test_signals_and_resume import records, start
@@ -194,7 +193,7 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     deadline = time.monotonic() + 120
     while True:  # every record before the gate's turn is on disk; the gate waits on stdin
         assert process.poll() is None and time.monotonic() < deadline, "never reached the gate"
-        written = list(episodes.glob("*/events.jsonl"))
+        written = list(episodes.glob(f"*/{EVENTS_FILE}"))
         if written and len(written[0].read_text().splitlines()) == gate - 1:
             time.sleep(0.3)
             break
@@ -206,8 +205,7 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     _, err = resumed.communicate(GUIDANCE + "\n", timeout=180)
     assert resumed.returncode == 0, err
     assert records(folder) == expected
-    summary = json.loads((folder / "summary.json").read_text())
-    assert summary["rewinds"] == len(rewinds(expected))
+    assert read_summary(folder)["rewinds"] == len(rewinds(expected))
 
 
 @pytest.mark.slow
@@ -231,8 +229,8 @@ def test_the_offline_agents_rewound_episode_resumed_in_a_renamed_folder_goes_on_
     moved = tmp_path / "moved" / "renamed"
     moved.mkdir(parents=True)
     (moved / "episode.json").write_text((folder / "episode.json").read_text())
-    lines = (folder / "events.jsonl").read_text().splitlines(keepends=True)
-    (moved / "events.jsonl").write_text("".join(lines[:cut]))
+    lines = (folder / EVENTS_FILE).read_text().splitlines(keepends=True)
+    (moved / EVENTS_FILE).write_text("".join(lines[:cut]))
     resumed = start(["--resume", str(moved), "--quiet"])
     _, err = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, err

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from session.jericho_session import JerichoSession
+from session.records import EVENTS_FILE, SUMMARY_FILE, read_record_dicts, read_summary
 
 pytestmark = pytest.mark.slow  # main.py in subprocesses, signalled, killed and resumed
 
@@ -85,7 +86,7 @@ def wait_at_gate(process: subprocess.Popen, episodes: Path, timeout: float = 60)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         assert process.poll() is None, process.communicate()
-        folders = list(episodes.glob("*/events.jsonl"))
+        folders = list(episodes.glob(f"*/{EVENTS_FILE}"))
         if folders and len(folders[0].read_text().splitlines()) == GATE_TURN - 1:
             time.sleep(0.3)  # the record is written before the prompt; the prompt blocks on stdin
             return folders[0].parent
@@ -104,8 +105,7 @@ def stopped_at_gate(rom_path, script, config, episodes: Path, signum: int = sign
 
 def records(folder: Path) -> list[dict]:
     """The turn records without wall times (the only field that may differ between equal runs)."""
-    lines = (folder / "events.jsonl").read_text().splitlines()
-    return [{k: v for k, v in json.loads(line).items() if k != "wall_seconds"} for line in lines]
+    return [{k: v for k, v in record.items() if k != "wall_seconds"} for record in read_record_dicts(folder)]
 
 
 def uninterrupted(rom_path, script, config, tmp_path) -> list[dict]:
@@ -161,10 +161,10 @@ def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, 
     assert_all_end(emulators)
     assert process.returncode == 128 + signum
     assert f"interrupted ({signal.Signals(signum).name})" in err and "Traceback" not in err
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assert summary["termination_reason"] == "interrupted" and summary["turns"] == GATE_TURN - 1
     assert list(folder.glob("map*"))
-    assert all(json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines())
+    assert len(read_record_dicts(folder)) == GATE_TURN - 1
 
 
 def test_the_emulators_processes_die_with_a_killed_harness(rom_path, script, config, tmp_path):
@@ -184,14 +184,14 @@ def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, sc
     expected = uninterrupted(rom_path, script, config, tmp_path)
     assert len(expected) == 60 and any(r["turn"] == GATE_TURN and r["events"] for r in expected)
     folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes")
-    assert not (folder / "summary.json").exists()
+    assert not (folder / SUMMARY_FILE).exists()
     assert len(records(folder)) == GATE_TURN - 1
     resumed = start(["--resume", str(folder), "--quiet"])
     out, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
-    assert Path(out.strip().splitlines()[-1]) == folder / "summary.json"
+    assert Path(out.strip().splitlines()[-1]) == folder / SUMMARY_FILE
     assert records(folder) == expected
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assert summary["turns"] == 60 and summary["termination_reason"] == "max_turns"
 
 
@@ -200,7 +200,7 @@ def test_resume_after_sigterm_goes_on(rom_path, script, config, tmp_path):
     resumed = start(["--resume", str(folder), "--quiet", "--max-turns", "40"])
     _, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     assert summary["turns"] == 40 and summary["termination_reason"] == "max_turns"
     assert [r["turn"] for r in records(folder)] == list(range(1, 41))
 
@@ -218,10 +218,9 @@ def test_resume_refuses_a_finished_episode(rom_path, script, config, tmp_path):
 
 def test_resume_refuses_records_that_do_not_replay(rom_path, script, config, tmp_path):
     folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes")
-    events = folder / "events.jsonl"
+    events = folder / EVENTS_FILE
     lines = events.read_text().splitlines()
-    tampered = json.loads(lines[5])
-    tampered["response"] = "Something else happened."
+    tampered = {**read_record_dicts(folder)[5], "response": "Something else happened."}
     events.write_text("\n".join(lines[:5] + [json.dumps(tampered)] + lines[6:]) + "\n")
     resumed = start(["--resume", str(folder)])
     _, err = resumed.communicate(timeout=60)
@@ -235,15 +234,15 @@ def test_a_full_disk_stops_the_episode_with_whole_lines(rom_path, script, config
     episodes = tmp_path / "episodes"
     process = start(episode_args(rom_path, script, config, episodes))
     folder = wait_at_gate(process, episodes)
-    limit = (folder / "events.jsonl").stat().st_size + 3000
+    limit = (folder / EVENTS_FILE).stat().st_size + 3000
     resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (limit, limit))
     _, err = process.communicate(GUIDANCE + "\n", timeout=120)
     assert process.returncode == 2, err
     last = err.strip().splitlines()[-1]  # before it: the gate's prompt
     assert last.startswith("error: cannot write") and "events.jsonl" in last and "Traceback" not in err
-    lines = (folder / "events.jsonl").read_bytes().split(b"\n")
-    assert lines[-1] == b""  # ends on a newline: no partial line
-    assert [json.loads(line)["turn"] for line in lines[:-1]] == list(range(1, len(lines)))
-    assert GATE_TURN - 1 <= len(lines) - 1 < 60
-    summary = json.loads((folder / "summary.json").read_text())
-    assert summary["termination_reason"] == "records_unwritable" and summary["turns"] == len(lines) - 1
+    assert (folder / EVENTS_FILE).read_bytes().endswith(b"\n")  # no partial line
+    turns = [record["turn"] for record in read_record_dicts(folder)]  # every line a whole record
+    assert turns == list(range(1, len(turns) + 1))
+    assert GATE_TURN - 1 <= len(turns) < 60
+    summary = read_summary(folder)
+    assert summary["termination_reason"] == "records_unwritable" and summary["turns"] == len(turns)

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
+from session.records import read_record_dicts, read_summary
 from tests.conftest import make_config, run_episode
 from tests.test_rewind import REWIND, play, script
 from viewer.report import REPORT_FILE, write_report
@@ -57,7 +58,7 @@ def rewound_episode(rom_path, walkthrough, tmp_path_factory) -> Path:
 
 
 def rewinds_of(folder: Path) -> list[dict]:
-    records = [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(folder)
     return [e for r in records for e in r["events"] if e["event_type"] == "rewind"]
 
 
@@ -75,7 +76,7 @@ def test_the_report_of_a_stuck_episode_renders_and_a_point_opens_its_turn(browse
     assert report.is_file()
     assert "http://" not in report.read_text().split("<script")[0] + report.read_text().split("</script>")[-1]
     page, errors = open_page(browser, report.as_uri())
-    summary = json.loads((stuck_episode / "summary.json").read_text())
+    summary = read_summary(stuck_episode)
     assert f"stuck_no_progress at turn {summary['turns']}" in page.inner_text("header")
     assert page.locator("#chartsvg circle.point").count() == summary["turns"]
     assert page.locator("#turnrows tr.turn").count() == summary["turns"]
@@ -108,7 +109,7 @@ def server(tmp_path):
 @pytest.mark.slow  # a browser
 def test_the_live_page_follows_a_running_episode(browser, stuck_episode, server):
     base, root = server
-    records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(stuck_episode)
     running = root / "running-episode"
     running.mkdir()
     shutil.copy(stuck_episode / "episode.json", running / "episode.json")
@@ -242,7 +243,7 @@ def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_epis
 def test_the_report_of_a_rewound_episode_shows_its_branches(browser, rewound_episode):
     """Issue 33: the abandoned turns greyed on the chart and marked in the turn list with their branch, every
     rewind drawn back to the turn it went to, with its why, and listed as a row of its own."""
-    summary = json.loads((rewound_episode / "summary.json").read_text())
+    summary = read_summary(rewound_episode)
     rewinds = rewinds_of(rewound_episode)
     page, errors = open_page(browser, (rewound_episode / REPORT_FILE).as_uri())
     assert f"rewinds {summary['rewinds']} ({summary['abandoned_turns']} turns abandoned)" in page.inner_text("header")
@@ -278,7 +279,7 @@ def test_turns_since_progress_are_the_loop_breaks_own_count_which_a_rewind_resta
     starts again after a rewind, and a run of progress turns is 0 throughout."""
     from viewer.episodes import read_turns
 
-    records = [json.loads(line) for line in (rewound_episode / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(rewound_episode)
     counted = {r["turn"]: e["turns_stuck"] for r in records for e in r["events"] if e["event_type"] == "progress_check"}
     turns, notes = read_turns(rewound_episode)
     assert notes == [] and len(counted) == len(turns)
@@ -297,11 +298,11 @@ def test_an_episode_recorded_before_branches_loads_as_one_branch(stuck_episode, 
     old.mkdir()
     for name in ("summary.json", "episode.json", "map.json"):
         shutil.copy(stuck_episode / name, old / name)
-    summary = json.loads((stuck_episode / "summary.json").read_text())
+    summary = read_summary(stuck_episode)
     for key in ("rewinds", "abandoned_turns"):
         del summary[key]
     (old / "summary.json").write_text(json.dumps(summary))
-    records = [json.loads(line) for line in (stuck_episode / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(stuck_episode)
     assert all(r.pop("branch") == 0 for r in records)
     write_lines(old / "events.jsonl", records)
     loaded, current = load_episode(old), load_episode(stuck_episode)
@@ -311,7 +312,7 @@ def test_an_episode_recorded_before_branches_loads_as_one_branch(stuck_episode, 
 @pytest.mark.slow  # a browser
 def test_the_live_page_marks_a_branch_abandoned_when_its_rewind_arrives(browser, rewound_episode, server):
     base, root = server
-    records = [json.loads(line) for line in (rewound_episode / "events.jsonl").read_text().splitlines()]
+    records = read_record_dicts(rewound_episode)
     first = rewinds_of(rewound_episode)[0]
     running = root / "rewinding"
     running.mkdir()

@@ -1,8 +1,8 @@
 """Episode folders read for the viewer: whatever is there, with a note for what is missing or partly written.
 
-An episode folder holds events.jsonl (one record per turn), and at its end summary.json and map.json. A running
-episode has no summary yet; a killed one may end in a partly written line. Neither is an error here: the page
-shows what there is and says what is missing.
+An episode folder holds its records (session.records.EVENTS_FILE, one per turn), and at its end its summary
+(SUMMARY_FILE) and map.json. A running episode has no summary yet; a killed one may end in a partly written line.
+Neither is an error here: the page shows what there is and says what is missing.
 """
 
 from __future__ import annotations
@@ -14,14 +14,14 @@ from typing import Any
 
 from managers.loop_break import marked_events
 from session.events import EventType
-from session.records import LOOP_ENDINGS
+from session.records import EVENTS_FILE, LOOP_ENDINGS, SUMMARY_FILE, read_summary, salvage_record_dicts
 
 RESPONSE_CHARS = 2000
 """The game's response kept per turn on the page."""
 
 
 def is_episode(folder: Path) -> bool:
-    return (folder / "events.jsonl").is_file() or (folder / "episode.json").is_file()
+    return (folder / EVENTS_FILE).is_file() or (folder / "episode.json").is_file()
 
 
 def find_episodes(roots: list[Path]) -> dict[str, Path]:
@@ -44,6 +44,14 @@ def read_json(path: Path) -> Any | None:
         return None
 
 
+def summary_of(folder: Path) -> dict | None:
+    """The episode's summary; None while there is none (running, or killed before its end) or it cannot be read."""
+    try:
+        return read_summary(folder)
+    except (OSError, ValueError):
+        return None
+
+
 def read_turns(folder: Path, since: int = 0) -> tuple[list[dict], list[str]]:
     """The compact turns after turn `since`, and notes on lines that could not be read."""
     notes: list[str] = []
@@ -51,41 +59,14 @@ def read_turns(folder: Path, since: int = 0) -> tuple[list[dict], list[str]]:
 
 
 def iter_turns(folder: Path, notes: list[str], since: int = 0) -> Iterator[dict]:
-    """The compact turns after turn `since`, one at a time, adding to `notes` what could not be read.
-
-    Read a line at a time: a long episode's events.jsonl (30 MB for 10,000 looping turns) is never held whole."""
-    path = folder / "events.jsonl"
+    """The compact turns after turn `since`, one at a time (the records read a line at a time, never held whole),
+    adding to `notes` what could not be read."""
     last_progress = 0
     marked = marked_events()  # the registered detectors' events (a detector registered since the import included)
-    unreadable: int | None = None
-    """The last line that was not JSON: partly written if no record follows it (the episode is running or killed)."""
-    try:
-        lines = path.open(encoding="utf-8", errors="replace", newline="\n")
-    except OSError:
-        notes.append("no events.jsonl: no turn was recorded")
-        return
-    with lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            if unreadable is not None:
-                notes.append(f"events.jsonl line {unreadable} is not a JSON record: skipped")
-                unreadable = None
-            try:
-                record = json.loads(line)
-            except ValueError:
-                unreadable = number
-                continue
-            if not isinstance(record, dict) or "turn" not in record:
-                notes.append(f"events.jsonl line {number} is not a turn record: skipped")
-                continue
-            last_progress = progress_turn(record, last_progress)
-            if record["turn"] > since:
-                yield compact(record, record["turn"] - last_progress, marked)
-    if unreadable is not None:
-        notes.append(
-            f"events.jsonl line {unreadable} is partly written (the episode is running or was killed): skipped"
-        )
+    for record in salvage_record_dicts(folder, notes):
+        last_progress = progress_turn(record, last_progress)
+        if record["turn"] > since:
+            yield compact(record, record["turn"] - last_progress, marked)
 
 
 def progress_turn(record: dict, last: int) -> int:
@@ -168,11 +149,11 @@ def describe(event: dict) -> str:
 def load_episode(folder: Path, streamed: bool = False) -> dict:
     """Everything the page needs of one episode, with notes on what is missing.
 
-    `streamed`: the turns are an iterator that reads events.jsonl again as it is consumed, once, so that a report
+    `streamed`: the turns are an iterator that reads the records again as it is consumed, once, so that a report
     of a finished episode never holds them all (the page of 10,000 turns held 45 MB of them); the rest is learned
     from a first reading that keeps only rooms."""
     notes: list[str] = []
-    summary = read_json(folder / "summary.json")
+    summary = summary_of(folder)
     since = (summary.get("loop_break") or {}).get("last_progress_turn", 0) if summary else 0
     rooms: dict[int, str] = {}
     loop_rooms: set[int] = set()
@@ -187,7 +168,7 @@ def load_episode(folder: Path, streamed: bool = False) -> dict:
     info = read_json(folder / "episode.json") or {}
     game_map = read_json(folder / "map.json")
     if summary is None:
-        notes.insert(0, "no summary.json yet: the episode is running, or it was killed before its end")
+        notes.insert(0, f"no {SUMMARY_FILE} yet: the episode is running, or it was killed before its end")
     if game_map is None:
         game_map = map_of_rooms(rooms)
     config = info.get("config") or {}
@@ -216,7 +197,7 @@ def map_of_rooms(rooms: dict[int, str]) -> dict:
 
 def episode_row(episode_id: str, folder: Path) -> dict:
     """One line of the episode list."""
-    summary = read_json(folder / "summary.json") or {}
+    summary = summary_of(folder) or {}
     info = read_json(folder / "episode.json") or {}
     return {
         "episode_id": episode_id,

@@ -13,7 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
 
-from viewer.episodes import episode_row, find_episodes, load_episode, read_json, read_turns
+from viewer.episodes import episode_row, find_episodes, load_episode, read_turns, summary_of
 from viewer.report import render
 
 DEFAULT_PORT = 8765
@@ -41,7 +41,7 @@ class Viewer:
             folder = episodes[parts[2]]
             since = parse_qs(url.query).get("since", ["0"])[0]
             turns, _notes = read_turns(folder, int(since) if since.isdigit() else 0)
-            summary = read_json(folder / "summary.json")
+            summary = summary_of(folder)
             update = {"turns": turns, "summary": summary, "full": load_episode(folder) if summary else None}
             return 200, "application/json", json.dumps(update).encode()
         return 404, "text/plain; charset=utf-8", b"not found\n"
