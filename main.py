@@ -24,7 +24,7 @@ from loguru import logger
 
 from agents.registry import AGENTS, CRITICS
 from managers.knowledge import KnowledgeError
-from orchestration.orchestrator import EPISODE_FILE, ResumeError
+from orchestration.episode import EPISODE_FILE, ResumeError
 from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration

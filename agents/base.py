@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from session.context import AgentContext, ObjectiveReview
-from session.records import Judgement
+from session.records import Ending, EpisodeOver, Judgement
 
 
 @dataclass(frozen=True)
@@ -94,8 +94,10 @@ class AgentError(Exception):
     """Base of the named exceptions that steer the turn loop."""
 
 
-class ScriptExhausted(AgentError):
-    """A scripted agent has no command left."""
+class ScriptExhausted(AgentError, EpisodeOver):
+    """A scripted agent has no command left: the episode ends as `script_exhausted`."""
+
+    ending = Ending.SCRIPT_EXHAUSTED
 
 
 class InvalidReply(AgentError):
@@ -119,5 +121,7 @@ class LLMCallFailed(AgentError):
         self.category = category
 
 
-class LLMUnavailable(AgentError):
+class LLMUnavailable(AgentError, EpisodeOver):
     """Too many LLM calls failed in a row: the episode ends as `llm_unavailable`."""
+
+    ending = Ending.LLM_UNAVAILABLE

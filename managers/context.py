@@ -25,6 +25,7 @@ from session.commands import (
     normalize_command,
 )
 from session.context import AgentContext
+from session.jericho_session import JerichoSession
 from session.records import NOT_RUN, GameView, TurnRecord
 
 FULL_DESCRIPTION_SHARE = 0.7
@@ -44,6 +45,14 @@ class ContextBuilder:
         """Room id -> its last full description (on arrival or `look`), from its title line on: one per room."""
         self.heard: dict[int | None, set[str]] = {}
         """Room id -> words the game printed while the player was there (which objects a player has been told of)."""
+
+    def read_game(self, session: JerichoSession) -> None:
+        """For agents shown a prompt: read what the game itself says (on copies of the live game) and its
+        dictionary."""
+        self.reader = GameReader(session.answer_on_copy, session.object_vocabulary(), session.dictionary_word_length)
+        self.dictionary = GameDictionary.of(
+            (entry.word for entry in session.dictionary()), session.dictionary_word_length
+        )
 
     def begin(self, view: GameView) -> None:
         """The episode's opening text describes the first room (after the banner)."""

@@ -53,6 +53,7 @@ import numpy as np
 
 from session.commands import QUESTION_PREFIXES, direction_of
 from session.config import STATE_SIGNALS
+from session.jericho_session import JerichoSession
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
 from session.zmachine import WorldSnapshot
@@ -103,6 +104,11 @@ def _unknown() -> None:
 class WorldNovelty:
     """Remembers every fact seen this episode. Bounded by the distinct facts the episode reaches (a loop adds none),
     not by its length."""
+
+    @classmethod
+    def of(cls, start: GameView, session: JerichoSession) -> WorldNovelty:
+        """What the episode's first view shows, with what the session knows of the game's noisy state."""
+        return cls(start, session.noisy_globals(), session.dictionary_range, session.jericho_noise(), session.player)
 
     def __init__(
         self,

@@ -115,6 +115,17 @@ class ObjectiveManager:
                     self._discovered.pop(key)  # a take that failed: it cannot be taken (now), drop it
         return [self._complete(objective, record) for objective in completed]
 
+    def reached(
+        self, record: TurnRecord, review: ObjectiveReview | None, judged: TurnRecord | None
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """A live turn's objectives: those it completed (read off the game state, and by the critic's `review` of
+        `judged`, the turn before, when it gave one) and those the review added."""
+        completed, added = self.observe(record), []
+        if review is not None:
+            reviewed, added = self.review(record.turn, review, judged)
+            completed += reviewed
+        return completed, added
+
     def review(self, turn: int, review: ObjectiveReview, judged: TurnRecord | None) -> tuple[list[dict], list[str]]:
         """llm mode: the critic's review, read on `turn`. A completion counts only when `judged` (the turn the critic
         saw last) changed the world in a way never seen before and the evidence is quoted from its response; new

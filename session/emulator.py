@@ -42,6 +42,8 @@ from typing import Any
 
 import numpy as np
 
+from session.records import Ending, EpisodeOver
+
 DEFAULT_TIME_LIMIT = 30.0
 """Seconds an emulator may take to answer one call before its process is killed as hung. A step takes milliseconds
 (zork1's walkthrough: 0.02 ms a step) and the slowest call, an emulator's start, well under a second: 30 s is far
@@ -77,8 +79,11 @@ READS = frozenset(
 """Calls that leave the machine as it was: `Emulator.get_state` answers from what it knows after them."""
 
 
-class EmulatorFailed(Exception):
-    """An emulator's process crashed or hung: the emulator is stopped (its owner starts another)."""
+class EmulatorFailed(EpisodeOver):
+    """An emulator's process crashed or hung: the emulator is stopped (its owner starts another). The live game's
+    failure ends the episode; a probe's is caught where the probe is made."""
+
+    ending = Ending.EMULATOR_FAILED
 
     def __init__(self, emulator: str, call: str, command: str | None, what: str):
         self.emulator = emulator

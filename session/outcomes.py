@@ -10,6 +10,7 @@ import re
 from collections.abc import Collection
 
 from session.commands import direction_of, is_observation
+from session.records import GameView
 
 SUCCESS = "success"
 PARSER_FAILURE = "parser_failure"
@@ -119,6 +120,21 @@ def walked_within(response: str, room_name: str) -> bool:
     if not name or refused(response):
         return False
     return any((title := printed_title(line)) and title.lower().startswith(name) for line in response.splitlines())
+
+
+def outcome_between(command: str, before: GameView, after: GameView) -> str:
+    """The result category of `command`, which took the game from `before` to `after`."""
+    return classify_outcome(
+        command,
+        after.text,
+        after.room_id != before.room_id,
+        after.score != before.score,
+        after.inventory != before.inventory,
+        after.world_hash != before.world_hash,
+        after.game_over,
+        after.victory,
+        after.room_name,
+    )
 
 
 def classify_outcome(

@@ -83,6 +83,23 @@ class Ending(StrEnum):
     ERROR = "error"
 
 
+class EpisodeOver(Exception):
+    """The episode ends: whatever ends it raises this (the agent's script running out, the LLM failing, the
+    emulator failing, the turn's own verdict), and the turn loop catches it in one place. A subclass names its
+    ending once (`ending`); the turn raises it with the ending given."""
+
+    ending: Ending = Ending.ERROR
+
+    def __init__(self, detail: str = "", ending: Ending | None = None):
+        super().__init__(detail)
+        if ending is not None:
+            self.ending = ending
+
+    @property
+    def detail(self) -> str:
+        return str(self)
+
+
 DEATH_ENDING = Ending.GAME_OVER
 """The termination reason of an episode the game ended without a victory (the player died)."""
 LOOP_ENDINGS = frozenset({Ending.STUCK, Ending.LOOP_GATE})

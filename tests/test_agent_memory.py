@@ -10,7 +10,7 @@ import pytest
 
 from agents.llm_agent import LLMAgent
 from agents.offline_agent import OfflineAgent, OfflineMemory
-from orchestration.orchestrator import ResumeError
+from orchestration.episode import ResumeError
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import LLMConfig
 from session.records import TurnRecord

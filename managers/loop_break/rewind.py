@@ -15,7 +15,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from session.commands import canonical_command
-from session.records import TurnRecord
+from session.config import LoopBreakConfig
+from session.events import EventType, emit
+from session.jericho_session import JerichoSession, Snapshot
+from session.records import LOOP_ENDINGS, Ending, GameView, TurnRecord
 
 REWOUND = "REWOUND"
 """Opens the harness note after a rewind (the agent's context, while the bans last and no progress came)."""
@@ -68,3 +71,91 @@ def rewind_note(abandoned: Sequence[TurnRecord], back_to: int, room: str, score:
         f"it was after turn {back_to} ({room}, score {score}). What you tried meanwhile led nowhere: {shown}. "
         "For a while, what you did there is refused in the same situation: try something different."
     )
+
+
+@dataclass(frozen=True)
+class ProgressPoint:
+    """The game right after a progress turn (turn 0: the reset), as a rewind restores it."""
+
+    snapshot: Snapshot
+    turn: int
+    situation: str
+    """TurnRecord.situation after that turn: where the abandoned turns began."""
+
+
+@dataclass(frozen=True)
+class Rewound:
+    """What one rewind did: the game is back at `point`, showing `view`; `abandoned` are the turns given up."""
+
+    point: ProgressPoint
+    abandoned: tuple[TurnRecord, ...]
+    view: GameView
+    note: str
+    """What the agent is told (rewind_note)."""
+
+
+class Rewinder:
+    """`on_stuck = "rewind"`: where a rewind goes back to (the game right after the last progress), the turns it
+    would abandon, whether a stop verdict may rewind instead, and the restore itself. With `on_stuck = "end"` it
+    keeps nothing (a loop the loop break lets run would otherwise keep every turn)."""
+
+    def __init__(self, config: LoopBreakConfig, session: JerichoSession):
+        self.enabled = config.on_stuck == "rewind"
+        self.max_rewinds = config.max_rewinds
+        self.session = session
+        self.point: ProgressPoint | None = None
+        self.abandoning: list[TurnRecord] = []
+        """The turns since the last progress: a rewind abandons them."""
+        self.rewinds = 0
+        self.abandoned_turns = 0
+        self.rewound_to: set[int] = set()
+        """The turns rewinds went back to (a point is gone back to once)."""
+
+    def mark(self, turn: int, situation: str) -> None:
+        """The game now, right after a progress turn (0: the reset), is where a rewind would go back to."""
+        if self.enabled:
+            self.point = ProgressPoint(self.session.snapshot(), turn, situation)
+            self.abandoning = []
+
+    def observe(self, record: TurnRecord, progress: bool) -> None:
+        """One executed turn: a progress turn is the new point, any other is one more a rewind would abandon."""
+        if progress:
+            self.mark(record.turn, record.situation)
+        elif self.enabled:
+            self.abandoning.append(record)
+
+    def may_rewind(self, reason: Ending | None) -> bool:
+        """A loop's stop verdict, rewinds left, and progress since the last rewind: a point is gone back to once
+        (measured on the corpus's stuck trajectories: a first return to a point reached new progress within 40
+        turns 430 times in 892, a return to the same point again 64 times in 455)."""
+        if not self.enabled or reason not in LOOP_ENDINGS or self.rewinds >= self.max_rewinds:
+            return False
+        return self.point.turn not in self.rewound_to
+
+    def rewind(self, record: TurnRecord, reason: Ending, rule: str | None, why: str, events: list[dict]) -> Rewound:
+        """Put the game back exactly as it was right after the last progress (after `record`'s turn ended in a stop
+        verdict); the turns since stay in the records, their branch abandoned. Raises EmulatorFailed when the
+        restore's emulator fails."""
+        point, abandoned = self.point, tuple(self.abandoning)
+        view, how = self.session.restore(point.snapshot)
+        self.rewinds += 1
+        self.rewound_to.add(point.turn)
+        self.abandoned_turns += len(abandoned)
+        self.abandoning = []
+        emit(
+            events,
+            EventType.REWIND,
+            f"Rewind {self.rewinds}: {why or reason}; back to turn {point.turn} "
+            f"({view.room_name}, score {view.score}), {len(abandoned)} turns abandoned",
+            level="WARNING",
+            turn=record.turn,
+            to_turn=point.turn,
+            abandoned=len(abandoned),
+            branch=record.branch,
+            rewinds=self.rewinds,
+            reason=reason,
+            rule=rule,
+            why=why,
+            restored=how,
+        )
+        return Rewound(point, abandoned, view, rewind_note(abandoned, point.turn, view.room_name, view.score))
