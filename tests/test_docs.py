@@ -239,3 +239,47 @@ def test_links_between_pages_reach_a_heading(page):
         if not linked.exists() or anchor not in _anchors(linked):
             broken.append(f"{target}#{anchor}")
     assert not broken, f"{page.name}: {broken}"
+
+
+# -- the designs: every one cited is a section of docs/design.md, and the citation links it -----------------------
+DESIGN = ROOT / "docs" / "design.md"
+DESIGNS = ("000", "001", "002", "003", "004")
+DESIGN_MENTION = re.compile(r"\bdesigns?(?:\s+documents?)?(?:'s|')?\s+(\d{3})\b", re.IGNORECASE)
+"""A design cited by its number: "design 004", "design document 001's", "Designs 000"."""
+DESIGN_LINK = re.compile(r"\[([^\]]*)\]\((?:docs/)?design\.md#([\w-]+)\)")
+"""A link into docs/design.md: its text and the anchor it points at."""
+
+
+def _design_sections() -> dict[str, str]:
+    """Design number -> the anchor of its section in docs/design.md (a `## 000: ...` heading)."""
+    headings = re.findall(r"^## ((\d{3})\b.*)$", DESIGN.read_text(), re.MULTILINE)
+    return {number: re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading, number in headings}
+
+
+def test_design_md_has_a_section_for_each_design():
+    assert sorted(_design_sections()) == list(DESIGNS)
+
+
+@pytest.mark.parametrize("page", [p for p in PAGES if p != DESIGN], ids=lambda p: p.name)
+def test_every_design_cited_links_its_section_of_design_md(page):
+    """A page that cites a design by number links the design's section in docs/design.md (the design documents are
+    not in the repository, so a page never points at them). configuration.md's tables are the models' docstrings,
+    which cite designs in plain words: the page links each design they cite above them."""
+    text = page.read_text()
+    assert "shared/seeds" not in text, f"{page.name} points at the design documents outside the repository"
+    sections = _design_sections()
+    wrong = [
+        f"[{words}](design.md#{anchor})"
+        for words, anchor in DESIGN_LINK.findall(text)
+        if anchor not in sections.values() or any(sections.get(n) != anchor for n in re.findall(r"\d{3}", words))
+    ]
+    assert not wrong, f"{page.name}: links to the wrong section of design.md: {wrong}"
+    unlinked_text = DESIGN_LINK.sub("", text)
+    if page == CONFIGURATION:
+        rows = [line for line in unlinked_text.splitlines() if line.startswith("| `")]
+        unlinked_text = "\n".join(line for line in unlinked_text.splitlines() if not line.startswith("| `"))
+        linked = {n for words, _ in DESIGN_LINK.findall(text) for n in re.findall(r"\d{3}", words)}
+        cited = {m.group(1) for row in rows for m in DESIGN_MENTION.finditer(row)}
+        assert cited <= linked, f"configuration.md: its tables cite designs {sorted(cited - linked)} it never links"
+    unlinked = [m.group(0) for m in DESIGN_MENTION.finditer(unlinked_text)]
+    assert not unlinked, f"{page.name}: designs cited without a link to their section of design.md: {unlinked}"
