@@ -207,8 +207,8 @@ class OfflineAgent(Agent):
         return next((word for word in spellings if self._knows(word)), "")
 
     def _leave(self, context: AgentContext) -> str:
-        """Every idea here is spent: a way out rather than looking or waiting again (issue 31: streaks of up to 28
-        turns). Known ways, the least recently taken first, then ways never tried, the way back, those earlier
+        """Every idea here is spent: a way out rather than looking or waiting again (without it, streaks of up to
+        28 turns). Known ways, the least recently taken first, then ways never tried, the way back, those earlier
         episodes took. One turned down earlier this turn is proposed again: the harness then runs the best of the
         turn's candidates, and a move judged poor still gets somewhere where a look does not. Never a way that failed
         here, that the loop break forbids, that earlier episodes say to avoid, or whose word the game does not know;

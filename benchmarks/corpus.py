@@ -42,9 +42,9 @@ from batch.pool import run_jobs
 from benchmarks import llm_calls, trajectories
 from benchmarks.provenance import command, commit
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.jericho_session import STORY_SUFFIXES, StoryFileError
 from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
 from session.tables import markdown_table
 
@@ -116,10 +116,12 @@ def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: s
         )
     else:
         agent = ReplayAgent(trajectory.commands, kind="replay")
-    session = JerichoSession(story, seed=config.gameplay.seed)
-    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True)
+    options = RunOptions(rom=str(story), quiet=True)
+    orchestrator = build_orchestrator(
+        config, options, agent=agent, critic=OfflineCritic(), knowledge=None, after_episode=()
+    )
     played = orchestrator.play_episode().parent
-    session.close()
+    orchestrator.session.close()
     return read_summary(played), read_record_dicts(played)
 
 

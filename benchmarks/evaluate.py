@@ -37,13 +37,12 @@ from benchmarks import learning, llm_calls, throughput
 from benchmarks.provenance import command, commit
 from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
 from session.tables import markdown_table
-from viewer.report import write_report
 
 DETECTOR_EVENTS = {
     "identical_action": EventType.IDENTICAL_ACTION_WARNING,
@@ -68,8 +67,16 @@ ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reprodu
 
 # -- running one episode -------------------------------------------------------------------------------------
 def run_episode(rom: Path, config: GameConfiguration, agent, llm_client=None) -> tuple[dict, list[dict]]:
-    session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), llm_client=llm_client, quiet=True)
+    """One episode of `agent` with the offline critic, no knowledge store and no report: its summary and records."""
+    orchestrator = build_orchestrator(
+        config,
+        RunOptions(rom=str(rom), quiet=True),
+        agent=agent,
+        critic=OfflineCritic(),
+        llm_client=llm_client,
+        knowledge=None,
+        after_episode=(),
+    )
     folder = orchestrator.play_episode().parent
     return read_summary(folder), read_record_dicts(folder)
 
@@ -180,10 +187,10 @@ def _memory_child(rom: str, turns: int) -> dict:
             "pyproject.toml", {"files": {"episode_dir": folder}, **never_stopped(turns)}
         )
         # The orchestrator alone: reading the records back (as run_episode does) would measure the reader.
-        session = JerichoSession(rom, seed=config.gameplay.seed)
         loop = built.loop * (turns // max(1, len(built.loop)) + 1)
         agent = ReplayAgent((built.prefix + loop)[:turns], kind="replay")
-        orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,))
+        options = RunOptions(rom=rom, quiet=True)
+        orchestrator = build_orchestrator(config, options, agent=agent, critic=OfflineCritic(), knowledge=None)
         summary = read_summary(orchestrator.play_episode().parent)
     if summary["turns"] != turns:
         ended = f"{summary['turns']} turns, not {turns} ({summary['termination_reason']})"

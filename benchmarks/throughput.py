@@ -36,7 +36,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
 from managers.loop_break.loop_break import LoopBreak
 from managers.novelty import WorldNovelty
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
 
@@ -55,8 +55,10 @@ def raw_ms_per_step(rom: Path, commands: list[str]) -> float:
 
 def episode_ms(rom: Path, config: GameConfiguration, agent) -> tuple[float, int]:
     """(wall ms of play_episode, turns played)."""
-    session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True)
+    options = RunOptions(rom=str(rom), quiet=True)
+    orchestrator = build_orchestrator(
+        config, options, agent=agent, critic=OfflineCritic(), knowledge=None, after_episode=()
+    )
     started = time.perf_counter()
     orchestrator.play_episode()
     return (time.perf_counter() - started) * 1000, orchestrator.game_state.turn_count

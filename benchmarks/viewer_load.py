@@ -22,11 +22,10 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from benchmarks.scenarios import build_scenario, never_stopped
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import GameConfiguration
-from session.jericho_session import JerichoSession
 from session.records import read_summary
-from viewer.report import REPORT_FILE, write_report
+from viewer.report import REPORT_FILE
 
 TARGET_SECONDS = 2.0
 CHROMIUM = "/usr/bin/chromium"
@@ -43,14 +42,9 @@ def play(rom: str, folder: Path, turns: int | None) -> Path:
     if turns:
         overrides.update(never_stopped(turns))
     config = GameConfiguration.from_toml("pyproject.toml", overrides)
-    session = JerichoSession(rom, seed=config.gameplay.seed)
-    orchestrator = Orchestrator(
-        config,
-        session,
-        LooperAgent(built.prefix, built.loop),
-        OfflineCritic(),
-        quiet=True,
-        after_episode=(write_report,),
+    options = RunOptions(rom=rom, quiet=True)
+    orchestrator = build_orchestrator(
+        config, options, agent=LooperAgent(built.prefix, built.loop), critic=OfflineCritic()
     )
     return orchestrator.play_episode().parent
 

@@ -36,7 +36,8 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   before (spirit's sliding crates: only their combination is new). Taking and dropping is left out, so juggling an
   inventory is not; so are walks, on which what moves is a character following or reacting (lostpig's pig, Tip in
   seastalker: measured, they kept 5 A-B and semi-novel loops going past their target).
-- `new_world_state`: the design's whole-world hash was never seen (for the opt-in `new_world_state` signal).
+- `new_world_state`: design 000's whole-world hash (docs/design.md) was never seen (for the opt-in
+  `new_world_state` signal).
 
 `situation` hashes where the player stands (room, inventory, the room's objects and attributes, the curated state),
 leaving out objects seen moving on their own: a loop keeps returning to a few situations, whoever walks by.

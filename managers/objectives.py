@@ -1,4 +1,5 @@
-"""Objectives (design 001 data model), discovered from game state (offline) or proposed by the LLM critic (llm mode).
+"""Objectives (design 001's data model, docs/design.md), discovered from game state (offline) or proposed by the
+LLM critic (llm mode).
 
 A completion only counts when it is verified against the game: the exit was walked (the room id changed), the item
 is now held, or, for an LLM objective, the critic quotes evidence that is in the game's response to the turn it

@@ -37,7 +37,7 @@ class ResumeError(Exception):
 
 @dataclass
 class GameState:
-    """Episode-level state (the design's `game_state`)."""
+    """Episode-level state (design 000's `game_state`, docs/design.md)."""
 
     episode_id: str
     turn_count: int = 0

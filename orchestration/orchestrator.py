@@ -50,6 +50,8 @@ from session.records import DEATH_ENDING, NOT_RUN, Ending, EpisodeOver, GameView
 
 
 class Orchestrator:
+    """One episode of one game, turn by turn: `play_episode`."""
+
     def __init__(
         self,
         config: GameConfiguration,

@@ -4,7 +4,9 @@ them. main.py, the batch runner, the benchmarks and the tests all build episodes
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Literal, TextIO
 
 from agents.base import Agent, Critic
 from agents.llm_client import LLMClient
@@ -35,19 +37,27 @@ def open_knowledge(config: GameConfiguration, session: JerichoSession) -> Knowle
     return Knowledge(load_store(path, session.game_name, session.story_md5), path)
 
 
-def chosen_kinds(config: GameConfiguration, options: RunOptions) -> tuple[Kind[Agent], Kind[Critic]]:
+def chosen_kinds(
+    config: GameConfiguration, options: RunOptions, agent: bool = True, critic: bool = True
+) -> tuple[Kind[Agent] | None, Kind[Critic] | None]:
     """The configured agent and critic kinds (agents.registry), `auto` resolved; a ConfigError when one is not
-    registered, or lacks what it needs (an API key, `--actions FILE`), or a budget lacks a price for its models."""
+    registered, or lacks what it needs (an API key, `--actions FILE`), or a budget lacks a price for its models.
+    `agent` / `critic` False: that role's part is given ready-made, and its kind is None (neither looked up nor
+    checked)."""
     api_key = config.api_key()
-    agent = AGENTS.resolve(config.gameplay.agent, api_key)
-    critic = CRITICS.resolve(config.gameplay.critic, api_key)
-    for role, kind in (("agent", agent), ("critic", critic)):
-        if kind.needs_llm and not api_key:
+    agent_kind = AGENTS.resolve(config.gameplay.agent, api_key) if agent else None
+    critic_kind = CRITICS.resolve(config.gameplay.critic, api_key) if critic else None
+    for role, kind in (("agent", agent_kind), ("critic", critic_kind)):
+        if kind is not None and kind.needs_llm and not api_key:
             raise ConfigError(f"--{role} {kind.name} needs an API key in ${config.llm.api_key_env}")
-    if agent.needs_actions and not options.actions:
-        raise ConfigError(f"--agent {agent.name} needs --actions FILE (one command per line)")
-    check_budget(config, agent, critic)
-    return agent, critic
+    if agent_kind is not None and agent_kind.needs_actions and not options.actions:
+        raise ConfigError(f"--agent {agent_kind.name} needs --actions FILE (one command per line)")
+    check_budget(config, *(kind for kind in (agent_kind, critic_kind) if kind is not None))
+    return agent_kind, critic_kind
+
+
+CONFIGURED = "configured"
+"""`build_orchestrator(knowledge=...)`: the knowledge store the configuration names (`open_knowledge`)."""
 
 
 def build_orchestrator(
@@ -55,28 +65,49 @@ def build_orchestrator(
     options: RunOptions,
     episode_id: str | None = None,
     session: JerichoSession | None = None,
+    *,
+    agent: Agent | None = None,
+    critic: Critic | None = None,
+    llm_client: LLMClient | None = None,
+    objectives: ObjectiveManager | None = None,
+    knowledge: Knowledge | Literal["configured"] | None = CONFIGURED,
+    after_episode: Sequence[Callable[[Path], None]] = (write_report,),
+    human_input: TextIO | None = None,
+    human_output: TextIO | None = None,
 ) -> Orchestrator:
-    """Every part of one episode. `session` is reused across a run's episodes (the emulator is reset each time)."""
+    """Every part of one episode, as main.py builds it. `session` is reused across a run's episodes (the emulator is
+    reset each time).
+
+    A part given is used as it is, and the rest is built around it as for main.py: `agent` or `critic` (a
+    benchmark's looper, a test's scripted one) stands for the configured kind, which is then neither looked up nor
+    checked; `llm_client` serves every part that calls a model (else one is made when a configured kind needs it);
+    `objectives`, else those the critic keeps; `knowledge`, a store already open, or None to play fresh (else the
+    configured one); `after_episode`, the steps run on the finished folder (else report.html); `human_input` and
+    `human_output`, where a human gate asks (else the terminal)."""
     session = session or build_session(config, options)
-    agent_kind, critic_kind = chosen_kinds(config, options)
-    client = None
-    if agent_kind.needs_llm or critic_kind.needs_llm:
-        client = LLMClient(config.llm, config.api_key(), config.orchestrator.max_consecutive_llm_failures)
-    agent = agent_kind.build(session, config, options, client)
-    critic = critic_kind.build(session, config, options, client)
-    # A critic that reviews the objectives in its verdicts keeps them; otherwise they are read off the game state.
-    objectives = ObjectiveManager(config.loop_break, "llm" if critic.reviews_objectives else "state")
+    agent_kind, critic_kind = chosen_kinds(config, options, agent=agent is None, critic=critic is None)
+    if llm_client is None and any(kind is not None and kind.needs_llm for kind in (agent_kind, critic_kind)):
+        llm_client = LLMClient(config.llm, config.api_key(), config.orchestrator.max_consecutive_llm_failures)
+    if agent_kind is not None:
+        agent = agent_kind.build(session, config, options, llm_client)
+    if critic_kind is not None:
+        critic = critic_kind.build(session, config, options, llm_client)
+    if objectives is None:
+        # A critic that reviews the objectives in its verdicts keeps them; otherwise they are read off the game state.
+        objectives = ObjectiveManager(config.loop_break, "llm" if critic.reviews_objectives else "state")
     orchestrator = Orchestrator(
         config,
         session,
         agent,
         critic,
-        client,
+        llm_client,
         objectives,
         episode_id=episode_id,
         quiet=options.quiet,
-        knowledge=open_knowledge(config, session),
-        after_episode=(write_report,),
+        human_input=human_input,
+        human_output=human_output,
+        knowledge=open_knowledge(config, session) if isinstance(knowledge, str) else knowledge,
+        after_episode=after_episode,
     )
     orchestrator.run_info = {"actions": str(Path(options.actions).resolve()) if options.actions else None}
     return orchestrator

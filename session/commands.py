@@ -72,7 +72,7 @@ _SUB_COMMANDS = re.compile(r"[.,;!?]|\bthen\b|\band\b", re.IGNORECASE)
 OBSERVATION_VERBS = frozenset(
     "look l examine x read listen smell search inventory i wait z score diagnose time verbose brief superbrief".split()
 )
-"""Verbs that only look, listen or let time pass: repeating them is harmless, never a failure (issue 9)."""
+"""Verbs that only look, listen or let time pass: repeating them is harmless, never a failure."""
 ATTACK_VERBS = frozenset("kill attack fight hit stab slay".split())
 """Verbs of a fight: fights are random, so repeating a blow is play, not a loop."""
 DICE_ROLL = "jump"

@@ -134,10 +134,14 @@ def read_episode(summary_path: Path, orchestrator: Orchestrator) -> EpisodeResul
     return EpisodeResult(read_summary(folder), read_record_dicts(folder), folder, orchestrator)
 
 
-def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **orchestrator_kwargs) -> EpisodeResult:
-    """Play one episode through the real orchestrator and read back what it wrote."""
-    session = JerichoSession(rom_path, seed=config.gameplay.seed)
-    orchestrator = Orchestrator(config, session, agent, critic or OfflineCritic(), quiet=True, **orchestrator_kwargs)
+def run_episode(rom_path: Path, config: GameConfiguration, agent, critic=None, **parts) -> EpisodeResult:
+    """Play one episode with `agent` and `critic` (default: the offline critic), built around them as main.py builds
+    an episode (orchestration.wiring), and read back what it wrote. `parts`: build_orchestrator's other parts
+    (`llm_client`, `objectives`, `knowledge`, `after_episode`, `episode_id`, `human_input`...); unless given, no
+    knowledge store and no report."""
+    parts = {"knowledge": None, "after_episode": (), **parts}
+    options = RunOptions(rom=str(rom_path), quiet=True)
+    orchestrator = build_orchestrator(config, options, agent=agent, critic=critic or OfflineCritic(), **parts)
     return read_episode(orchestrator.play_episode(), orchestrator)
 
 

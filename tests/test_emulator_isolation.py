@@ -17,12 +17,12 @@ import main
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.emulator import LIVE, SHADOW, Emulator, EmulatorCrashed, EmulatorFailed, EmulatorHung
 from session.jericho_session import SHADOW_HANGS_ALLOWED, JerichoSession, state_digest
 from session.records import BROKEN_ENDINGS, EVENTS_FILE, Ending, read_record_dicts, read_summary
 from tests.conftest import make_config, more_story_file, read_episode
-from viewer.report import REPORT_FILE, write_report
+from viewer.report import REPORT_FILE
 
 CRASH_STEPS = 65
 """hollywood's walkthrough steps after which `look` segfaults Jericho's C core (step 65: GET PILLAR, in the crawl
@@ -130,9 +130,12 @@ class Saboteur(ReplayAgent):
 def play(rom_path, tmp_path, commands, emulator=None, signum=signal.SIGKILL, at=()):
     """zork1 through the orchestrator, `signum` sent to `emulator`'s process as turns `at` are proposed."""
     config = make_config(tmp_path, gameplay={"emulator_timeout_seconds": TINY_LIMIT})
-    session = JerichoSession(rom_path, seed=config.gameplay.seed, time_limit=config.gameplay.emulator_timeout_seconds)
+    options = RunOptions(rom=str(rom_path), quiet=True)
+    session = build_session(config, options)
     agent = Saboteur(commands, session, emulator, signum, at)
-    orchestrator = Orchestrator(config, session, agent, OfflineCritic(), quiet=True, after_episode=(write_report,))
+    orchestrator = build_orchestrator(
+        config, options, session=session, agent=agent, critic=OfflineCritic(), knowledge=None
+    )
     played = read_episode(orchestrator.play_episode(), orchestrator)
     session.close()
     return played

@@ -12,7 +12,7 @@ from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from managers.knowledge import EpisodeLine, Knowledge, KnowledgeStore, Route, RouteStep, ScoreEvent, load_store
-from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
 from session.commands import DICE_ROLL, directions_named, every_way_named
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
@@ -357,23 +357,23 @@ def test_a_second_episode_on_one_session_starts_as_a_fresh_one(tmp_path):
     story = story_file("gold.z5")
     session = JerichoSession(story)
     walk = [c for c in session.walkthrough() if c][:60]
-    config = make_config(tmp_path / "1", gameplay={"max_turns_per_episode": 60})
-    Orchestrator(config, session, ReplayAgent(walk, kind="replay"), OfflineCritic(), quiet=True).play_episode()
-    again = Orchestrator(
-        make_config(tmp_path / "2", gameplay={"max_turns_per_episode": 1}),
-        session,
-        ReplayAgent(["look"], kind="replay"),
-        OfflineCritic(),
-        quiet=True,
-    )
+
+    def orchestrator(folder: str, turns: int, commands: list[str], on: JerichoSession):
+        config = make_config(tmp_path / folder, gameplay={"max_turns_per_episode": turns})
+        return build_orchestrator(
+            config,
+            RunOptions(quiet=True),
+            session=on,
+            agent=ReplayAgent(commands, kind="replay"),
+            critic=OfflineCritic(),
+            knowledge=None,
+            after_episode=(),
+        )
+
+    orchestrator("1", 60, walk, session).play_episode()
+    again = orchestrator("2", 1, ["look"], session)
     again.play_episode()
-    first = Orchestrator(
-        make_config(tmp_path / "3", gameplay={"max_turns_per_episode": 1}),
-        JerichoSession(story),
-        ReplayAgent(["look"], kind="replay"),
-        OfflineCritic(),
-        quiet=True,
-    )
+    first = orchestrator("3", 1, ["look"], JerichoSession(story))
     first.play_episode()
     for command in ("take cheese", "examine sign", "take lamp", "north"):
         assert again.chooser.precheck.check(command) == first.chooser.precheck.check(command)

@@ -7,7 +7,7 @@
 - FailureGate (design 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
 
 `ActionLoops` composes them into one detector (managers/loop_break/detector.py): observe, status text, bans, gates
-and score adjustments.
+and score adjustments. The designs are described in docs/design.md.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ class SignatureLoopDetector:
             return SignatureLoopResult(False)
         command = next(cmd for _, sig, cmd in reversed(self.history) if sig == signature)
         window_start = self.turn - self.window + 1
-        # Progress trumps pattern (design 004 §4.7).
+        # Progress trumps pattern (design 004).
         suppressed = self.last_progress_turn is not None and self.last_progress_turn >= window_start
         return SignatureLoopResult(not suppressed, signature, command, count, self.window, suppressed)
 

@@ -51,7 +51,7 @@ class LoopStatus:
     turns_stuck: int
     warning: str = ""
     loop_info: str = ""
-    """The design's `_build_loop_context_info`: every detector's notes, one line each."""
+    """Design 000's `_build_loop_context_info` (docs/design.md): every detector's notes, one line each."""
     banned: tuple[str, ...] = ()
     """Commands the loop break rejects outright this turn."""
 

@@ -72,7 +72,7 @@ PLAIN_WORDS = {
 
 
 OVERRIDE = " [Loop Detection Override: "
-"""Opens the penalties appended to a judgement's reason in the records (design 000's wording)."""
+"""Opens the penalties appended to a judgement's reason in the records (design 000's wording, docs/design.md)."""
 
 
 def why_rejected(judgement: Judgement, threshold: float) -> str:

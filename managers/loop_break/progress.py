@@ -37,8 +37,8 @@ class ProgressResult:
 class ProgressTracker:
     """Which signals count is configuration (`progress_signals`); each is read off the turn record.
 
-    `score` fires when the score reaches a value this episode never had (any direction, as in design 000, but taking
-    and dropping a treasure in a loop is not progress twice).
+    `score` fires when the score reaches a value this episode never had (any direction, as in design 000,
+    docs/design.md; but taking and dropping a treasure in a loop is not progress twice).
     """
 
     def __init__(self, signals: set[str]):

@@ -54,7 +54,7 @@ class RepetitionDetector:
         self.free_waits = free_waits
         """Waits since the last progress that never repeat: waiting for a timed event is the same command from the
         same situation, again and again, and no loop. The waits after them repeat like any command (a player who
-        only waits). 0: every wait can repeat (the designs' counting)."""
+        only waits). 0: every wait can repeat (as the designs count: docs/design.md)."""
         self.waits = 0
         """Waits since the last progress."""
         self.wait_streak = 0
@@ -155,7 +155,7 @@ class RepetitionDetector:
         (optimal walkthroughs wait at most 16 times in a row, over the 56 of Jericho's game_info), so every wait of
         the window repeats, whatever a thief or a timer changed meanwhile. A player who looks around between waits
         keeps the free waits (a sheriff comes at a time, however the player spends it). Never with no free waits
-        (the designs' counting)."""
+        (as the designs count: docs/design.md)."""
         return bool(self.free_waits) and self.wait_streak > self.free_waits and self.wait_streak >= self.window
 
     def _flags(self) -> list[bool]:

@@ -42,10 +42,11 @@ def build_stuck_warning(
     untried_directions: tuple[str, ...] = (),
     cycle: tuple[str, ...] = (),
 ) -> str:
-    """design 001's countdown, worded so no model can read it as the story: it is the harness that ends the episode,
-    not a death in the game. Objectives are named, not listed: the prompt lists them once, elsewhere. `cycle`: the
-    commands of one round of the command cycle that is the nearest stop (empty: none): only other commands break
-    it, whatever rooms the cycle reaches. Untried directions are not claimed to be exits: nobody has tried them."""
+    """design 001's countdown (docs/design.md), worded so no model can read it as the story: it is the harness that
+    ends the episode, not a death in the game. Objectives are named, not listed: the prompt lists them once,
+    elsewhere. `cycle`: the commands of one round of the command cycle that is the nearest stop (empty: none):
+    only other commands break it, whatever rooms the cycle reaches. Untried directions are not claimed to be exits:
+    nobody has tried them."""
     turns_remaining = max(0, turns_remaining)
     end = f"the harness will END THIS EPISODE in {turns_remaining} turns"
     if cycle:
