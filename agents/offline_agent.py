@@ -234,7 +234,7 @@ class OfflineAgent(Agent):
         when the game asks for a yes or a no, getting up, a named way that may be open now, a look at every thing in
         sight and held, then every verb of _SECOND_VERBS on the things in sight, verb by verb, leaving out a thing
         the game would not examine (not in sight, a word it does not take). Only words the game's dictionary knows.
-        Measured with benchmarks/rewind.py (docs/results/rewind.md)."""
+        Measured with benchmarks/studies/rewind.py (docs/results/rewind.md)."""
         if YES_NO_QUESTION.search(context.view.text.lower()):
             yield from ("yes", "no")
         seen = [o.noun for o in context.view.room_objects if o.name in context.visible_objects]

@@ -1,6 +1,6 @@
 """Issue 12: on every optimal Jericho walkthrough of the shared corpus, the offline critic, the object pre-check and
-the loop break together would reject under 2 % of the commands (`benchmarks/critic_rejections.py` prints the same,
-per game and by reason)."""
+the loop break together would reject under 2 % of the commands (`benchmarks/studies/critic_rejections.py` prints the
+same, per game and by reason)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.critic_rejections import TARGET_SHARE, measure
+from benchmarks.studies.critic_rejections import TARGET_SHARE, measure
 from tests.conftest import story_file
 
 pytestmark = pytest.mark.slow  # every corpus game's optimal walkthrough

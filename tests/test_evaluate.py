@@ -99,12 +99,12 @@ def test_scenario_for_another_game_is_a_clear_error(rom_path, tmp_path, capsys):
     ("module", "args"),
     [
         ("benchmarks.throughput", ["--rom", "{missing}"]),
-        ("benchmarks.signals", ["--rom", "{missing}"]),
-        ("benchmarks.critic_rejections", ["--games", "{missing}"]),
+        ("benchmarks.studies.signals", ["--rom", "{missing}"]),
+        ("benchmarks.studies.critic_rejections", ["--games", "{missing}"]),
         ("benchmarks.corpus", ["--games", "{missing}", "--out", "{tmp}"]),
         ("benchmarks.evaluate", ["--rom", "{missing}", "--scenario", "all", "--out", "{tmp}"]),
         ("benchmarks.llm_calls", ["--rom", "{missing}"]),
-        ("benchmarks.replay_rules", ["--corpus", "{missing}"]),
+        ("benchmarks.studies.replay_rules", ["--corpus", "{missing}"]),
     ],
 )
 def test_benchmark_with_a_missing_input_says_so_in_one_line(module, args, tmp_path, capsys):

@@ -1,11 +1,13 @@
-"""benchmarks.replay_rules on records fed from files: the stop turns and how close healthy runs came to a stop."""
+"""benchmarks.studies.replay_rules on records fed from files: the stop turns and how close healthy runs came to a
+stop."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks.replay_rules import evaluate
+from benchmarks.studies.replay_rules import evaluate
 from session.config import GameConfiguration
+from session.records import EVENTS_FILE
 from tests.factories import turn_record
 
 
@@ -13,7 +15,8 @@ def run(tmp_path, name: str, kind: str, variant: str, commands: list[str]) -> di
     """A forced corpus row whose records make progress on turn 1 (a new room), then play `commands` in that room."""
     records = [turn_record(1, command="north", room_id_after=1, novelty=("new_room",), new_room=True)]
     records += [turn_record(t, command=c, room_id_before=1, room_id_after=1) for t, c in enumerate(commands, 2)]
-    path = tmp_path / f"{name}.jsonl"
+    path = tmp_path / name / EVENTS_FILE  # as the corpus keeps a run's records: its episode's folder
+    path.parent.mkdir()
     path.write_text("".join(json.dumps(r.to_json()) + "\n" for r in records))
     return {
         "game": name,

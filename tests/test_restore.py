@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from benchmarks.restore import DICE, UNGUIDED
+from benchmarks.studies.restore import DICE, UNGUIDED
 from session.commands import DICE_ROLL
 from session.jericho_session import JerichoSession, Restored, RestoreError
 from tests.conftest import CORPUS, story_file

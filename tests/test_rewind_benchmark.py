@@ -1,10 +1,10 @@
-"""benchmarks/rewind.py: what followed each rewind, read from records as the orchestrator writes them."""
+"""benchmarks/studies/rewind.py: what followed each rewind, read from records as the orchestrator writes them."""
 
 from __future__ import annotations
 
 import json
 
-from benchmarks.rewind import offline_episode, rewind_outcomes, signals_of
+from benchmarks.studies.rewind import offline_episode, rewind_outcomes, signals_of
 from tests.conftest import story_file
 from tests.factories import turn_record
 

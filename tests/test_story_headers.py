@@ -1,7 +1,7 @@
 """The story-file check (session.story_file.check_header through check_story_bytes): a crafted copy of a real story
 file on each side of each rule; every shared game passes; an abbreviations address of 0 (no abbreviations) passes.
 
-Which faults crash, hang or exit Jericho's C core was measured by benchmarks.story_headers
+Which faults crash, hang or exit Jericho's C core was measured by benchmarks.studies.story_headers
 (docs/results/story_headers.md); no copy that could crash is loaded here, except in a child process.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.story_headers import (
+from benchmarks.studies.story_headers import (
     abbreviation_free,
     dictionary_header,
     walkthrough_outcome,

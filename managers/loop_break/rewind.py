@@ -6,7 +6,7 @@ each command the abandoned turns made is refused in the situation it was made in
 from the restored point on, the player must take another step wherever it stood before, so play leaves the old
 track at once instead of walking it again. Rewinds back to the same point add up their bans. A ban never walls the
 player in: when every way out of a room would be refused, the ways out stay allowed (LoopBreak._rewind_banned).
-Measured with benchmarks/rewind.py.
+Measured with benchmarks/studies/rewind.py.
 """
 
 from __future__ import annotations

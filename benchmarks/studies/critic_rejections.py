@@ -1,6 +1,6 @@
 """How often the offline critic (with the object pre-check and the loop break) would reject an optimal command.
 
-    uv run python -m benchmarks.critic_rejections [--games DIR] [--config PATH] [--top N]
+    uv run python -m benchmarks.studies.critic_rejections [--games DIR] [--config PATH] [--top N]
 
 Every Jericho walkthrough in the folder is forced through the real orchestrator with the offline critic; a turn
 counts when the command the walkthrough played would have been rejected (`would_reject`). Prints the share per game,

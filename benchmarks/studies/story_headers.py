@@ -1,7 +1,7 @@
 """Which story-file header faults crash, hang or exit Jericho's C core: the evidence behind `check_story_bytes`.
 
-    uv run python -m benchmarks.story_headers [--games DIR] [--stories zork1.z5,detective.z5,lostpig.z8] [--timeout S]
-        [--main] [--out docs/results/story_headers.md]
+    uv run python -m benchmarks.studies.story_headers [--games DIR] [--stories zork1.z5,detective.z5,lostpig.z8]
+        [--timeout S] [--main] [--out docs/results/story_headers.md]
 
 Each fault is one header field altered (or the file cut short) in a copy of a real story file, written to a
 temporary folder. Every copy is loaded in a child process, so that a crash or a hang cannot take this one down: the
@@ -44,7 +44,7 @@ from session.jericho_session import STORY_SUFFIXES, StoryFileError, check_story_
 from session.story_file import UnplayableStory, check_header, length_unit
 from session.tables import markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PLAYED = ("look", "inventory", "north", "south", "examine me", "wait")
 """Commands the child plays after reset: a few turns of parsing, printing and moving."""
 RAISED = 3
@@ -269,7 +269,7 @@ def walkthrough_outcome(path: Path, original: Path, timeout: float) -> str:
 def _child_outcome(child: str, path: Path, timeout: float, *more: str) -> str:
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.story_headers", child, str(path), *more],
+            [sys.executable, "-m", "benchmarks.studies.story_headers", child, str(path), *more],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -409,7 +409,7 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
     failed; every copy; the legal variants."""
     measured_main = any(row.unchecked for row in rows)
     lines = [
-        "# Story-file headers: what crashes, hangs or exits Jericho's C core (benchmarks/story_headers.py)",
+        "# Story-file headers: what crashes, hangs or exits Jericho's C core (benchmarks/studies/story_headers.py)",
         "",
         f"Command: `{how}`  ",
         f"Commit: {at}. Each copy of a real story file has one header field altered; a child process loads it "
@@ -482,7 +482,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: no story file named {', '.join(missing)} in {games}", file=sys.stderr)
         return 2
     rows = measure(games, stories, args.timeout, args.main)
-    table = markdown(rows, legal_variants(games, args.timeout), command("benchmarks.story_headers", argv), commit())
+    how = command("benchmarks.studies.story_headers", argv)
+    table = markdown(rows, legal_variants(games, args.timeout), how, commit())
     print(table)
     if args.out:
         Path(args.out).write_text(table)

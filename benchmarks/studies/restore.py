@@ -1,6 +1,6 @@
 """Restoring a turn exactly: `JerichoSession.restore` against Jericho's bare `set_state` and a replay from reset.
 
-    uv run python -m benchmarks.restore [--games ../shared/games] [--points 10] [--out docs/results/restore.md]
+    uv run python -m benchmarks.studies.restore [--games ../shared/games] [--points 10] [--out docs/results/restore.md]
 
 For each story file, the session plays the game's Jericho walkthrough (UNGUIDED where it has none) and stops at
 `--points` turns spread over it. At each, it takes a snapshot, plays CONTINUATION turns (the walkthrough's next
@@ -123,7 +123,7 @@ def _point(session: JerichoSession, commands: list[str], turn: int, row: GameRow
 
 def markdown(rows: list[GameRow], how: str, at: str) -> str:
     lines = [
-        "# Restoring a turn exactly (benchmarks/restore.py)",
+        "# Restoring a turn exactly (benchmarks/studies/restore.py)",
         "",
         f"Command: `{how}`  ",
         f"Commit: {at}. `set_state`: after every turn of the walkthrough and the next command, Jericho's bare "
@@ -205,7 +205,7 @@ def main(argv: list[str] | None = None) -> int:
     for story in stories:
         rows.append(measure(story, args.points))
         print(f"{story.name}: {rows[-1].exact}", flush=True)
-    table = markdown(rows, command("benchmarks.restore", argv), commit())
+    table = markdown(rows, command("benchmarks.studies.restore", argv), commit())
     print(table)
     if args.out:
         Path(args.out).write_text(table)

@@ -2,7 +2,7 @@
 
     uv run python -m benchmarks.corpus --games ../shared/games --records R --out O \
         --set loop_break.enabled=false           # play every trajectory to its end, once
-    uv run python -m benchmarks.replay_rules --corpus O --set loop_break.no_progress.max_turns=40 [--set ...]
+    uv run python -m benchmarks.studies.replay_rules --corpus O --set loop_break.no_progress.max_turns=40 [--set ...]
 
 Forced episodes run the same commands whatever the loop break says, so feeding their records to a fresh LoopBreak
 (the real ProgressTracker, detectors and stop rules) gives exactly the turn at which those settings would stop them,
@@ -167,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     brief = {k: len(v) if isinstance(v, list) else v for k, v in result.items()}
     print(json.dumps(brief if args.brief else result, indent=1))
     if args.out:
-        made = {"command": command("benchmarks.replay_rules", argv), "commit": commit()}
+        made = {"command": command("benchmarks.studies.replay_rules", argv), "commit": commit()}
         heading = (Path(args.corpus) / "corpus.md").read_text().splitlines()[:4]  # its Command: and Commit: lines
         recorded = {"recorded_by": [line.strip() for line in heading if line.startswith(("Command:", "Commit:"))]}
         Path(args.out).write_text(json.dumps({**made, **recorded, **result}, indent=1) + "\n")

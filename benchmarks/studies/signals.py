@@ -1,6 +1,6 @@
 """Which progress signals should count? Measured on the healthy walkthrough and on every stuck scenario.
 
-    uv run python -m benchmarks.signals [--rom PATH] [--max-turns-stuck 40]
+    uv run python -m benchmarks.studies.signals [--rom PATH] [--max-turns-stuck 40]
 
 Each scenario is played once, forced, with the loop break off (so the whole trajectory exists); then the real
 ProgressTracker replays its records under each signal set and reports the longest stretch without progress and the

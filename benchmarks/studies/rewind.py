@@ -1,9 +1,9 @@
 """End against rewind: what putting a stuck episode back to its last progress (`on_stuck = "rewind"`) buys over
 ending it (`on_stuck = "end"`), and whether healthy play ever rewinds.
 
-    uv run python -m benchmarks.rewind --games ../shared/games --out docs/results
-    uv run python -m benchmarks.rewind --games ../shared/games --parts offline --seeds 1,2,3 --max-turns 300
-    uv run python -m benchmarks.rewind --parts healthy --noisy-seeds 1,2,3   # builds the noisy walkthroughs missing
+    uv run python -m benchmarks.studies.rewind --games ../shared/games --out docs/results
+    uv run python -m benchmarks.studies.rewind --games ../shared/games --parts offline --seeds 1,2,3 --max-turns 300
+    uv run python -m benchmarks.studies.rewind --parts healthy --noisy-seeds 1,2,3   # builds the missing noisy walks
 
 Parts (`--parts`, all by default; a part run alone replaces only its own section of rewind.json):
 - `offline`: the offline agent and critic on every story file of `--games`, under each of `--seeds` (gameplay.seed),
@@ -726,7 +726,7 @@ def markdown(result: dict) -> str:
         if name in result
     ]
     heading = (
-        "# End against rewind (benchmarks/rewind.py)\n\n"
+        "# End against rewind (benchmarks/studies/rewind.py)\n\n"
         f"Command: `{result['command']}`  \nCommit: {result['commit']}\n\n" + LEGEND
     )
     return heading + "\n" + "\n".join(parts)
@@ -778,7 +778,7 @@ def main(argv: list[str] | None = None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         path = out / "rewind.json"
         result = json.loads(path.read_text()) if path.is_file() else {}
-        made = {"command": command("benchmarks.rewind"), "commit": commit()}
+        made = {"command": command("benchmarks.studies.rewind"), "commit": commit()}
         for name in dict.fromkeys(parts):  # in the order asked (rewind.md keeps PARTS' order)
             started = time.perf_counter()
             figures = runners[name]()
