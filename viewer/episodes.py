@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from managers.loop_break import marked_events
-from session.events import EventType
+from session.events import MARKERS, EventType
 from session.records import EVENTS_FILE, LOOP_ENDINGS, SUMMARY_FILE, read_summary, salvage_record_dicts
 
 RESPONSE_CHARS = 2000
@@ -187,6 +187,7 @@ def load_episode(folder: Path, streamed: bool = False) -> dict:
         "map": game_map,
         "loop_rooms": sorted(loop_rooms) if looped else [],
         "notes": notes,
+        "markers": dict(MARKERS),  # each marker's colour: the built-in ones and those of the plugins loaded here
     }
 
 

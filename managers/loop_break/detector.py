@@ -21,7 +21,7 @@ from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
 from managers.map_graph import MapGraph
 from session.commands import is_wait
 from session.config import DetectorSection, LoopBreakConfig, register_section, unregister_section
-from session.events import EventType
+from session.events import MARKERS, EventType, is_event_type, register_marker
 from session.records import GameView, Judgement, TurnRecord
 
 
@@ -151,8 +151,11 @@ class Detector:
     stop_rule: ClassVar[str | None] = None
     """The rule name its stops carry (`stuck_termination`'s `rule`, the summary's `stop_rule`); None: it never
     stops an episode."""
-    events: ClassVar[dict[EventType, str | None]] = {}
-    """The event types it emits, each with its marker on the viewer's chart (None: not marked)."""
+    events: ClassVar[dict[EventType | str, str | None]] = {}
+    """The event types it emits (built-in, or registered by `session.events.register_event_type`), each with its
+    marker on the viewer's chart (None: not marked): a built-in marker or one of `markers`."""
+    markers: ClassVar[dict[str, str]] = {}
+    """Markers of its own, name -> colour (`#rrggbb`), registered with it (`session.events.register_marker`)."""
 
     def __init__(self, config: Any, tools: Tools):
         self.config = config
@@ -221,9 +224,25 @@ names the stop). The built-in ones are registered by managers/loop_break/detecto
 
 
 def register(detector: type[Detector]) -> type[Detector]:
-    """Add a detector class (usable as a decorator), after those registered before, with its config section."""
+    """Add a detector class (usable as a decorator), after those registered before, with its config section and its
+    markers. ValueError when its name is taken, or it declares an event type nobody registered or a marker that is
+    neither built-in nor its own."""
     if detector.name in REGISTRY:
         raise ValueError(f"a detector named {detector.name!r} is registered already")
+    unknown = [str(event) for event in detector.events if not is_event_type(event)]
+    if unknown:
+        raise ValueError(
+            f"detector {detector.name!r} emits {', '.join(unknown)}, no registered event type: "
+            "register it first (session.events.register_event_type)"
+        )
+    strange = [m for m in detector.events.values() if m is not None and m not in MARKERS and m not in detector.markers]
+    if strange:
+        raise ValueError(
+            f"detector {detector.name!r} marks its events with {', '.join(strange)}: not a marker "
+            f"({', '.join(MARKERS)}); declare its own in `markers`"
+        )
+    for marker, colour in detector.markers.items():
+        register_marker(marker, colour)
     register_section(detector.name, detector.config_model)
     REGISTRY[detector.name] = detector
     return detector
