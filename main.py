@@ -60,8 +60,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         epilog="Also: `main.py view [DIR ...]` (the episode viewer) and `main.py batch --games ...` (many episodes "
         "in parallel); each takes --help.",
     )
-    parser.add_argument("--agent", choices=AGENTS.choices(), help="an agent kind (agents/registry.py)")
-    parser.add_argument("--critic", choices=CRITICS.choices(), help="a critic kind (agents/registry.py)")
+    # No argparse choices: a plugin's kinds are registered when the configuration is read, and a path is no name.
+    parser.add_argument("--agent", help=f"an agent kind ({', '.join(AGENTS.choices())}) or a plugin's module:attribute")
+    parser.add_argument(
+        "--critic", help=f"a critic kind ({', '.join(CRITICS.choices())}) or a plugin's module:attribute"
+    )
     parser.add_argument("--actions", help="replay: a file with one command per line")
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then [tool.zorkgpt.files] game_file_path)")
     parser.add_argument("--config", default="pyproject.toml", help="TOML file holding [tool.zorkgpt.*]")
@@ -88,8 +91,10 @@ def load_config(args: argparse.Namespace) -> GameConfiguration:
         "files": {"episode_dir": args.episode_dir},
         "knowledge": {"path": args.knowledge, "enabled": False if args.no_knowledge else None},
     }
-    config = GameConfiguration.from_toml(args.config, overrides)
-    if args.actions and not AGENTS.resolve(config.gameplay.agent, config.api_key()).needs_actions:
+    config = GameConfiguration.from_toml(args.config, overrides)  # imports its plugins first
+    agent = AGENTS.resolve(config.gameplay.agent, config.api_key())  # an unknown kind: one line, before the game
+    CRITICS.resolve(config.gameplay.critic, config.api_key())
+    if args.actions and not agent.needs_actions:
         readers = " or ".join(f"--agent {kind.name}" for kind in AGENTS.kinds() if kind.needs_actions)
         raise ConfigError(f"--actions is read only by {readers}")
     return config

@@ -1,14 +1,21 @@
 """Agent and critic kinds by name: how each is built for an episode and what it needs.
 
-`[tool.zorkgpt.gameplay] agent` / `critic` and main.py's `--agent` / `--critic` name a kind registered here; the
-wiring (orchestration/wiring.py) looks it up, creates the LLM client when a chosen kind calls a model, checks the
-budget against the models it declares, and builds it. A new kind is one `register` call, from any module:
+`[tool.zorkgpt.gameplay] agent` / `critic` and main.py's `--agent` / `--critic` name a kind registered here, or a
+plugin's object by its path; the wiring (orchestration/wiring.py) looks it up, creates the LLM client when a chosen
+kind calls a model, checks the budget against the models it declares, and builds it. A new kind is one `register`
+call, from any module (a plugin that `[tool.zorkgpt] plugins` names, docs/extending.md):
 
     AGENTS.register(Kind("toy", lambda session, config, options, client: ToyAgent()))
+
+A path `module:attribute` (`--agent my_pkg.agents:Mine`) names, in a module imported on the spot, either a `Kind`, or
+a callable `build(session, config, options, client)` that returns the agent or critic: an Agent or Critic class
+whose constructor takes those four, or a function. A callable is a kind that calls no model (no client, no API key);
+a kind that does is a `Kind` with `models`.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +31,7 @@ from agents.replay_agent import ReplayAgent
 from agents.risky_critic import WhenRiskyCritic
 from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
 from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.plugins import PluginError, import_object, is_object_path
 
 T = TypeVar("T", Agent, Critic)
 
@@ -86,12 +94,39 @@ class Registry(Generic[T]):
         except KeyError:
             raise ConfigError(
                 f"tool.zorkgpt.gameplay.{self.role}: no {self.role} kind {name!r}; "
-                f"the kinds: {', '.join(self.choices())}"
+                f"the kinds: {', '.join(self.choices())}; or a plugin's module:attribute"
             ) from None
 
     def resolve(self, name: str, api_key: str | None) -> Kind[T]:
-        """The kind a configured name means, `auto` resolved (see AUTO)."""
+        """The kind a configured name means: `auto` resolved (see AUTO), a path imported (`from_path`)."""
+        if is_object_path(name):
+            return self.from_path(name)
         return self.get((self.with_key if api_key else "offline") if name == AUTO else name)
+
+    def from_path(self, path: str) -> Kind[T]:
+        """The kind `module:attribute` names: a `Kind` as it is, or a callable `build(session, config, options,
+        client)` as a kind of that name calling no model. A ConfigError when it does not import or is neither."""
+        where = f"tool.zorkgpt.gameplay.{self.role}"
+        try:
+            found = import_object(path)
+        except PluginError as exc:
+            raise ConfigError(f"{where}: {exc}") from None
+        if isinstance(found, Kind):
+            return found
+        if callable(found) and _takes_four(found):
+            return Kind(path, found)
+        raise ConfigError(f"{where}: {path} is neither a Kind nor a callable taking (session, config, options, client)")
+
+
+def _takes_four(build: Callable) -> bool:
+    """`build(session, config, options, client)` binds (a class: its constructor); True when Python cannot tell."""
+    try:
+        inspect.signature(build).bind(None, None, None, None)
+    except TypeError:
+        return False
+    except ValueError:  # no signature to read (some built-ins)
+        return True
+    return True
 
 
 AGENTS: Registry[Agent] = Registry("agent")

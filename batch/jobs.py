@@ -71,10 +71,10 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
     folder = Path(job["folder"])
     shutil.rmtree(folder, ignore_errors=True)  # an interrupted earlier try of this job: start it over
     try:
-        overrides = json.loads(json.dumps(job["overrides"]))
-        overrides.setdefault("files", {})["episode_dir"] = str(folder)
-        overrides.setdefault("gameplay", {})["seed"] = job["seed"]
-        config = GameConfiguration.from_toml(job["config"], overrides)
+        # from_dict imports the configuration's plugins before anything is resolved: a spawned worker or a Ray task
+        # gets them from the job alone
+        overrides = {"files": {"episode_dir": str(folder)}, "gameplay": {"seed": job["seed"]}}
+        config = GameConfiguration.from_dict(job["config"], overrides, source=f"job {job['id']}")
         args = RunOptions(rom=job["story"], quiet=True)
         session = build_session(config, args)
         try:

@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import signal
 import sys
+import sysconfig
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import tomli
 from tqdm import tqdm
 
-from agents.registry import AGENTS, AUTO, CRITICS
+from agents.registry import AGENTS, CRITICS
 from batch import ray_cluster
 from batch.jobs import RayRequestSlot, RequestLimiter, crashed, install_request_limits, job_id, run_job
 from batch.pool import run_jobs
@@ -32,6 +33,7 @@ from batch.results import write_results
 from orchestration.wiring import chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.jericho_session import STORY_SUFFIXES
+from session.plugins import modules_of
 
 MANIFEST = "manifest.jsonl"
 RAY_LOG = "ray-join.log"
@@ -106,12 +108,14 @@ def plan(args: argparse.Namespace) -> list[dict]:
             overrides.setdefault(section, {}).update(keys)
         try:
             config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
-        except ConfigError as exc:
-            raise BatchError(f"cell {cell}: {exc}") from None
-        try:
+            if AGENTS.resolve(config.gameplay.agent, config.api_key()).needs_actions:
+                raise ConfigError(f"--agent {config.gameplay.agent} plays a file of commands: a batch's jobs take none")
             chosen_kinds(config, RunOptions())  # a kind that is not registered, or needs an API key it lacks
         except ConfigError as exc:
             raise BatchError(f"cell {cell}: {exc}") from None
+        # The job carries its whole configuration, plugins included: a worker (a spawned process, a Ray task on any
+        # node) reads it with GameConfiguration.from_dict, which imports them before anything is resolved.
+        settings = config.model_dump(mode="json")
         for story in stories:
             for seed in seeds:
                 for episode in range(1, args.episodes + 1):
@@ -124,8 +128,7 @@ def plan(args: argparse.Namespace) -> list[dict]:
                             "story": str(story),
                             "seed": seed,
                             "episode": episode,
-                            "overrides": overrides,
-                            "config": str(Path(args.config).resolve()),
+                            "config": settings,
                             "folder": str((Path(args.out) / "episodes" / ident).resolve()),
                         }
                     )
@@ -162,9 +165,30 @@ def slot_counts(jobs: list[dict]) -> dict[str, int]:
     """base_url -> `[tool.zorkgpt.llm] max_concurrent_requests`, for every server the jobs may call."""
     counts: dict[str, int] = {}
     for job in jobs:
-        llm = GameConfiguration.from_toml(job["config"], job["overrides"]).llm
-        counts.setdefault(llm.base_url, llm.max_concurrent_requests)
+        llm = job["config"]["llm"]
+        counts.setdefault(llm["base_url"], llm["max_concurrent_requests"])
     return counts
+
+
+def plugin_sources(jobs: list[dict]) -> list[str]:
+    """The folders (packages) and files (modules) of the plugins the jobs import that a Ray worker would not find by
+    itself, for Ray's `py_modules`: the top-level package of each plugin and of each `module:attribute` kind, when it
+    lies outside this project (shipped as the working directory) and outside the interpreter's own packages."""
+    project = Path(__file__).resolve().parents[1]
+    installed = [Path(sysconfig.get_paths()[key]).resolve() for key in ("purelib", "platlib", "stdlib", "platstdlib")]
+    found: list[str] = []
+    for job in jobs:
+        gameplay = job["config"]["gameplay"]
+        for module in modules_of(job["config"]["plugins"], (gameplay["agent"], gameplay["critic"])):
+            spec = importlib.util.find_spec(module.partition(".")[0])  # plan() imported it: it is found
+            if spec is None:
+                continue
+            places = list(spec.submodule_search_locations or []) or ([spec.origin] if spec.origin else [])
+            for place in map(Path, places):
+                place = place.resolve()
+                if place.exists() and not any(place.is_relative_to(root) for root in (project, *installed)):
+                    found.append(str(place))
+    return list(dict.fromkeys(found))
 
 
 def run_local(todo: list[dict], workers: int, on_result) -> None:
@@ -196,10 +220,12 @@ def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_r
     if started_here:
         project = str(Path(__file__).resolve().parents[1])
         quiet = {"include_dashboard": False, "log_to_driver": False, "configure_logging": False}
+        plugins = plugin_sources(todo)  # the tasks import them from their configuration; Ray ships their code
+        shipped = {"py_modules": plugins} if plugins else {}
         if address:
-            ray_cluster.join(address, out / RAY_LOG, runtime_env={"working_dir": project}, **quiet)
+            ray_cluster.join(address, out / RAY_LOG, runtime_env={"working_dir": project, **shipped}, **quiet)
         else:
-            here = {"py_executable": sys.executable, "env_vars": {"PYTHONPATH": project}}
+            here = {"py_executable": sys.executable, "env_vars": {"PYTHONPATH": project}, **shipped}
             ray.init(num_cpus=workers, runtime_env=here, **quiet)
     try:
         remote = ray.remote(run_job)
@@ -281,10 +307,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "with token authentication set RAY_AUTH_MODE=token; default: a local instance",
     )
     parser.add_argument("--grid", help="TOML of named configurations: [cells.<name>.<section>] key = value")
-    # a kind that plays a file of commands (`replay`) has no place here: a batch's jobs take none
-    agents = [AUTO, *(kind.name for kind in AGENTS.kinds() if not kind.needs_actions)]
-    parser.add_argument("--agent", choices=agents, help="an agent kind (agents/registry.py)")
-    parser.add_argument("--critic", choices=CRITICS.choices(), help="a critic kind (agents/registry.py)")
+    # No argparse choices: a plugin's kinds are registered when the configuration is read (plan checks them). A kind
+    # that plays a file of commands (`replay`) has no place here: a batch's jobs take none.
+    agents = [name for name in AGENTS.choices() if name not in {k.name for k in AGENTS.kinds() if k.needs_actions}]
+    parser.add_argument("--agent", help=f"an agent kind ({', '.join(agents)}) or a plugin's module:attribute")
+    parser.add_argument(
+        "--critic", help=f"a critic kind ({', '.join(CRITICS.choices())}) or a plugin's module:attribute"
+    )
     parser.add_argument("--max-turns", type=int)
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -9,13 +9,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import tomli
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-from pydantic.fields import FieldInfo
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ModelWrapValidatorHandler,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from session.emulator import DEFAULT_TIME_LIMIT
+from session.plugins import MODULE_NAME, OBJECT_PATH, PluginError, import_modules
 
 STATE_SIGNALS = (
     "new_room",
@@ -47,6 +57,9 @@ GateAction = Literal["terminate", "human", "warn"]
 KIND_NAME = r"^[a-z][a-z0-9_-]{0,31}$"
 """What an agent or critic kind may be called. Which kinds exist is the registry's to say (agents.registry, checked
 when an episode is wired): the configuration only reads the name."""
+KIND_REFERENCE = rf"{KIND_NAME}|{OBJECT_PATH}"
+"""What `gameplay.agent` / `gameplay.critic` may say: a registered kind's name, or a plugin's `module:attribute`
+(session.plugins.OBJECT_PATH; agents.registry says what it may name)."""
 
 
 class ConfigError(Exception):
@@ -248,10 +261,10 @@ class LLMConfig(_Section):
 class GameplayConfig(_Section):
     """`[tool.zorkgpt.gameplay]`: the episode and the agent/critic turn loop."""
 
-    agent: str = Field("auto", pattern=KIND_NAME)
-    """Agent kind: one registered in agents/registry.py (`main.py --help` lists them), or `auto`: `llm` when the API
-    key variable is set, else `offline`."""
-    critic: str = Field("auto", pattern=KIND_NAME)
+    agent: str = Field("auto", pattern=KIND_REFERENCE)
+    """Agent kind: one registered in agents/registry.py (`main.py --help` lists them), a plugin's `module:attribute`
+    (docs/extending.md), or `auto`: `llm` when the API key variable is set, else `offline`."""
+    critic: str = Field("auto", pattern=KIND_REFERENCE)
     """Critic kind: one registered in agents/registry.py (`offline`, `llm`: the model judges every proposal,
     `when_risky`: the model only when its verdict can change the outcome, else the offline score), or `auto`:
     `when_risky` when the API key variable is set, else `offline`."""
@@ -570,6 +583,10 @@ class LoopBreakConfig(_Section):
     """`[tool.zorkgpt.loop_break]`: progress, the stop rules' clock, warnings, objectives; each detector's settings in
     its own section below it (`[tool.zorkgpt.loop_break.churn]`, ...)."""
 
+    # The sections of detectors registered after the built-in ones are its extra keys, each validated by its own model
+    # (`_registered_sections`): the fields of this model never change, whatever is registered.
+    model_config = ConfigDict(extra="allow")
+
     enabled: bool = True
     """Master switch: false turns the whole loop-break system off (no termination, warnings or penalties)."""
     stuck_check_interval: int = Field(1, ge=1, le=1000)
@@ -672,42 +689,96 @@ class LoopBreakConfig(_Section):
             )
         return self
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _registered_sections(cls, data: Any, handler: ModelWrapValidatorHandler[LoopBreakConfig]) -> LoopBreakConfig:
+        """The sections of the registered detectors (`register_section`), each validated by its model (its defaults
+        when not given); a key that is neither a field nor such a section is unknown, as in any section. Every
+        problem is reported at once, each at its key."""
+        if not isinstance(data, dict):
+            return handler(data)
+        problems: list[InitErrorDetails] = []
+        given: dict[str, DetectorSection] = {}
+        for name, value in data.items():
+            if name in cls.model_fields:
+                continue
+            model = _REGISTERED_SECTIONS.get(name)
+            if model is None:
+                problems.append({"type": "extra_forbidden", "loc": (name,), "input": value})
+                continue
+            try:
+                given[name] = model.model_validate(value)
+            except ValidationError as exc:
+                problems += _located(exc, (name,))
+        try:
+            config = handler({key: value for key, value in data.items() if key in cls.model_fields})
+        except ValidationError as exc:
+            if not problems:
+                raise
+            problems = _located(exc, ()) + problems
+        if problems:
+            raise ValidationError.from_exception_data(cls.__name__, problems)
+        sections = {name: given[name] if name in given else model() for name, model in _REGISTERED_SECTIONS.items()}
+        object.__setattr__(config, "__pydantic_extra__", sections)
+        return config
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # Its extra keys are the registered sections only, validated as they are set: a misspelt setting stays an
+        # error, as in every other section (where pydantic refuses it).
+        if name in type(self).model_fields or name.startswith("_"):
+            super().__setattr__(name, value)
+        elif name in _REGISTERED_SECTIONS:
+            self.__pydantic_extra__[name] = _REGISTERED_SECTIONS[name].model_validate(value)
+        else:
+            raise ValueError(f"loop_break has no setting or section {name!r}")
+
     def sections(self) -> dict[str, DetectorSection]:
         """Every detector's section, by name, in the order of the fields (built-ins, then registered ones)."""
         return {name: getattr(self, name) for name in detector_sections()}
 
 
+def _located(exc: ValidationError, prefix: tuple[str, ...]) -> list[InitErrorDetails]:
+    """`exc`'s errors, each at `prefix` + its own place, to be raised again together with others."""
+    return [
+        {
+            "type": PydanticCustomError(error["type"], error["msg"]),
+            "loc": (*prefix, *error["loc"]),
+            "input": error["input"],
+        }
+        for error in exc.errors()
+    ]
+
+
+_REGISTERED_SECTIONS: dict[str, type[DetectorSection]] = {}
+"""The sections of detectors registered after the built-in ones (`register_section`), in their order."""
+
+
 def detector_sections() -> dict[str, type[DetectorSection]]:
     """`[tool.zorkgpt.loop_break.<name>]` -> its model: the built-in sections and those registered since."""
-    return {
+    built_in = {
         name: info.annotation
         for name, info in LoopBreakConfig.model_fields.items()
         if isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection)
     }
+    return {**built_in, **_REGISTERED_SECTIONS}
 
 
 def register_section(name: str, model: type[DetectorSection]) -> None:
     """Add `[tool.zorkgpt.loop_break.<name>]`, validated by `model` (defaults: the model's own), to the configuration:
-    a detector registered after the built-in ones (managers/loop_break/detector.py `register`) brings its section."""
-    fields = LoopBreakConfig.model_fields
-    if name in fields:
-        if fields[name].annotation is model:
-            return
+    a detector registered after the built-in ones (managers/loop_break/detector.py `register`) brings its section.
+    A built-in detector's own section, or the same section again, changes nothing; ValueError for a name that is
+    another setting or section."""
+    taken = LoopBreakConfig.model_fields.get(name)
+    current = taken.annotation if taken is not None else _REGISTERED_SECTIONS.get(name, model)
+    if current is not model:
         raise ValueError(f"loop_break.{name} is taken by another setting or section")
-    fields[name] = FieldInfo(annotation=model, default_factory=model, description=model.__doc__)
-    _rebuild()
+    if taken is None:
+        _REGISTERED_SECTIONS[name] = model
 
 
 def unregister_section(name: str) -> None:
     """Drop a section `register_section` added (a test's toy detector); the built-in ones stay."""
-    if name in LoopBreakConfig.model_fields and name not in _BUILT_IN_SECTIONS:
-        del LoopBreakConfig.model_fields[name]
-        _rebuild()
-
-
-def _rebuild() -> None:
-    LoopBreakConfig.model_rebuild(force=True)
-    GameConfiguration.model_rebuild(force=True)
+    _REGISTERED_SECTIONS.pop(name, None)
 
 
 def stop_rules_off() -> dict[str, dict[str, Any]]:
@@ -815,6 +886,10 @@ class GameConfiguration(_Section):
     """Learning across episodes."""
     loop_break: LoopBreakConfig = Field(default_factory=LoopBreakConfig)
     """The loop-break system, each detector's settings in a section of its own."""
+    plugins: list[Annotated[str, StringConstraints(pattern=MODULE_NAME)]] = Field(default_factory=list)
+    """Modules imported before the rest of the configuration is read (`from_toml`, `from_dict`), in every process
+    that reads it (batch workers, Ray tasks, `--resume`): each registers agent or critic kinds, detectors, event
+    types or markers (docs/extending.md). A module that does not import is one error line."""
 
     @classmethod
     def from_toml(cls, path: str | Path = "pyproject.toml", overrides: dict[str, dict[str, Any]] | None = None):
@@ -845,6 +920,7 @@ class GameConfiguration(_Section):
         cls, data: dict[str, Any], overrides: dict[str, dict[str, Any]] | None = None, source: str = "config"
     ) -> GameConfiguration:
         overrides = overrides or {}
+        _import_plugins(data, source)
         for tables, what in ((data, "configuration in"), (overrides, "override of")):
             if renamed := renamed_keys_in(tables):
                 raise ConfigError(f"invalid {what} {source}: " + "; ".join(map(renamed_message, renamed)))
@@ -883,7 +959,16 @@ class RunOptions:
     """No per-turn console line."""
 
 
-_BUILT_IN_SECTIONS = frozenset(detector_sections())
+def _import_plugins(data: dict[str, Any], source: str) -> None:
+    """Import the modules `[tool.zorkgpt] plugins` names, before anything they may register is looked for (a
+    detector's section, a kind). A list of anything but strings is left to the validation to refuse."""
+    plugins = data.get("plugins")
+    if not isinstance(plugins, list) or not all(isinstance(name, str) for name in plugins):
+        return
+    try:
+        import_modules(plugins)
+    except PluginError as exc:
+        raise ConfigError(f"invalid configuration in {source}: tool.zorkgpt.plugins: {exc}") from None
 
 
 def _with_sections_nested(data: dict[str, Any]) -> dict[str, Any]:
@@ -917,18 +1002,24 @@ def _allowed_keys(loc: tuple) -> list[str]:
     model: type[BaseModel] = GameConfiguration
     for part in loc[:-1]:
         field = model.model_fields.get(str(part))
-        if field is None or not isinstance(field.annotation, type) or not issubclass(field.annotation, BaseModel):
+        if field is not None:
+            inner = field.annotation
+        else:  # a registered detector's section, the loop break's extra key
+            inner = _REGISTERED_SECTIONS.get(str(part)) if model is LoopBreakConfig else None
+        if not _is_section(inner):
             break
-        model = field.annotation
-    return sorted(model.model_fields)
+        model = inner
+    return sorted([*model.model_fields, *(_REGISTERED_SECTIONS if model is LoopBreakConfig else ())])
 
 
 # -- docs/configuration.md's tables, generated from the models above (one source of truth) --------------------
 def markdown_tables() -> str:
     """One Markdown table per `[tool.zorkgpt.*]` section (a detector's section under the loop break's): key, default,
     meaning (the docstring) and allowed range."""
-    blocks = []
+    blocks = [_table("tool.zorkgpt", GameConfiguration)]  # its own keys; its sections follow
     for section, field in GameConfiguration.model_fields.items():
+        if not _is_section(field.annotation):
+            continue
         blocks.append(_table(f"tool.zorkgpt.{section}", field.annotation))
         if field.annotation is LoopBreakConfig:
             blocks += [_table(f"tool.zorkgpt.{section}.{name}", model) for name, model in detector_sections().items()]
@@ -938,13 +1029,17 @@ def markdown_tables() -> str:
 def _table(title: str, model: type[BaseModel]) -> str:
     lines = [f"### `[{title}]`", "", "| key | default | meaning |", "|---|---|---|"]
     for key, info in model.model_fields.items():
-        if isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection):
+        if _is_section(info.annotation):
             continue  # a table of its own
         default = info.default_factory() if info.default_factory is not None else info.default
         meaning = " ".join((info.description or "").split()).replace("|", "\\|")
         allowed = _allowed(info)
         lines.append(f"| `{key}` | `{_toml(default)}` | {meaning}{' Allowed: ' + allowed + '.' if allowed else ''} |")
     return "\n".join(lines)
+
+
+def _is_section(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 
 def _toml(value: Any) -> str:

@@ -5,14 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from managers.loop_break import Detector, Stretch, Turn, register, unregister
 from managers.loop_break.detector import REGISTRY, stop_rules
 from managers.loop_break.loop_break import marked_events
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, DetectorSection, GameConfiguration, LoopBreakConfig, stop_rules_off
-from session.events import EventType, emit
+from session.events import (
+    MARKERS,
+    EventType,
+    emit,
+    register_event_type,
+    register_marker,
+    unregister_event_type,
+    unregister_marker,
+)
 from session.records import read_record_dicts, read_summary
 from viewer.episodes import load_episode
 
@@ -117,3 +125,51 @@ def test_unregistering_the_toy_leaves_the_built_in_ones(toy):
 def test_a_name_is_registered_once():
     with pytest.raises(ValueError, match="registered already"):
         register(type("Churn", (Detector,), {"name": "churn", "config_model": ToyConfig}))
+
+
+def test_the_toy_section_is_no_field_of_the_model(toy, tmp_path):
+    """A registered section lives beside the model's fields (validated by its own model), never among them."""
+    assert "toy" not in LoopBreakConfig.model_fields and "toy" not in GameConfiguration.model_fields
+    with pytest.raises(ConfigError) as error:
+        GameConfiguration.from_toml(_pyproject(tmp_path, "bogus = 1\nlooks = -1"))
+    message = str(error.value)
+    assert "loop_break.toy.bogus: unknown key; allowed keys here: looks" in message
+    assert "loop_break.toy.looks: Input should be greater than or equal to 0" in message
+    with pytest.raises(ConfigError, match=r"loop_break\.nonesuch: unknown key; allowed keys here: .*\btoy\b"):
+        GameConfiguration.from_dict({"loop_break": {"nonesuch": {}}})
+    config = GameConfiguration.from_toml(_pyproject(tmp_path, "looks = 2"))
+    assert config.model_dump()["loop_break"]["toy"] == {"looks": 2}  # what episode.json keeps for --resume
+    assert GameConfiguration.from_dict(config.model_dump(mode="json")) == config
+    assert config.loop_break.sections()["toy"] == ToyConfig(looks=2)
+    config.loop_break.toy = {"looks": 4}  # validated as it is set, as a built-in section is
+    assert config.loop_break.toy == ToyConfig(looks=4)
+    with pytest.raises(ValidationError):
+        config.loop_break.toy = {"looks": -1}
+    with pytest.raises(ValueError, match="no setting or section 'tyo'"):
+        config.loop_break.tyo = {"looks": 4}
+
+
+def test_a_detector_declares_its_event_types_and_markers():
+    def detector(name: str, events: dict, markers: dict | None = None) -> type[Detector]:
+        return type(name, (Toy,), {"name": name, "events": events, "markers": markers or {}})
+
+    with pytest.raises(ValueError, match="toy_counted, no registered event type"):
+        register(detector("counting", {"toy_counted": "detection"}))
+    counted = register_event_type("toy_counted")
+    with pytest.raises(ValueError, match="marks its events with toy-count: not a marker"):
+        register(detector("counting", {counted: "toy-count"}))
+    assert "counting" not in REGISTRY
+    register(detector("counting", {counted: "toy-count"}, {"toy-count": "#123456"}))
+    try:
+        assert marked_events()[counted] == "toy-count" and MARKERS["toy-count"] == "#123456"
+        events: list[dict] = []
+        emit(events, counted, "counted", turn=1)
+        assert events == [{"event_type": "toy_counted", "turn": 1}]
+        with pytest.raises(ValueError, match="unknown event type 'toy_uncounted'"):
+            emit(events, "toy_uncounted", "never registered")
+        with pytest.raises(ValueError, match="registered already"):
+            register_marker("toy-count", "#654321")
+    finally:
+        unregister("counting")
+        unregister_marker("toy-count")
+        unregister_event_type(counted)

@@ -14,7 +14,11 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 """The README and the docs pages: what a reader is told."""
 CONFIGURATION = ROOT / "docs" / "configuration.md"
 SECTIONS = {
-    **{section: field.annotation for section, field in GameConfiguration.model_fields.items()},
+    **{
+        section: field.annotation
+        for section, field in GameConfiguration.model_fields.items()
+        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)  # not `plugins`
+    },
     **{f"loop_break.{name}": model for name, model in detector_sections().items()},
 }
 """Every `[tool.zorkgpt.*]` table: the top-level sections and the loop-break detectors' sections under theirs."""
@@ -189,6 +193,8 @@ def test_a_default_quoted_in_prose_is_the_default():
     mention whose key no section has (a renamed key) fails too, so the prose follows a rename."""
     defaults: dict[str, set[float]] = {}
     for section in GameConfiguration.model_fields.values():
+        if not (isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel)):
+            continue  # `plugins`, a key of [tool.zorkgpt] itself
         for key, values in _numeric_defaults(section.annotation).items():
             defaults.setdefault(key, set()).update(values)
     mentions = [

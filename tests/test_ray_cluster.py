@@ -26,6 +26,7 @@ from batch.ray_cluster import GCS_WAIT, SINGLE_MACHINE, RayClusterError, endpoin
 from batch.runner import main as batch_main
 from tests.conftest import story_file
 from tests.local_http import PROXY_VARIABLES
+from tests.test_plugins import assert_played_by_the_toy_plugin, plugin_config, write_toy_plugin
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray head node, one at a time
 
@@ -297,6 +298,27 @@ def test_a_batch_on_a_real_head_node_gives_the_local_table_and_stays_on_loopback
     assert {"gcs_server", "raylet"} <= {name for name, *_ in watch.seen[head.session]}  # not an empty sample
     assert any(state == LISTEN and local == gcs for _, state, local, _ in watch.seen[head.session])
     assert any(remote == gcs for _, state, _, remote in watch.seen[batch.pid] if state != LISTEN)  # the batch's driver
+
+
+@needs_ray
+def test_a_plugin_outside_the_tree_is_shipped_to_the_cluster_and_imported_by_its_tasks(head, tmp_path):
+    """Only the batch's own process finds the plugin (its PYTHONPATH): the batch ships it with the tasks, and each
+    task imports it from the configuration it is handed, before it builds its episode."""
+    plugin = write_toy_plugin(tmp_path / "outside-the-tree")
+    config = plugin_config(tmp_path / "plugged.toml", tmp_path / "unused")
+    out = tmp_path / "ray"
+    flags = ["--games", str(story_file("zork1.z5")), "--seeds", "1,2", "--workers", "2", "--quiet"]
+    command = [sys.executable, "main.py", "batch", *flags, "--config", str(config), "--out", str(out)]
+    command += ["--backend", "ray", "--ray-address", head.ready().address]
+    env = clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(head.token), PYTHONPATH=str(plugin))
+    batch = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert batch.returncode == 0, batch.stderr[-3000:]
+    rows = [json.loads(line) for line in (out / "manifest.jsonl").read_text().splitlines()]
+    assert {row["status"] for row in rows} == {"finished"} and len(rows) == 2, rows
+    folders = [path.parent for path in (out / "episodes").rglob("summary.json")]
+    assert len(folders) == 2
+    for folder in folders:
+        assert_played_by_the_toy_plugin(folder)
 
 
 def error_lines(runs: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, str]:
