@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import traceback
 from pathlib import Path
@@ -66,6 +65,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         install_request_limits(limits)
     from orchestration.wiring import RunOptions, build_orchestrator, build_session
     from session.config import GameConfiguration
+    from session.records import read_summary
 
     logger.remove()
     folder = Path(job["folder"])
@@ -78,7 +78,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         args = RunOptions(rom=job["story"], quiet=True)
         session = build_session(config, args)
         try:
-            summary = json.loads(build_orchestrator(config, args, session=session).play_episode().read_text())
+            summary = read_summary(build_orchestrator(config, args, session=session).play_episode().parent)
         finally:
             session.close()  # its emulators' processes end with the job, not when the worker collects it
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on

@@ -17,6 +17,7 @@ import pytest
 
 from agents.registry import AGENTS, CRITICS, Kind
 from session.config import ConfigError, GameConfiguration
+from session.records import EVENTS_FILE, SUMMARY_FILE, read_record_dicts, read_summary
 
 slow = pytest.mark.slow  # main.py in subprocesses
 
@@ -166,14 +167,9 @@ def run_main(args: list[str], env: dict[str, str]) -> subprocess.CompletedProces
     )
 
 
-def records_of(folder: Path) -> list[dict]:
-    return [json.loads(line) for line in (folder / "events.jsonl").read_text().splitlines()]
-
-
 def assert_played_by_the_toy_plugin(folder: Path) -> None:
     """The episode in `folder` was played by the toy agent and stopped by the toy detector, which marked its looks."""
-    summary = json.loads((folder / "summary.json").read_text())
-    records = records_of(folder)
+    summary, records = read_summary(folder), read_record_dicts(folder)
     assert summary["agent"] == "toyplug-fixed"
     assert [r["command"] for r in records] == TOY_COMMANDS[:TURNS_TO_STOP]
     assert summary["termination_reason"] == "stuck_no_progress"
@@ -209,9 +205,9 @@ def test_a_plugin_plays_through_main_and_resumes(toyplug, rom_path, tmp_path):
 
     # Killed two turns before its end: --resume reads the plugins from episode.json (no --config given) and ends the
     # episode as before.
-    whole = (folder / "events.jsonl").read_text().splitlines(keepends=True)
-    (folder / "events.jsonl").write_text("".join(whole[:-2]))
-    for written_at_the_end in ("summary.json", "map.json", "report.html"):
+    whole = (folder / EVENTS_FILE).read_text().splitlines(keepends=True)
+    (folder / EVENTS_FILE).write_text("".join(whole[:-2]))
+    for written_at_the_end in (SUMMARY_FILE, "map.json", "report.html"):
         (folder / written_at_the_end).unlink(missing_ok=True)
     resumed = run_main(["--resume", str(folder), "--quiet"], with_plugin_path(toyplug))
     assert resumed.returncode == 0, resumed.stderr
@@ -226,7 +222,7 @@ def test_kinds_named_by_path_on_the_command_line(toyplug, rom_path, tmp_path):
     played = run_main([*flags, *kinds], with_plugin_path(toyplug))
     assert played.returncode == 0, played.stderr
     folder = Path(played.stdout.strip().splitlines()[-1]).parent
-    summary, records = json.loads((folder / "summary.json").read_text()), records_of(folder)
+    summary, records = read_summary(folder), read_record_dicts(folder)
     assert (summary["agent"], summary["critic"]) == ("toyplug-fixed", "toyplug-approving")
     assert [r["command"] for r in records] == TOY_COMMANDS[:4]
     assert {r["critic_reason"] for r in records} == {"toyplug approves"}
@@ -285,7 +281,7 @@ def test_a_batch_imports_the_plugins_in_its_workers(toyplug, rom_path, tmp_path)
     assert sorted(row["seed"] for row in rows) == [1, 2]
     assert {row["status"] for row in rows} == {"finished"}, rows
     assert {row["termination_reason"] for row in rows} == {"stuck_no_progress"}
-    folders = [path.parent for path in (out / "episodes").rglob("summary.json")]
+    folders = [path.parent for path in (out / "episodes").rglob(SUMMARY_FILE)]
     assert len(folders) == 2
     for folder in folders:
         assert_played_by_the_toy_plugin(folder)
