@@ -24,21 +24,13 @@ from loguru import logger
 
 from agents.registry import AGENTS, CRITICS
 from managers.knowledge import KnowledgeError
-from orchestration.episode import EPISODE_FILE, ResumeError
+from orchestration.episode import EPISODE_FILE, ResumeError, read_interrupted
 from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration
 from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession, StoryFileError
-from session.records import (
-    FINISHED_ENDINGS,
-    SUMMARY_FILE,
-    Ending,
-    NotATurnRecord,
-    TurnRecord,
-    read_records,
-    read_summary,
-)
+from session.records import Ending, TurnRecord, read_summary
 from session.safe_text import printable
 from session.tables import markdown_table
 
@@ -112,18 +104,7 @@ def load_resume(args: argparse.Namespace) -> tuple[GameConfiguration, str, list[
     --max-turns and --quiet may change. The episode goes on in the folder given, under its name: a folder moved or
     renamed since keeps every record in one place."""
     folder = Path(args.resume)
-    try:
-        info = json.loads((folder / EPISODE_FILE).read_text())
-        reason = read_summary(folder).get("termination_reason") if (folder / SUMMARY_FILE).is_file() else None
-        records = read_records(folder)
-    except NotATurnRecord as exc:
-        raise ConfigError(f"--resume {folder}: {exc}") from None
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"--resume {folder}: not a readable episode folder ({exc})") from None
-    if reason in FINISHED_ENDINGS:
-        raise ConfigError(f"--resume {folder}: the episode ended ({reason}); nothing to resume")
-    if not records:
-        raise ConfigError(f"--resume {folder}: no turn was recorded; start a new episode instead")
+    info, records = read_interrupted(folder)
     overrides = {"files": {"episode_dir": str(folder.parent)}}
     if args.max_turns is not None:
         overrides["gameplay"] = {"max_turns_per_episode": args.max_turns}
@@ -212,7 +193,7 @@ def play_one(
     except (RecordsUnwritable, ResumeError, StoryFileError) as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return EXIT_USAGE, None
-    summary = json.loads(summary_path.read_text())
+    summary = read_summary(summary_path.parent)
     print("\n".join(closing_lines(summary, summary_path.parent, config.files.episode_dir)))
     print(summary_path)
     if orchestrator.game_state.termination_reason == Ending.LLM_UNAVAILABLE:

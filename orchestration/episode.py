@@ -22,10 +22,21 @@ from managers.map_graph import MapGraph
 from managers.objectives import ObjectiveManager
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
 from orchestration.spending import Spending, usage_line
-from session.config import GameConfiguration
+from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import JerichoSession
-from session.records import BROKEN_ENDINGS, Ending, EpisodeOver, GameView
+from session.records import (
+    BROKEN_ENDINGS,
+    FINISHED_ENDINGS,
+    SUMMARY_FILE,
+    Ending,
+    EpisodeOver,
+    GameView,
+    NotATurnRecord,
+    TurnRecord,
+    read_records,
+    read_summary,
+)
 
 EPISODE_FILE = "episode.json"
 """What `--resume` needs to rebuild an episode, in its folder."""
@@ -48,6 +59,25 @@ class GameState:
 
 def new_episode_id() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H-%M-%S") + "-" + uuid.uuid4().hex[:6]
+
+
+def read_interrupted(folder: Path) -> tuple[dict[str, Any], list[TurnRecord]]:
+    """An interrupted episode's folder, read to resume it: its episode.json and its records. A ConfigError says in
+    one line why it cannot be resumed (not an episode folder, a record that does not read, an episode that ended,
+    no turn recorded)."""
+    try:
+        info = json.loads((folder / EPISODE_FILE).read_text())
+        reason = read_summary(folder).get("termination_reason") if (folder / SUMMARY_FILE).is_file() else None
+        records = read_records(folder)
+    except NotATurnRecord as exc:
+        raise ConfigError(f"--resume {folder}: {exc}") from None
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"--resume {folder}: not a readable episode folder ({exc})") from None
+    if reason in FINISHED_ENDINGS:
+        raise ConfigError(f"--resume {folder}: the episode ended ({reason}); nothing to resume")
+    if not records:
+        raise ConfigError(f"--resume {folder}: no turn was recorded; start a new episode instead")
+    return info, records
 
 
 def crash_ending(exc: BaseException) -> Ending:
