@@ -68,7 +68,7 @@ GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""
 TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
-"""Turns from a loop's start within which it must end (issue 9)."""
+"""Turns from a loop's start within which it must end."""
 
 
 # -- building (cached) -----------------------------------------------------------------------------------------

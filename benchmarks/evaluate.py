@@ -62,7 +62,7 @@ PLOTTED_EVENTS = (
 """Events whose first turn the scenario plots mark (besides every `loop_detected` kind)."""
 STUCK_LLM_SCENARIO = "dam_ab"
 """The stuck replay whose LLM cost per turn prices the turns the loop break saves."""
-ORIGINAL_EPISODE_TURNS = 341  # the 2025-11-03 episode the Dam scenarios reproduce
+ORIGINAL_EPISODE_TURNS = 341  # the recorded episode the Dam scenarios reproduce (scenarios/dam_*.toml)
 
 
 # -- running one episode -------------------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
 # -- overhead and memory -------------------------------------------------------------------------------------
 def memory_probe(rom: Path, turns: int) -> dict:
     """Peak and current RSS of a fresh process that plays `turns` turns of the camp_in_room loop (on the Dam, which
-    is lit), forced, never terminated. Not the dam_ab looper it used to be: steered, a looper may leave its loop and
+    is lit), forced, never terminated. Not the dam_ab looper: steered, a looper may leave its loop and
     die in the dark (dam_ab's did at turn 577 once the repetition window grew to 16), and dam_ab forced walks into the
     dark Maintenance Room until the lamp dies (turn 504); either would measure a short episode under a long one's
     name, so the probe now fails when the episode ends early."""

@@ -47,7 +47,7 @@ from session.tables import markdown_table
 DEFAULT_SCENARIOS = ("healthy_walkthrough", "dam_back_and_forth", "camp_in_room")
 TARGET_CALLS_PER_TURN = {"healthy": 2.0, "stuck": 2.5}
 ZORKGPT_PROMPT_CHARS_PER_TURN = 71_500
-"""Characters ZorkGPT sends per turn on the same walkthrough (the figure issue 11 measured)."""
+"""Characters ZorkGPT sends per turn on the same walkthrough."""
 SCRIPTED_KEY = "scripted-local-key"
 
 

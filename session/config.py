@@ -1,6 +1,7 @@
 """Configuration: one pydantic model per `[tool.zorkgpt.*]` section of pyproject.toml.
 
-Every field carries its documentation in the docstring under it (pydantic reads those as descriptions).
+Every field carries its documentation in the docstring under it (pydantic reads those as descriptions). The designs
+a section cites (design 000-004) are described in docs/design.md.
 An unknown key or an out-of-range value raises `ConfigError`, whose message names the key and what is allowed.
 """
 
@@ -625,10 +626,10 @@ class LoopBreakConfig(_Section):
     weak_signals: list[ProgressSignal] = Field(default_factory=lambda: ["new_room_inventory"])
     """Progress by these signals alone restarts every clock but one: the fruitless rule also counts, and stops on,
     the turns since the last progress by any other signal (every wait left out). A semi-novel loop whose walks reach
-    rooms it had seen only with other things in hand restarted its count at each (zork2's carousel, 66 turns, now 29;
-    two of zork3's among the loops built after the rule was chosen). Measured: no healthy run stopped (1,176 optimal
-    and noisy walkthroughs, seeds 1-33, and 112 of seeds 34-37 built afterwards), nor at share 0.75. []: the
-    fruitless rule counts from the last progress alone."""
+    rooms it had seen only with other things in hand restarts its count at each without it (zork2's carousel runs 66
+    turns, 29 with it; so do two of zork3's among the loops built after the rule was chosen). Measured: no healthy
+    run stopped (1,176 optimal and noisy walkthroughs, seeds 1-33, and 112 of seeds 34-37 built afterwards), nor at
+    share 0.75. []: the fruitless rule counts from the last progress alone."""
     penalty_min_turns_stuck: int = Field(4, ge=0, le=100_000)
     """Penalties apply only when at least this many turns have passed since the last progress."""
     steering_pressure: float = Field(0.67, ge=0.0, le=1.0)

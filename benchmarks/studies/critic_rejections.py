@@ -4,7 +4,7 @@
 
 Every Jericho walkthrough in the folder is forced through the real orchestrator with the offline critic; a turn
 counts when the command the walkthrough played would have been rejected (`would_reject`). Prints the share per game,
-over the corpus, and the most common reasons (target: under 2 %, issue 12).
+over the corpus, and the most common reasons (target: under 2 %).
 """
 
 from __future__ import annotations
