@@ -1,11 +1,16 @@
-"""Shared test factories: synthetic records with neutral defaults, so a test names only what it cares about."""
+"""Shared test factories: synthetic records with neutral defaults, so a test names only what it cares about, and the
+loop break they are fed to."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Any
 
-from session.config import stop_rules_off
+from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break.penalties import Detections
+from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
+from managers.map_graph import MapGraph
+from session.config import LoopBreakConfig, stop_rules_off
 from session.records import TurnRecord
 
 SEED_LOOP_BREAK = {
@@ -79,3 +84,21 @@ def first_stop(breaker: Any, records: Iterable[TurnRecord]) -> tuple[int | None,
             [event] = [e for e in verdict.events if e["event_type"] == "stuck_termination"]
             return record.turn, event["rule"]
     return None, None
+
+
+def loop_break(**config: Any) -> LoopBreak:
+    """A LoopBreak under `config` (`[tool.zorkgpt.loop_break]` keys over the defaults) on an empty map, predicting
+    destinations from that map."""
+    game_map = MapGraph()
+    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+
+
+def detections_of(**results: Any) -> Detections:
+    """The room-loop detections a penalty is computed from: the `oscillation`, `camping`, `region` and `recent_rooms`
+    given, none for the rest."""
+    return Detections(
+        results.get("oscillation", OscillationResult(False)),
+        results.get("camping", CampingResult(False)),
+        results.get("region", RegionLoopResult(False)),
+        results.get("recent_rooms", ()),
+    )

@@ -4,19 +4,17 @@ same, per game and by reason)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from benchmarks.studies.critic_rejections import TARGET_SHARE, measure
-from tests.conftest import story_file
+from tests.helpers import PYPROJECT, story_file
 
 pytestmark = pytest.mark.slow  # every corpus game's optimal walkthrough
 
 
 def test_optimal_play_is_rarely_rejected():
     corpus = story_file("zork1.z5").parent
-    result = measure(corpus, str(Path(__file__).resolve().parents[2] / "pyproject.toml"))
+    result = measure(corpus, str(PYPROJECT))
     assert len(result["games"]) >= 28
     assert result["share"] < TARGET_SHARE, result["reasons"][:5]
     assert not [row for row in result["games"] if row["would_reject"] > 0.06 * row["turns"]]

@@ -11,7 +11,7 @@ from agents.scripted_llm import ScriptedOpenAI
 from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
-from tests.conftest import make_config, run_episode, story_file
+from tests.helpers import make_config, run_episode, story_file
 
 
 def test_walkthrough_with_blank_steps_wins_and_sends_them(tmp_path):

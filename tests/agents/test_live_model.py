@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from session.records import read_record_dicts, read_summary
-from tests.conftest import make_config
+from tests.helpers import make_config
 
 LIVE_TURNS = 20
 pytestmark = pytest.mark.skipif(

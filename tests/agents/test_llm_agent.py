@@ -16,16 +16,12 @@ from agents.llm_critic import LLMCritic, parse_judgement
 from agents.prompts import AGENT_RETRY, role_of
 from agents.scripted_llm import send_json
 from managers.objectives import ObjectiveManager
-from tests.conftest import make_config, run_episode
+from tests.helpers import make_config, run_episode, verdict_json
 from tests.local_http import bypass_proxies, serving
 
 WEST_OF_HOUSE, NORTH_OF_HOUSE, FOREST_PATH = 180, 81, 75
 # (prompt_tokens, completion_tokens) the server reports for each role's calls
 TOKENS = {"agent": (100, 3), "critic": (50, 7)}
-
-
-def verdict(score: float, reason: str) -> str:
-    return json.dumps({"score": score, "reason": reason})
 
 
 class FakeLLM:
@@ -34,7 +30,7 @@ class FakeLLM:
     def __init__(self):
         self.requests: list[dict] = []
         self.scripts: dict[str, deque] = {"agent": deque(), "critic": deque()}
-        self.defaults = {"agent": "look", "critic": verdict(0.9, "fine")}
+        self.defaults = {"agent": "look", "critic": verdict_json(0.9, "fine")}
         self.always_status: int | None = None
         self.cached_tokens = 0
         """Prompt tokens every reply says were served from the provider's cache."""
@@ -146,7 +142,9 @@ def candidate_view(record) -> list[tuple]:
 # -- a. critic rejection -> regeneration with the reason as feedback ---------------------------------------------
 def test_critic_rejection_regenerates_with_feedback(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "north", "open mailbox")
-    fake_llm.script("critic", verdict(0.2, "REASON-XYZ open the mailbox first"), verdict(0.9, "the mailbox is here"))
+    fake_llm.script(
+        "critic", verdict_json(0.2, "REASON-XYZ open the mailbox first"), verdict_json(0.9, "the mailbox is here")
+    )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"critic_rejection_threshold": 0.5})
 
     first, second = fake_llm.user_prompts("agent")
@@ -171,7 +169,7 @@ def test_a_proposal_repeated_after_its_rejection_costs_no_critic_call_and_ends_t
     """The agent insists on `north` after the critic rejected it: the earlier verdict stands (no second critic call)
     and the agent is not asked a third time; the best of the turn's proposals runs."""
     fake_llm.script("agent", "north", "N", "open mailbox")
-    fake_llm.script("critic", verdict(0.2, "open the mailbox first"))
+    fake_llm.script("critic", verdict_json(0.2, "open the mailbox first"))
     result = play_llm(rom_path, tmp_path, fake_llm.base_url)
     assert Counter(r["role"] for r in fake_llm.requests) == {"agent": 2, "critic": 1}
     (record,) = result.records
@@ -351,7 +349,9 @@ def test_every_candidate_precheck_rejected_runs_nothing_in_their_place(rom_path,
 # -- c. every candidate rejected: the best one runs --------------------------------------------------------------
 def test_best_scoring_candidate_runs_when_all_are_rejected(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "open mailbox", "north", "south")
-    fake_llm.script("critic", verdict(0.3, "meh"), verdict(0.45, "best of a bad lot"), verdict(0.1, "no"))
+    fake_llm.script(
+        "critic", verdict_json(0.3, "meh"), verdict_json(0.45, "best of a bad lot"), verdict_json(0.1, "no")
+    )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"max_rejections": 2})
     (record,) = result.records
     assert candidate_view(record) == [
@@ -371,7 +371,7 @@ def test_best_scoring_candidate_runs_when_all_are_rejected(rom_path, tmp_path, f
 
 def test_critic_rejection_threshold_is_configurable(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "open mailbox")
-    fake_llm.script("critic", verdict(0.3, "low but fine"))
+    fake_llm.script("critic", verdict_json(0.3, "low but fine"))
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, gameplay={"critic_rejection_threshold": 0.25})
     (record,) = result.records
     assert record["rejections"] == 0 and record["command"] == "open mailbox"
@@ -472,7 +472,7 @@ def test_objectives_ride_on_the_critic_verdict(rom_path, tmp_path, fake_llm):
         "critic",
         review_verdict(new=["Open the mailbox", "Read the leaflet"]),
         review_verdict(completed=[("Open the mailbox", "reveals a leaflet")]),
-        verdict(0.9, "fine"),
+        verdict_json(0.9, "fine"),
     )
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=3, llm_objectives=True)
     assert Counter(r["role"] for r in fake_llm.requests) == {"agent": 3, "critic": 3}
@@ -488,7 +488,7 @@ def test_objectives_ride_on_the_critic_verdict(rom_path, tmp_path, fake_llm):
 def test_server_errors_end_the_episode_as_llm_unavailable(rom_path, tmp_path, fake_llm):
     """The critic fails before its command ran: the turns before are all recorded, the failed one is not."""
     fake_llm.script("agent", "open mailbox", "take leaflet")
-    fake_llm.script("critic", verdict(0.9, "fine"), 500)
+    fake_llm.script("critic", verdict_json(0.9, "fine"), 500)
     result = play_llm(
         rom_path,
         tmp_path,
@@ -506,7 +506,7 @@ def test_server_errors_end_the_episode_as_llm_unavailable(rom_path, tmp_path, fa
 # -- f. token accounting ----------------------------------------------------------------------------------------
 def test_calls_and_tokens_by_role_match_the_server(rom_path, tmp_path, fake_llm):
     fake_llm.script("agent", "north", "open mailbox", "take leaflet", "north")
-    fake_llm.script("critic", verdict(0.1, "open the mailbox first"))
+    fake_llm.script("critic", verdict_json(0.1, "open the mailbox first"))
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=3, llm_objectives=True)
     sent_calls = Counter(r["role"] for r in fake_llm.requests)
     assert sent_calls == {"agent": 4, "critic": 4}
@@ -565,7 +565,7 @@ def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path
             {"note": "Climbing the tree scores.", "turn": 3},
         ]
     }
-    fake_llm.script("critic", *[verdict(0.9, "fine")] * 4, json.dumps(notes))
+    fake_llm.script("critic", *[verdict_json(0.9, "fine")] * 4, json.dumps(notes))
     config = make_config(
         tmp_path,
         llm={"base_url": fake_llm.base_url, "max_retries": 0, "timeout_seconds": 5},
@@ -605,7 +605,7 @@ def test_every_call_asks_for_its_schema_and_a_refusal_turns_off_that_role_s_only
     """By default the agent's and the critic's requests carry their JSON schemas; a 400 to the critic's turns the
     critic's schema off for the episode (the call made again at once, without it), never the agent's."""
     fake_llm.script("agent", "open mailbox", "north")
-    fake_llm.script("critic", 400, verdict(0.9, "the mailbox is here"), verdict(0.9, "a way on"))
+    fake_llm.script("critic", 400, verdict_json(0.9, "the mailbox is here"), verdict_json(0.9, "a way on"))
     result = play_llm(rom_path, tmp_path, fake_llm.base_url, max_turns=2)
     agent = [r["body"].get("response_format", {}).get("json_schema", {}).get("name") for r in fake_llm.of_role("agent")]
     critic = [

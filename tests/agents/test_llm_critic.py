@@ -17,7 +17,7 @@ from agents.scripted_llm import ScriptedOpenAI
 from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
-from tests.conftest import make_config, run_episode
+from tests.helpers import make_config, run_episode
 
 
 class Script:

@@ -27,9 +27,8 @@ from agents.prompts import role_of
 from managers.objectives import ObjectiveManager
 from session.config import LLMConfig
 from session.jericho_session import JerichoSession
-from tests.agents.test_llm_agent import verdict
-from tests.conftest import make_config, run_episode
-from tests.local_http import bypass_proxies, closed_port, serving
+from tests.helpers import make_config, run_episode, verdict_json
+from tests.local_http import closed_port, serving
 
 pytestmark = pytest.mark.slow  # short episodes, each against a misbehaving HTTP server
 
@@ -138,11 +137,6 @@ class FaultServer:
             if answer.failure:
                 self.caused[answer.failure] += 1
         return answer
-
-
-@pytest.fixture
-def no_proxy(monkeypatch):
-    bypass_proxies(monkeypatch)
 
 
 @pytest.fixture
@@ -367,8 +361,8 @@ def test_an_error_body_with_the_key_and_escape_codes_is_redacted_and_printable(r
 
 # critic replies the parsers refuse: the offline score stands in, and no objective comes from them
 CRITIC_REPLIES = {
-    "score_above_one": verdict(1.5, "too good"),
-    "score_below_zero": verdict(-0.2, "too bad"),
+    "score_above_one": verdict_json(1.5, "too good"),
+    "score_below_zero": verdict_json(-0.2, "too bad"),
     "boolean_score": json.dumps({"score": True, "reason": "yes"}),
     "word_score": json.dumps({"score": "high", "reason": "quoted"}),
     "score_line_out_of_range": "score: 10",
@@ -391,7 +385,7 @@ def test_unreadable_critic_replies_fall_back(rom_path, tmp_path, fault_server, s
 
 
 def test_a_surrogate_in_the_critic_reason_is_recorded_safely(rom_path, tmp_path, fault_server, steps):
-    fault_server.plan = always(reply(verdict(0.9, "fine \ud800 move")), roles=("critic",))
+    fault_server.plan = always(reply(verdict_json(0.9, "fine \ud800 move")), roles=("critic",))
     result = play(rom_path, tmp_path, fault_server.base_url)
     assert_sound(result, steps, "max_turns", {})
     assert result.records[0]["critic_reason"] == "fine \ufffd move"

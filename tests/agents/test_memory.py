@@ -14,7 +14,7 @@ from orchestration.episode import ResumeError
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import LLMConfig
 from session.records import TurnRecord
-from tests.conftest import make_config, read_episode
+from tests.helpers import make_config, read_episode
 
 WALL = "wall_seconds"
 """The one field that may differ between equal runs."""

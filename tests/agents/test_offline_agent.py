@@ -9,7 +9,7 @@ from agents.offline_agent import OfflineAgent
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
 from session.records import GameObject, GameView
-from tests.conftest import make_config, run_episode, story_file
+from tests.helpers import make_config, run_episode, story_file
 
 SWORD, THIEF = GameObject(1, "sword"), GameObject(2, "thief")
 

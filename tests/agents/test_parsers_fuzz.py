@@ -34,8 +34,8 @@ from session.config import LoopBreakConfig
 from session.context import ObjectiveReview
 from session.jericho_session import JerichoSession
 from session.safe_text import printable
-from tests.conftest import story_file
 from tests.factories import turn_record
+from tests.helpers import story_file
 
 FUZZ = settings(
     max_examples=300,

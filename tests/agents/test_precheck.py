@@ -10,7 +10,7 @@ import pytest
 from agents.precheck import ObjectPrecheck
 from session.commands import normalize_command
 from session.jericho_session import CommandRefused, JerichoSession
-from tests.conftest import story_file
+from tests.helpers import story_file
 
 
 def after_steps(name: str, steps: int) -> JerichoSession:

@@ -33,8 +33,8 @@ from managers.game_reader import GameReader, kept_opening
 from managers.map_graph import MapGraph
 from session.commands import direction_of
 from session.jericho_session import JerichoSession
-from tests.conftest import make_config, run_episode, story_file
 from tests.factories import SEED_LOOP_BREAK
+from tests.helpers import make_config, run_episode, story_file
 
 
 class ContextCapture(ReplayAgent):

@@ -11,7 +11,7 @@ from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from tests.conftest import make_config, run_episode, story_file
+from tests.helpers import make_config, run_episode, story_file
 
 
 @pytest.mark.parametrize(

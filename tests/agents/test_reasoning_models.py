@@ -7,7 +7,6 @@ DeepSeek-R1 as vLLM or Ollama serve it (the reasoning in a `<think>` block that 
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import openai
@@ -19,15 +18,9 @@ from agents.scripted_llm import ReasoningModel
 from benchmarks.llm_calls import play
 from session.config import CHAT_FAMILY, DEFAULT_FAMILIES, LLMConfig, ModelFamily
 from session.jericho_session import JerichoSession
-from tests.conftest import story_file
-from tests.local_http import bypass_proxies
+from tests.helpers import PYPROJECT, story_file
 
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    bypass_proxies(monkeypatch)
+pytestmark = pytest.mark.usefixtures("no_proxy")  # the scripted server is on 127.0.0.1
 
 
 def long_thought_every(n: int, tokens: int, usual: int = 1500):

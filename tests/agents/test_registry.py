@@ -15,13 +15,12 @@ from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError
 from session.context import AgentContext
 from session.records import Judgement, read_record_dicts, read_summary
-from tests.conftest import make_config
+from tests.helpers import PYPROJECT, make_config
 from tests.local_http import bypass_proxies
 
 TOY_WALK = ["open mailbox", "take leaflet", "north", "east", "open window", "enter window"]
 """Each step changes the game (no pre-check refuses it): the toy critic's verdict decides every one."""
 TOY_REASON = "the toy critic likes every move"
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 class ToyAgent(Agent):
@@ -78,11 +77,6 @@ def toy_kinds():
     yield
     for registry, kind in kinds:
         registry.unregister(kind.name)
-
-
-@pytest.fixture
-def no_api_key(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def _records(summary_path: Path) -> list[dict]:

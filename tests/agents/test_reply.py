@@ -19,7 +19,7 @@ from agents.reply import (
 )
 from session.commands import GameDictionary, why_not_run
 from session.jericho_session import JerichoSession
-from tests.conftest import story_file
+from tests.helpers import story_file
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,7 @@ from agents.reply import parse_reply
 from benchmarks.reply_corpus import FAILURE, SETS, TARGET_EXPECTED, dictionaries, load_corpus, measure
 from session.commands import GameDictionary
 from session.jericho_session import STORY_SUFFIXES, JerichoSession
-from tests.conftest import story_file
+from tests.helpers import story_file
 
 SOURCES, REPLIES = load_corpus()
 DEV_SOURCES, DEV = load_corpus(SETS["dev"])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -15,10 +14,8 @@ from benchmarks.llm_calls import play
 from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
-from tests.conftest import story_file
+from tests.helpers import PYPROJECT, story_file
 from tests.local_http import bypass_proxies
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
 
 
 @pytest.fixture()

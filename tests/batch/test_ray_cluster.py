@@ -24,13 +24,18 @@ import pytest
 
 from batch.ray_cluster import GCS_WAIT, SINGLE_MACHINE, RayClusterError, endpoint
 from batch.runner import main as batch_main
-from tests.conftest import story_file
+from tests.helpers import (
+    ROOT,
+    assert_played_by_the_toy_plugin,
+    batch_table,
+    plugin_config,
+    story_file,
+    write_toy_plugin,
+)
 from tests.local_http import PROXY_VARIABLES
-from tests.session.test_plugins import assert_played_by_the_toy_plugin, plugin_config, write_toy_plugin
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray head node, one at a time
 
-ROOT = Path(__file__).resolve().parents[2]
 RAY_CLI = Path(sys.executable).parent / "ray"
 HANG_GUARD_SECONDS = 120
 """Far above the runner's own bound: a run that reaches it hangs (it used to wait for minutes)."""
@@ -268,11 +273,6 @@ def on_cluster(address: str, out: Path) -> list[str]:
     return [sys.executable, "main.py", "batch", *batch_args(out), "--backend", "ray", "--ray-address", address]
 
 
-def table(out: Path) -> list[dict]:
-    results = json.loads((out / "results.json").read_text())
-    return results["cells"] + results["games"]
-
-
 @needs_ray
 @needs_proc
 def test_a_batch_on_a_real_head_node_gives_the_local_table_and_stays_on_loopback(head, tmp_path):
@@ -291,7 +291,7 @@ def test_a_batch_on_a_real_head_node_gives_the_local_table_and_stays_on_loopback
     with SocketWatch(head.session, batch.pid) as watch:
         stdout, stderr = batch.communicate(timeout=HANG_GUARD_SECONDS)
     assert batch.returncode == 0, stderr
-    assert table(tmp_path / "ray") == table(tmp_path / "local")
+    assert batch_table(tmp_path / "ray") == batch_table(tmp_path / "local")
 
     assert off_loopback(watch.seen[head.session] | watch.seen[batch.pid]) == []
     gcs = (ipaddress.ip_address("127.0.0.1"), head.port)

@@ -20,12 +20,10 @@ from agents.scripted_llm import send_json
 from batch.runner import MANIFEST
 from batch.runner import main as batch_main
 from session.records import SUMMARY_FILE, read_summary
-from tests.conftest import story_file
+from tests.helpers import ROOT, batch_table, story_file
 from tests.local_http import bypass_proxies
 
 pytestmark = pytest.mark.slow  # batches of real episodes in subprocesses, local and Ray
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def games() -> str:
@@ -83,11 +81,6 @@ def test_a_killed_batch_resumes_without_losing_or_repeating_an_episode(tmp_path)
     assert {row["game"] for row in results["games"]} == {"zork1", "detective"}
 
 
-def table(out: Path) -> list[dict]:
-    results = json.loads((out / "results.json").read_text())
-    return results["cells"] + results["games"]
-
-
 @pytest.mark.xdist_group("ray")  # one Ray cluster at a time on the machine
 def test_the_ray_backend_gives_the_same_table(tmp_path):
     pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
@@ -110,7 +103,7 @@ def test_the_ray_backend_gives_the_same_table(tmp_path):
     ]
     assert batch_main([*common, "--out", str(tmp_path / "local")]) == 0
     assert batch_main([*common, "--out", str(tmp_path / "ray"), "--backend", "ray"]) == 0
-    assert table(tmp_path / "ray") == table(tmp_path / "local")
+    assert batch_table(tmp_path / "ray") == batch_table(tmp_path / "local")
 
 
 class CrowdedServer:
@@ -247,7 +240,7 @@ def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
     rewound = [row for row in rows if row["cell"] == "rewind"]
     assert all(row["rewinds"] > 0 for row in rewound), "the offline agent gets stuck on zork2 within 80 turns"
     assert all(row["rewinds"] == row["abandoned_turns"] == 0 for row in rows if row["cell"] == "end")
-    cells = {line["cell"]: line for line in table(out) if line["game"] == "all"}
+    cells = {line["cell"]: line for line in batch_table(out) if line["game"] == "all"}
     assert cells["rewind"]["rewinds"] == sum(row["rewinds"] for row in rewound)
     assert cells["rewind"]["abandoned_turns"] == sum(row["abandoned_turns"] for row in rewound)
     assert "| rewinds | abandoned_turns |" in (out / "results.md").read_text()
@@ -256,7 +249,7 @@ def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
     old = [{k: v for k, v in row.items() if k not in ("rewinds", "abandoned_turns")} for row in rows]
     (out / MANIFEST).write_text("".join(json.dumps(row) + "\n" for row in old))  # as written before rewinds
     assert batch_main(command) == 0  # every job done: the results are read again from the manifest
-    assert all(line["rewinds"] == line["abandoned_turns"] == 0 for line in table(out))
+    assert all(line["rewinds"] == line["abandoned_turns"] == 0 for line in batch_table(out))
 
 
 def children(pid: int) -> list[int]:

@@ -24,15 +24,9 @@ from benchmarks.context_truth import (
     squeeze,
 )
 from session.jericho_session import JerichoSession
-from tests.conftest import story_file
-from tests.local_http import bypass_proxies
+from tests.helpers import PYPROJECT, story_file
 
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    bypass_proxies(monkeypatch)
+pytestmark = pytest.mark.usefixtures("no_proxy")  # the scripted server is on 127.0.0.1
 
 
 def _answers(story: Path, commands: list[str], question: str) -> str:

@@ -6,24 +6,18 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import pytest
 
 from benchmarks import corpus
 from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main, measure
 from benchmarks.scenarios import build_scenario
-from tests.conftest import story_file
-from tests.local_http import bypass_proxies
+from tests.helpers import PYPROJECT, story_file
 
-pytestmark = pytest.mark.slow  # walkthroughs through the LLM path over HTTP
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    bypass_proxies(monkeypatch)
+pytestmark = [
+    pytest.mark.slow,  # walkthroughs through the LLM path over HTTP
+    pytest.mark.usefixtures("no_proxy"),  # the scripted server is on 127.0.0.1
+]
 
 
 def test_the_walkthrough_costs_two_calls_a_turn_and_is_priced(rom_path, walkthrough, tmp_path, monkeypatch):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from benchmarks.studies.rewind import offline_episode, rewind_outcomes, signals_of
-from tests.conftest import story_file
 from tests.factories import turn_record
+from tests.helpers import story_file
 
 ROOMS = {"hall": 1, "yard": 2, "cellar": 3}
 

@@ -10,7 +10,7 @@ import pytest
 
 import main
 from session.records import read_summary
-from tests.conftest import story_file
+from tests.helpers import story_file
 
 
 def run_main(capsys, *argv: str) -> tuple[int, str, str]:
@@ -37,11 +37,6 @@ def cli(tmp_path, rom_path, no_api_key):
         return run_main(capsys, *base, *argv)
 
     return run
-
-
-@pytest.fixture
-def no_api_key(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 # -- story files -----------------------------------------------------------------------------------------------

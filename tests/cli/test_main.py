@@ -11,15 +11,8 @@ import pytest
 import main
 from session.jericho_session import ZORK1_MD5
 from session.records import SUMMARY_FILE, read_record_dicts, read_summary
-from tests.conftest import story_file
+from tests.helpers import PYPROJECT, ROOT, story_file
 from tests.local_http import bypass_proxies, closed_port
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
-@pytest.fixture
-def no_api_key(monkeypatch):
-    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
 
 
 def run_cli(*args: str) -> int:
@@ -185,7 +178,7 @@ def test_the_offline_agent_knows_the_same_words_in_every_process(game):
         "agent=AGENTS.get('offline').build(JerichoSession(sys.argv[1]),GameConfiguration(),RunOptions(),None);"
         "print(hashlib.md5(repr(sorted(agent.words)).encode()).hexdigest())"
     )
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     runs = [
         subprocess.run([sys.executable, "-c", code, str(story_file(game))], capture_output=True, text=True, cwd=root)
         for _ in range(3)

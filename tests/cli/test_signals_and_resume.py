@@ -9,11 +9,9 @@ earlier record on disk, until the test signals or kills it.
 from __future__ import annotations
 
 import json
-import os
 import resource
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -21,13 +19,12 @@ import pytest
 
 from session.jericho_session import JerichoSession
 from session.records import EVENTS_FILE, SUMMARY_FILE, read_record_dicts, read_summary
+from tests.helpers import GATE_GUIDANCE, comparable_records, running, start_main
 
 pytestmark = pytest.mark.slow  # main.py in subprocesses, signalled, killed and resumed
 
-PROJECT = Path(__file__).resolve().parents[2]
 GATE_TURN = 34
 """30 walkthrough steps, then the 4th `frobnicate` (its 3rd repeat) opens the gate."""
-GUIDANCE = "try the trap door"
 
 
 @pytest.fixture(scope="module")
@@ -47,20 +44,6 @@ def config(tmp_path) -> Path:
         'gate_action = "human"\ngate_min_turns_stuck = 0\ngate_after_loops = 3\n'
     )
     return path
-
-
-def start(args: list[str], stdin=subprocess.PIPE, **kwargs) -> subprocess.Popen:
-    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
-    return subprocess.Popen(
-        [sys.executable, str(PROJECT / "main.py"), *args],
-        cwd=PROJECT,
-        stdin=stdin,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        **kwargs,
-    )
 
 
 def episode_args(rom_path, script, config, episodes: Path, turns: int = 60) -> list[str]:
@@ -96,24 +79,19 @@ def wait_at_gate(process: subprocess.Popen, episodes: Path, timeout: float = 60)
 
 def stopped_at_gate(rom_path, script, config, episodes: Path, signum: int = signal.SIGKILL) -> Path:
     """The folder of an episode sent `signum` while it waits at the gate (its process has exited)."""
-    process = start(episode_args(rom_path, script, config, episodes))
+    process = start_main(episode_args(rom_path, script, config, episodes))
     folder = wait_at_gate(process, episodes)
     process.send_signal(signum)
     process.communicate(timeout=60)
     return folder
 
 
-def records(folder: Path) -> list[dict]:
-    """The turn records without wall times (the only field that may differ between equal runs)."""
-    return [{k: v for k, v in record.items() if k != "wall_seconds"} for record in read_record_dicts(folder)]
-
-
 def uninterrupted(rom_path, script, config, tmp_path) -> list[dict]:
     episodes = tmp_path / "clean"
-    process = start(episode_args(rom_path, script, config, episodes))
-    out, err = process.communicate(GUIDANCE + "\n", timeout=120)
+    process = start_main(episode_args(rom_path, script, config, episodes))
+    out, err = process.communicate(GATE_GUIDANCE + "\n", timeout=120)
     assert process.returncode == 0, err
-    return records(Path(out.strip().splitlines()[-1]).parent)
+    return comparable_records(Path(out.strip().splitlines()[-1]).parent)
 
 
 def descendants(pid: int) -> list[int]:
@@ -135,14 +113,6 @@ def descendants(pid: int) -> list[int]:
     return found
 
 
-def running(pid: int) -> bool:
-    """The process exists and is no zombie."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def assert_all_end(pids: list[int], timeout: float = 10) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and any(running(pid) for pid in pids):
@@ -153,7 +123,7 @@ def assert_all_end(pids: list[int], timeout: float = 10) -> None:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, tmp_path, signum):
     episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
+    process = start_main(episode_args(rom_path, script, config, episodes))
     folder = wait_at_gate(process, episodes)
     emulators = descendants(process.pid)
     process.send_signal(signum)
@@ -171,7 +141,7 @@ def test_the_emulators_processes_die_with_a_killed_harness(rom_path, script, con
     """SIGKILL leaves main.py no handler to run: its zygote sees its socket close and exits, and the emulators
     (the live game and the shadow) die with the zygote."""
     episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
+    process = start_main(episode_args(rom_path, script, config, episodes))
     wait_at_gate(process, episodes)
     emulators = descendants(process.pid)
     assert len(emulators) >= 3  # the zygote, the live game and the shadow
@@ -185,32 +155,32 @@ def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, sc
     assert len(expected) == 60 and any(r["turn"] == GATE_TURN and r["events"] for r in expected)
     folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes")
     assert not (folder / SUMMARY_FILE).exists()
-    assert len(records(folder)) == GATE_TURN - 1
-    resumed = start(["--resume", str(folder), "--quiet"])
-    out, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
+    assert len(comparable_records(folder)) == GATE_TURN - 1
+    resumed = start_main(["--resume", str(folder), "--quiet"])
+    out, err = resumed.communicate(GATE_GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
     assert Path(out.strip().splitlines()[-1]) == folder / SUMMARY_FILE
-    assert records(folder) == expected
+    assert comparable_records(folder) == expected
     summary = read_summary(folder)
     assert summary["turns"] == 60 and summary["termination_reason"] == "max_turns"
 
 
 def test_resume_after_sigterm_goes_on(rom_path, script, config, tmp_path):
     folder = stopped_at_gate(rom_path, script, config, tmp_path / "episodes", signal.SIGTERM)
-    resumed = start(["--resume", str(folder), "--quiet", "--max-turns", "40"])
-    _, err = resumed.communicate(GUIDANCE + "\n", timeout=120)
+    resumed = start_main(["--resume", str(folder), "--quiet", "--max-turns", "40"])
+    _, err = resumed.communicate(GATE_GUIDANCE + "\n", timeout=120)
     assert resumed.returncode == 0, err
     summary = read_summary(folder)
     assert summary["turns"] == 40 and summary["termination_reason"] == "max_turns"
-    assert [r["turn"] for r in records(folder)] == list(range(1, 41))
+    assert [r["turn"] for r in comparable_records(folder)] == list(range(1, 41))
 
 
 def test_resume_refuses_a_finished_episode(rom_path, script, config, tmp_path):
     episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes, turns=5))
+    process = start_main(episode_args(rom_path, script, config, episodes, turns=5))
     out, _ = process.communicate(timeout=120)
     folder = Path(out.strip().splitlines()[-1]).parent
-    again = start(["--resume", str(folder)])
+    again = start_main(["--resume", str(folder)])
     _, err = again.communicate(timeout=60)
     assert again.returncode == 2 and err.startswith("error: ") and len(err.splitlines()) == 1
     assert "nothing to resume" in err
@@ -222,7 +192,7 @@ def test_resume_refuses_records_that_do_not_replay(rom_path, script, config, tmp
     lines = events.read_text().splitlines()
     tampered = {**read_record_dicts(folder)[5], "response": "Something else happened."}
     events.write_text("\n".join(lines[:5] + [json.dumps(tampered)] + lines[6:]) + "\n")
-    resumed = start(["--resume", str(folder)])
+    resumed = start_main(["--resume", str(folder)])
     _, err = resumed.communicate(timeout=60)
     assert resumed.returncode == 2 and "does not replay as recorded" in err and len(err.splitlines()) == 1
 
@@ -232,11 +202,11 @@ def test_a_full_disk_stops_the_episode_with_whole_lines(rom_path, script, config
     copied its C library by then, a file bigger than the limit), it lets about one more record fit: the write that
     does not fit is undone, the episode stops with one clear line, and every line on disk is a whole record."""
     episodes = tmp_path / "episodes"
-    process = start(episode_args(rom_path, script, config, episodes))
+    process = start_main(episode_args(rom_path, script, config, episodes))
     folder = wait_at_gate(process, episodes)
     limit = (folder / EVENTS_FILE).stat().st_size + 3000
     resource.prlimit(process.pid, resource.RLIMIT_FSIZE, (limit, limit))
-    _, err = process.communicate(GUIDANCE + "\n", timeout=120)
+    _, err = process.communicate(GATE_GUIDANCE + "\n", timeout=120)
     assert process.returncode == 2, err
     last = err.strip().splitlines()[-1]  # before it: the gate's prompt
     assert last.startswith("error: cannot write") and "events.jsonl" in last and "Traceback" not in err

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import ROOT
+
 PACKAGES = ("agents", "batch", "benchmarks", "managers", "orchestration", "session", "viewer")
 FORBIDDEN = {
     "session": {"agents", "managers", "orchestration", "batch", "viewer", "benchmarks", "main"},

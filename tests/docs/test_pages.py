@@ -8,8 +8,8 @@ import pytest
 from pydantic import BaseModel
 
 from session.config import DetectorSection, GameConfiguration, LoopBreakConfig, detector_sections, markdown_tables
+from tests.helpers import ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 """The README and the docs pages: what a reader is told."""
 CONFIGURATION = ROOT / "docs" / "configuration.md"

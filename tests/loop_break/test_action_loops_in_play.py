@@ -15,7 +15,7 @@ from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.scenarios import build_scenario
 from session.commands import canonical_command
-from tests.conftest import RecordingReplay, make_config, run_episode
+from tests.helpers import RecordingReplay, make_config, run_episode
 
 
 def signature_loops(result) -> list[dict]:

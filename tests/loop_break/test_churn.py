@@ -6,22 +6,16 @@ from __future__ import annotations
 
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
-from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break import LoopBreak
 from managers.loop_break.churn import ChurnCount, ChurnTurn
-from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
-from tests.conftest import make_config, run_episode, story_file
-from tests.factories import first_stop, turn_record
+from tests.factories import first_stop, loop_break, turn_record
+from tests.helpers import make_config, run_episode, story_file
 
 ROOM = 7
 DEFAULTS = LoopBreakConfig()
 CHURN_CHANGES, CHURN_WINDOW, CHURN_MIN_TURNS = DEFAULTS.churn.changes, DEFAULTS.churn.window, DEFAULTS.churn.min_turns
 CHURN_REPEATS = DEFAULTS.churn.repeats
-
-
-def loop_break(**config) -> LoopBreak:
-    game_map = MapGraph()
-    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
 
 
 def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:

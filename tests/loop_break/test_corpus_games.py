@@ -13,7 +13,7 @@ from session.commands import direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
-from tests.conftest import make_config, run_episode, story_file
+from tests.helpers import make_config, run_episode, story_file
 
 pytestmark = pytest.mark.slow  # stuck and healthy play over the shared corpus
 

@@ -5,12 +5,10 @@ from __future__ import annotations
 
 import math
 
-from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.cycle import CycleDetector
-from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView
-from tests.factories import turn_record
+from tests.factories import loop_break, turn_record
 
 DEFAULT = LoopBreakConfig()
 
@@ -93,11 +91,6 @@ def test_nearest_counts_down_from_the_second_round():
     assert cycle.nearest() is None  # three commands: not two rounds yet
     feed(cycle, [("south", 2, 1)])
     assert cycle.nearest() == (DEFAULT.cycle.turns - 4, 2)
-
-
-def loop_break(**config) -> LoopBreak:
-    game_map = MapGraph()
-    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
 
 
 def test_the_cycle_rule_stops_the_episode_and_says_why():

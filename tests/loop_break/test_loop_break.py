@@ -14,18 +14,16 @@ from __future__ import annotations
 import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.penalties import Detections, apply_loop_penalties
+from managers.loop_break.penalties import apply_loop_penalties
 from managers.loop_break.room_loops import (
     CampingDetector,
-    CampingResult,
     OscillationDetector,
     OscillationResult,
-    RegionLoopResult,
 )
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import seed_loop_break, turn_record
+from tests.factories import detections_of, seed_loop_break, turn_record
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -107,15 +105,6 @@ def oscillate(loop_break: LoopBreak, turns: int, a: int = LOBBY, b: int = DAM):
         verdicts.append(loop_break.observe(make_record(turn, here, room_before=previous, command=command)))
         previous = here
     return verdicts
-
-
-def no_detections(**kwargs) -> Detections:
-    return Detections(
-        kwargs.get("oscillation", OscillationResult(False)),
-        kwargs.get("camping", CampingResult(False)),
-        kwargs.get("region", RegionLoopResult(False)),
-        kwargs.get("recent_rooms", ()),
-    )
 
 
 def name_of(room_id):
@@ -270,7 +259,7 @@ def test_penalty_applied_on_oscillation_return():
     """A move back into the A-B-A-B pattern: 0.9 + (-0.8) = 0.1."""
     config = LoopBreakConfig()
     judgement = Judgement(0.9, "good move")
-    adjusted = apply_loop_penalties(judgement, DAM, no_detections(oscillation=OSCILLATION), config.room_loops, name_of)
+    adjusted = apply_loop_penalties(judgement, DAM, detections_of(oscillation=OSCILLATION), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.1)
     assert adjusted.base_score == 0.9 and adjusted.base == 0.9
     assert len(adjusted.adjustments) == 1 and "Oscillation penalty" in adjusted.adjustments[0]
@@ -296,7 +285,7 @@ def test_bonus_applied_on_exploration():
     """A move out of the oscillation to a room outside it: min(1.0, 0.6 + 0.5) = 1.0."""
     config = LoopBreakConfig()
     adjusted = apply_loop_penalties(
-        Judgement(0.6, "ok"), DAM_BASE, no_detections(oscillation=OSCILLATION), config.room_loops, name_of
+        Judgement(0.6, "ok"), DAM_BASE, detections_of(oscillation=OSCILLATION), config.room_loops, name_of
     )
     assert adjusted.score == 1.0 and adjusted.base == 0.6
     assert "Exploration bonus" in adjusted.adjustments[0] and "+0.50" in adjusted.adjustments[0]
@@ -316,7 +305,7 @@ def test_penalty_not_applied_without_prediction():
     config = LoopBreakConfig()
     judgement = Judgement(0.8, "examine things")
     assert (
-        apply_loop_penalties(judgement, None, no_detections(oscillation=OSCILLATION), config.room_loops, name_of)
+        apply_loop_penalties(judgement, None, detections_of(oscillation=OSCILLATION), config.room_loops, name_of)
         is judgement
     )
 
@@ -333,7 +322,7 @@ def test_penalty_not_applied_without_prediction():
 def test_score_clamping():
     """0.2 + (-0.8) -> 0.0 and 0.9 + 0.5 -> 1.0."""
     config = LoopBreakConfig()
-    detections = no_detections(oscillation=OSCILLATION)
+    detections = detections_of(oscillation=OSCILLATION)
     low = apply_loop_penalties(Judgement(0.2, "meh"), LOBBY, detections, config.room_loops, name_of)
     assert low.score == 0.0 and low.base == 0.2
     high = apply_loop_penalties(Judgement(0.9, "great"), DAM_BASE, detections, config.room_loops, name_of)
@@ -428,7 +417,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
     assert off.detectors["room_loops"].active.recent_rooms == ()
     assert off.adjust("north", judgement, make_view(DAM), [], turn=6) is judgement
     # apply_loop_penalties honours the flag too, even when given recent rooms.
-    detections = no_detections(recent_rooms=(LOBBY,))
+    detections = detections_of(recent_rooms=(LOBBY,))
     assert apply_loop_penalties(judgement, LOBBY, detections, off.config.room_loops, name_of) is judgement
 
 

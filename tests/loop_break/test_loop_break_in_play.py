@@ -13,8 +13,8 @@ from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
-from tests.conftest import make_config, run_episode
 from tests.factories import SEED_LOOP_BREAK, seed_loop_break
+from tests.helpers import make_config, run_episode
 
 ORIGINAL_EPISODE_TURNS = 341  # episode 2025-11-03T12:38:53 ran 341 turns
 
@@ -50,9 +50,7 @@ def test_2025_11_03_stuck_scenario(rom_path, tmp_path, scenarios, name, detector
     [termination] = result.events("stuck_termination")
     assert termination["turns_stuck"] == config.loop_break.no_progress.max_turns
 
-    baseline = run_episode(
-        rom_path, make_config(tmp_path, loop_break={"enabled": False}), ReplayAgent(built.commands)
-    )
+    baseline = run_episode(rom_path, make_config(tmp_path, loop_break={"enabled": False}), ReplayAgent(built.commands))
     assert baseline.summary["turns"] == len(built.commands)
     assert baseline.summary["termination_reason"] == "script_exhausted"
     print(

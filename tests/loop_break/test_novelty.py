@@ -12,8 +12,8 @@ from managers.novelty import WorldNovelty, answer_key
 from session.jericho_session import JerichoSession
 from session.records import GameObject, GameView
 from session.zmachine import WorldSnapshot, decode_zstring
-from tests.conftest import story_file
 from tests.factories import turn_record
+from tests.helpers import story_file
 
 
 # -- reading dynamic memory -------------------------------------------------------------------------------------

@@ -6,12 +6,12 @@ import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.detectors import room_loop_lines
-from managers.loop_break.penalties import Detections, adjust_score, apply_loop_penalties, why_rejected
+from managers.loop_break.penalties import adjust_score, apply_loop_penalties, why_rejected
 from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
-from tests.factories import SEED_LOOP_BREAK, seed_loop_break, turn_record
+from tests.factories import SEED_LOOP_BREAK, detections_of, seed_loop_break, turn_record
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
 
@@ -46,15 +46,6 @@ def house_map() -> MapGraph:
     return game_map
 
 
-def detections(**kwargs) -> Detections:
-    return Detections(
-        kwargs.get("oscillation", OscillationResult(False)),
-        kwargs.get("camping", CampingResult(False)),
-        kwargs.get("region", RegionLoopResult(False)),
-        kwargs.get("recent_rooms", ()),
-    )
-
-
 CAMPING = CampingResult(True, 1, "Kitchen", 6, 10)
 REGION = RegionLoopResult(True, (1, 2, 3), ("Kitchen", "Living Room", "Attic"), 20, (8, 6, 6))
 
@@ -62,26 +53,26 @@ REGION = RegionLoopResult(True, (1, 2, 3), ("Kitchen", "Living Room", "Attic"), 
 def test_camping_penalty_only_for_the_camped_room():
     config = LoopBreakConfig()
     judgement = Judgement(0.9, "ok")
-    adjusted = apply_loop_penalties(judgement, 1, detections(camping=CAMPING), config.room_loops, name_of)
+    adjusted = apply_loop_penalties(judgement, 1, detections_of(camping=CAMPING), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.3)
     assert adjusted.adjustments == ("Camping penalty (returning to Kitchen) -0.60",)
-    assert apply_loop_penalties(judgement, 2, detections(camping=CAMPING), config.room_loops, name_of) is judgement
+    assert apply_loop_penalties(judgement, 2, detections_of(camping=CAMPING), config.room_loops, name_of) is judgement
 
 
 def test_region_penalty_only_inside_the_region():
     config = LoopBreakConfig()
     judgement = Judgement(0.8, "ok")
-    adjusted = apply_loop_penalties(judgement, 3, detections(region=REGION), config.room_loops, name_of)
+    adjusted = apply_loop_penalties(judgement, 3, detections_of(region=REGION), config.room_loops, name_of)
     assert adjusted.score == pytest.approx(0.2)
     assert "Region-loop penalty" in adjusted.adjustments[0] and "Kitchen, Living Room, Attic" in adjusted.adjustments[0]
-    assert apply_loop_penalties(judgement, 5, detections(region=REGION), config.room_loops, name_of) is judgement
+    assert apply_loop_penalties(judgement, 5, detections_of(region=REGION), config.room_loops, name_of) is judgement
 
 
 def test_revisit_penalty_is_exact_at_threshold():
     """0.7 - 0.2 is 0.5 (accepted at threshold 0.5), not 0.49999999999999994."""
     config = LoopBreakConfig()
     adjusted = apply_loop_penalties(
-        Judgement(0.7, "ok"), 2, detections(recent_rooms=(1, 2)), config.room_loops, name_of
+        Judgement(0.7, "ok"), 2, detections_of(recent_rooms=(1, 2)), config.room_loops, name_of
     )
     assert adjusted.score == 0.5
     assert adjusted.adjustments == ("Revisit penalty (Living Room visited recently) -0.20",)
@@ -89,7 +80,7 @@ def test_revisit_penalty_is_exact_at_threshold():
 
 def test_all_adjustments_stack_and_are_listed():
     config = LoopBreakConfig()
-    everything = detections(
+    everything = detections_of(
         oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")),
         camping=CAMPING,
         region=REGION,
@@ -110,7 +101,7 @@ def test_all_adjustments_stack_and_are_listed():
 
 def test_configured_amounts_are_used_and_zero_is_no_adjustment():
     config = LoopBreakConfig(room_loops={"oscillation_return_penalty": -0.3, "oscillation_exploration_bonus": 0.0})
-    oscillation = detections(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
+    oscillation = detections_of(oscillation=OscillationResult(True, (1, 2), ("Kitchen", "Living Room")))
     assert apply_loop_penalties(
         Judgement(0.9, "ok"), 2, oscillation, config.room_loops, name_of
     ).score == pytest.approx(0.6)
@@ -122,8 +113,8 @@ def test_configured_amounts_are_used_and_zero_is_no_adjustment():
 
 def test_base_score_survives_a_second_adjustment():
     config = LoopBreakConfig()
-    first = apply_loop_penalties(Judgement(0.9, "ok"), 1, detections(camping=CAMPING), config.room_loops, name_of)
-    second = apply_loop_penalties(first, 1, detections(recent_rooms=(1,)), config.room_loops, name_of)
+    first = apply_loop_penalties(Judgement(0.9, "ok"), 1, detections_of(camping=CAMPING), config.room_loops, name_of)
+    second = apply_loop_penalties(first, 1, detections_of(recent_rooms=(1,)), config.room_loops, name_of)
     assert second.base_score == 0.9 and second.score == pytest.approx(0.1)
     assert len(second.adjustments) == 2
 

@@ -12,39 +12,19 @@ import pytest
 from managers.loop_break.rewind import REWOUND, RewindBans
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.records import EVENTS_FILE, Ending, read_summary
-from tests.cli.test_signals_and_resume import records, start
-from tests.conftest import make_config, read_episode, story_file
 from tests.factories import turn_record
-
-LOOP = ["north", "south"] * 7
-"""Back and forth between the troll room's North-South Passage and the Chasm: no progress, stopped after 12 turns."""
-LOOP_AGAIN = ["northeast"] + ["southwest", "northeast"] * 8
-"""From the restored North-South Passage to a room not seen (Deep Canyon: progress), then back and forth from there."""
-REWIND = {
-    "on_stuck": "rewind",
-    "max_rewinds": 2,
-    "warning_lead_turns": 4,
-    "no_progress": {"max_turns": 12},
-    "repetition": {"min_turns": 10},
-}
-
-
-def script(walkthrough: list[str]) -> list[str]:
-    """30 walkthrough steps (to the troll room and past it), a loop, progress and a loop again, then more steps."""
-    return walkthrough[:30] + LOOP + LOOP_AGAIN + walkthrough[30:60]
-
-
-def play(rom_path, tmp_path, commands: list[str], loop_break: dict, max_turns: int = 120):
-    actions = tmp_path / "actions.txt"
-    actions.write_text("\n".join(commands) + "\n")
-    config = make_config(
-        tmp_path,
-        loop_break=loop_break,
-        gameplay={"agent": "replay", "critic": "offline", "max_turns_per_episode": max_turns},
-        knowledge={"enabled": False},
-    )
-    orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), actions=str(actions), quiet=True))
-    return read_episode(orchestrator.play_episode(), orchestrator)
+from tests.helpers import (
+    GATE_GUIDANCE,
+    REWIND,
+    REWIND_LOOP,
+    comparable_records,
+    make_config,
+    read_episode,
+    replay_episode,
+    rewind_script,
+    start_main,
+    story_file,
+)
 
 
 def rewinds(records: list[dict]) -> list[dict]:
@@ -52,7 +32,7 @@ def rewinds(records: list[dict]) -> list[dict]:
 
 
 def test_a_stuck_loop_is_rewound_to_its_last_progress_exactly(rom_path, tmp_path, walkthrough):
-    result = play(rom_path, tmp_path, script(walkthrough), REWIND)
+    result = replay_episode(rom_path, tmp_path, rewind_script(walkthrough), REWIND)
     by_turn = {r["turn"]: r for r in result.records}
     done = rewinds(result.records)
     assert [e["rewinds"] for e in done] == [1, 2]
@@ -76,14 +56,16 @@ def test_a_stuck_loop_is_rewound_to_its_last_progress_exactly(rom_path, tmp_path
 def test_a_point_is_gone_back_to_once(rom_path, tmp_path, walkthrough):
     """A loop again with no progress since the rewind ends the episode: going back to the same point again was
     measured to help rarely."""
-    result = play(rom_path, tmp_path, walkthrough[:30] + LOOP * 3 + walkthrough[30:60], REWIND)
+    result = replay_episode(rom_path, tmp_path, walkthrough[:30] + REWIND_LOOP * 3 + walkthrough[30:60], REWIND)
     (event,) = rewinds(result.records)
     assert result.summary["termination_reason"] == Ending.STUCK and result.summary["rewinds"] == 1
     assert result.summary["turns"] == event["at"] + 12
 
 
 def test_after_a_rewind_the_loop_is_refused_where_it_was_made_and_the_agent_is_told(rom_path, tmp_path, walkthrough):
-    result = play(rom_path, tmp_path, walkthrough[:30] + LOOP * 2 + walkthrough[30:60], {**REWIND, "max_rewinds": 1})
+    result = replay_episode(
+        rom_path, tmp_path, walkthrough[:30] + REWIND_LOOP * 2 + walkthrough[30:60], {**REWIND, "max_rewinds": 1}
+    )
     (event,) = rewinds(result.records)
     after = [r for r in result.records if r["turn"] > event["at"]]
     # a forced script still runs its commands; the verdict it would get is recorded
@@ -95,14 +77,14 @@ def test_after_a_rewind_the_loop_is_refused_where_it_was_made_and_the_agent_is_t
 
 def test_end_is_the_default_and_never_rewinds(rom_path, tmp_path, walkthrough):
     loop_break = {k: v for k, v in REWIND.items() if k not in ("on_stuck", "max_rewinds")}
-    result = play(rom_path, tmp_path, script(walkthrough), loop_break)
+    result = replay_episode(rom_path, tmp_path, rewind_script(walkthrough), loop_break)
     assert result.summary["rewinds"] == 0 and not rewinds(result.records)
     assert result.summary["termination_reason"] == Ending.STUCK
     assert {r["branch"] for r in result.records} == {0}
 
 
 def test_a_healthy_walkthrough_never_rewinds(rom_path, tmp_path, walkthrough):
-    result = play(rom_path, tmp_path, walkthrough, {"on_stuck": "rewind"}, max_turns=len(walkthrough))
+    result = replay_episode(rom_path, tmp_path, walkthrough, {"on_stuck": "rewind"}, max_turns=len(walkthrough))
     assert result.summary["rewinds"] == 0 and result.summary["best_score"] == 350
 
 
@@ -152,7 +134,6 @@ def test_bans_hold_what_the_abandoned_turns_did_where_they_did_it_and_run_out():
 
 
 # -- resume ---------------------------------------------------------------------------------------------------
-GUIDANCE = "try the trap door"
 
 
 @pytest.mark.slow
@@ -162,7 +143,7 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     """A loop is rewound, then a repeated failure opens a human gate that waits on stdin: the process is killed there
     (SIGKILL), resumed, and given the guidance; the records equal those of a run that was never killed."""
     actions = tmp_path / "actions.txt"
-    actions.write_text("\n".join(walkthrough[:30] + LOOP + ["frobnicate"] * 4 + walkthrough[30:60]) + "\n")
+    actions.write_text("\n".join(walkthrough[:30] + REWIND_LOOP + ["frobnicate"] * 4 + walkthrough[30:60]) + "\n")
     config = tmp_path / "rewind.toml"
     config.write_text(
         "[tool.zorkgpt.loop_break]\n"
@@ -180,16 +161,16 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
             *("--config", str(config), "--episode-dir", str(episodes), "--max-turns", "80", "--quiet"),
         ]
 
-    clean = start(args(tmp_path / "clean"))
-    out, err = clean.communicate(GUIDANCE + "\n", timeout=180)
+    clean = start_main(args(tmp_path / "clean"))
+    out, err = clean.communicate(GATE_GUIDANCE + "\n", timeout=180)
     assert clean.returncode == 0, err
-    expected = records(Path(out.strip().splitlines()[-1]).parent)
+    expected = comparable_records(Path(out.strip().splitlines()[-1]).parent)
     assert rewinds(expected), "the script's loop was not rewound"
     gate = next(r["turn"] for r in expected for e in r["events"] if e["event_type"] == "loop_gate")
     assert gate > rewinds(expected)[0]["at"]
 
     episodes = tmp_path / "killed"
-    process = start(args(episodes))
+    process = start_main(args(episodes))
     deadline = time.monotonic() + 120
     while True:  # every record before the gate's turn is on disk; the gate waits on stdin
         assert process.poll() is None and time.monotonic() < deadline, "never reached the gate"
@@ -201,10 +182,10 @@ def test_a_rewound_episode_killed_and_resumed_gives_the_records_of_an_uninterrup
     process.send_signal(signal.SIGKILL)
     process.communicate(timeout=60)
     folder = written[0].parent
-    resumed = start(["--resume", str(folder), "--quiet"])
-    _, err = resumed.communicate(GUIDANCE + "\n", timeout=180)
+    resumed = start_main(["--resume", str(folder), "--quiet"])
+    _, err = resumed.communicate(GATE_GUIDANCE + "\n", timeout=180)
     assert resumed.returncode == 0, err
-    assert records(folder) == expected
+    assert comparable_records(folder) == expected
     assert read_summary(folder)["rewinds"] == len(rewinds(expected))
 
 
@@ -216,14 +197,14 @@ def test_the_offline_agents_rewound_episode_resumed_in_a_renamed_folder_goes_on_
     config = tmp_path / "rewind.toml"
     config.write_text('[tool.zorkgpt.loop_break]\non_stuck = "rewind"\n[tool.zorkgpt.knowledge]\nenabled = false\n')
     story = str(story_file("wishbringer.z3"))
-    clean = start(
+    clean = start_main(
         ["--agent", "offline", "--rom", story, "--config", str(config), "--max-turns", "90", "--quiet"]
         + ["--episode-dir", str(tmp_path / "clean")]
     )
     out, err = clean.communicate(timeout=180)
     assert clean.returncode == 0, err
     folder = Path(out.strip().splitlines()[-1]).parent
-    expected = records(folder)
+    expected = comparable_records(folder)
     cut = rewinds(expected)[0]["at"] + 5
 
     moved = tmp_path / "moved" / "renamed"
@@ -231,8 +212,8 @@ def test_the_offline_agents_rewound_episode_resumed_in_a_renamed_folder_goes_on_
     (moved / "episode.json").write_text((folder / "episode.json").read_text())
     lines = (folder / EVENTS_FILE).read_text().splitlines(keepends=True)
     (moved / EVENTS_FILE).write_text("".join(lines[:cut]))
-    resumed = start(["--resume", str(moved), "--quiet"])
+    resumed = start_main(["--resume", str(moved), "--quiet"])
     _, err = resumed.communicate(timeout=180)
     assert resumed.returncode == 0, err
-    assert records(moved) == expected
+    assert comparable_records(moved) == expected
     assert sorted(p.name for p in moved.parent.iterdir()) == ["renamed"]

@@ -7,19 +7,13 @@ tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which t
 
 from __future__ import annotations
 
-from managers.loop_break import DestinationPredictor, LoopBreak
+from managers.loop_break import LoopBreak
 from managers.loop_break.fruitless import FruitlessTries
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector
-from managers.map_graph import MapGraph
 from session.commands import tries_something
 from session.config import GameConfiguration, LoopBreakConfig
-from tests.factories import first_stop, turn_record
-
-
-def loop_break(**config) -> LoopBreak:
-    game_map = MapGraph()
-    return LoopBreak(LoopBreakConfig(**config), game_map, DestinationPredictor("map", game_map))
+from tests.factories import first_stop, loop_break, turn_record
 
 
 def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:

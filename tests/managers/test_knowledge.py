@@ -25,8 +25,8 @@ from session.commands import canonical_command, direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession
 from session.outcomes import DEATH
-from tests.conftest import make_config, run_episode
 from tests.factories import turn_record
+from tests.helpers import make_config, run_episode
 
 ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 

@@ -17,8 +17,8 @@ from session.commands import DICE_ROLL, directions_named, every_way_named
 from session.context import AgentContext, Guidance
 from session.jericho_session import JerichoSession
 from session.records import GameObject, GameView
-from tests.conftest import make_config, run_episode, story_file
 from tests.factories import turn_record
+from tests.helpers import make_config, run_episode, story_file
 
 MD5 = "md5"
 LAMP, EGG, TROLL = GameObject(1, "brass lantern"), GameObject(2, "jewel-encrusted egg"), GameObject(3, "troll")

@@ -11,7 +11,7 @@ from session.config import RunOptions
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from session.records import GameView, read_record_dicts, read_summary
-from tests.conftest import make_config, run_episode
+from tests.helpers import make_config, run_episode
 
 
 class CrashingAgent(Agent):

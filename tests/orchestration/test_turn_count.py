@@ -7,8 +7,7 @@ from pathlib import Path
 
 import main
 from session.records import read_record_dicts, read_summary
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+from tests.helpers import PYPROJECT
 
 
 def test_a_three_command_replay_ends_after_three_turns(tmp_path, capsys, rom_path, monkeypatch):

@@ -12,7 +12,7 @@ from benchmarks.trajectories import clean_outcomes
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
-from tests.conftest import CORPUS, MORE_GAMES, make_config, more_story_file, read_episode, story_file
+from tests.helpers import CORPUS, MORE_GAMES, make_config, more_story_file, read_episode, story_file
 
 pytestmark = pytest.mark.slow  # every game's walkthrough
 

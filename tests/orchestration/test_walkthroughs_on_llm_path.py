@@ -17,17 +17,12 @@ from benchmarks.trajectories import clean_outcomes
 from session.commands import GameDictionary, normalize_command
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
-from tests.conftest import CORPUS, MORE_GAMES, more_story_file, story_file
-from tests.local_http import bypass_proxies
+from tests.helpers import CORPUS, MORE_GAMES, PYPROJECT, more_story_file, story_file
 
-pytestmark = pytest.mark.slow  # every corpus game's walkthrough through the LLM path
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
-
-
-@pytest.fixture(autouse=True)
-def _no_proxy(monkeypatch):
-    bypass_proxies(monkeypatch)
+pytestmark = [
+    pytest.mark.slow,  # every corpus game's walkthrough through the LLM path
+    pytest.mark.usefixtures("no_proxy"),  # the scripted server is on 127.0.0.1
+]
 
 
 def not_run_as_written(commands: list[str], records: list[dict], notes: set[int] = frozenset()) -> list:

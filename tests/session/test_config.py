@@ -16,8 +16,7 @@ from session.config import (
     LoopBreakConfig,
     renamed_keys_in,
 )
-
-PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+from tests.helpers import DATA, PYPROJECT
 
 
 def write_toml(tmp_path: Path, text: str) -> Path:
@@ -158,7 +157,7 @@ def test_api_key_comes_from_the_configured_variable(monkeypatch):
 
 
 # -- renamed keys: refused, naming the new key -----------------------------------------------------------------
-FLAT_FILE = Path(__file__).resolve().parents[1] / "data" / "pyproject_flat_loop_break.toml"
+FLAT_FILE = DATA / "pyproject_flat_loop_break.toml"
 """Every loop-break key flat under its renamed name, each at its default value."""
 
 

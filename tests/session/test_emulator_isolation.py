@@ -21,7 +21,7 @@ from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.emulator import LIVE, SHADOW, Emulator, EmulatorCrashed, EmulatorFailed, EmulatorHung
 from session.jericho_session import SHADOW_HANGS_ALLOWED, JerichoSession, state_digest
 from session.records import BROKEN_ENDINGS, EVENTS_FILE, Ending, read_record_dicts, read_summary
-from tests.conftest import make_config, more_story_file, read_episode
+from tests.helpers import make_config, more_story_file, read_episode, running
 from viewer.report import REPORT_FILE
 
 CRASH_STEPS = 65
@@ -39,14 +39,6 @@ def hollywood() -> tuple[Path, list[str]]:
     session.close()
     assert steps[CRASH_STEPS - 1] == "GET PILLAR"
     return path, steps
-
-
-def running(pid: int) -> bool:
-    """The process exists and is no zombie."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 # -- the emulator's process ---------------------------------------------------------------------------------------

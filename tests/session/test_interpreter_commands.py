@@ -19,7 +19,7 @@ from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
 from session.commands import INTERPRETER_VERBS, why_not_run
 from session.jericho_session import CommandRefused, JerichoSession
-from tests.conftest import make_config, run_episode
+from tests.helpers import make_config, run_episode
 
 INTERPRETER_COMMANDS = sorted(INTERPRETER_VERBS) + [
     "SAVE",

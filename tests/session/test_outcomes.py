@@ -7,7 +7,7 @@ import pytest
 
 from agents.replay_agent import ReplayAgent
 from session.outcomes import PROBLEMATIC, classify_outcome, not_here, unknown_word
-from tests.conftest import make_config, run_episode
+from tests.helpers import make_config, run_episode
 
 # (command, expected category), played in order from the start of zork1 at West of House.
 SCRIPT = [

@@ -10,7 +10,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -18,137 +17,17 @@ import pytest
 from agents.registry import AGENTS, CRITICS, Kind
 from session.config import ConfigError, GameConfiguration
 from session.records import EVENTS_FILE, SUMMARY_FILE, read_record_dicts, read_summary
+from tests.helpers import (
+    ROOT,
+    TOY_COMMANDS,
+    assert_played_by_the_toy_plugin,
+    plugin_config,
+    write_toy_plugin,
+)
 
 slow = pytest.mark.slow  # main.py in subprocesses
 
-ROOT = Path(__file__).resolve().parents[2]
 SUBPROCESS_SECONDS = 180
-
-TOY_COMMANDS = ["open mailbox", "look", "take leaflet", "look", "read leaflet", "look", "north", "look"]
-"""What the toy agent plays, in order, then it stops (script exhausted)."""
-LOOKS_TO_STOP = 3
-"""`[tool.zorkgpt.loop_break.toyplug_looks] limit`: the toy detector ends the episode on the third `look`."""
-TURNS_TO_STOP = [turn for turn, command in enumerate(TOY_COMMANDS, start=1) if command == "look"][LOOKS_TO_STOP - 1]
-MARKER_COLOUR = "#1a2b3c"
-
-TOYPLUG = {
-    "__init__.py": '''
-        """A toy plugin of the tests: importing the package registers nothing (its modules do)."""
-    ''',
-    "agents.py": '''
-        """An agent that plays a fixed list of commands, and a critic that approves of everything."""
-
-        from agents.base import Agent, Critic, Proposal, ScriptExhausted
-        from agents.registry import Kind
-        from session.records import Judgement
-
-        COMMANDS = COMMANDS_GIVEN
-
-
-        class FixedAgent(Agent):
-            kind = "toyplug-fixed"
-            forced = True
-
-            def __init__(self):
-                self.position = 0
-
-            def resume(self, turns):
-                self.position += turns
-
-            def propose(self, context):
-                if self.position >= len(COMMANDS):
-                    raise ScriptExhausted("toyplug: every command has run")
-                self.position += 1
-                return Proposal(COMMANDS[self.position - 1], f"toyplug step {self.position}")
-
-
-        class ApprovingCritic(Critic):
-            kind = "toyplug-approving"
-
-            def evaluate(self, command, context):
-                return Judgement(0.9, "toyplug approves")
-
-
-        fixed = Kind("toyplug-fixed", lambda session, config, options, client: FixedAgent())
-
-
-        def approving(session, config, options, client):
-            return ApprovingCritic()
-    ''',
-    "loops.py": '''
-        """A detector that counts `look`s, with its own event type, marker and section."""
-
-        from pydantic import Field
-
-        from managers.loop_break import Detector, register
-        from session.config import DetectorSection
-        from session.events import emit, register_event_type
-
-        LOOKED = register_event_type("toyplug_looked")
-
-
-        class LooksConfig(DetectorSection):
-            """`[tool.zorkgpt.loop_break.toyplug_looks]`: stop once the player has looked around too often."""
-
-            limit: int = Field(0, ge=0, le=100)
-            """`look` commands after which the rule stops the episode (0: off)."""
-
-            @classmethod
-            def stop_rule_off(cls):
-                return {"limit": 0}
-
-
-        @register
-        class Looks(Detector):
-            name = "toyplug_looks"
-            config_model = LooksConfig
-            stop_rule = "toyplug_looks"
-            events = {LOOKED: "toyplug-look"}
-            markers = {"toyplug-look": "MARKER_COLOUR"}
-
-            def __init__(self, config, tools):
-                super().__init__(config, tools)
-                self.looks = 0
-
-            def observe(self, turn):
-                if turn.record.command.strip().lower() == "look":
-                    self.looks += 1
-                    emit(turn.events, LOOKED, "toyplug: looked again", turn=turn.record.turn, looks=self.looks)
-
-            def stop(self, turns_stuck, stretch):
-                if self.config.limit and self.looks >= self.config.limit:
-                    return f"looked around {self.looks} times"
-                return None
-    ''',
-    "broken.py": """
-        raise RuntimeError("the toy plugin's own code fails")
-    """,
-}
-
-
-def write_toy_plugin(folder: Path) -> Path:
-    """The package `toyplug` in `folder` (outside the tree); `folder`, for PYTHONPATH."""
-    package = folder / "toyplug"
-    package.mkdir(parents=True, exist_ok=True)
-    for name, source in TOYPLUG.items():
-        text = textwrap.dedent(source).lstrip()
-        text = text.replace("COMMANDS_GIVEN", repr(TOY_COMMANDS)).replace("MARKER_COLOUR", MARKER_COLOUR)
-        (package / name).write_text(text)
-    return folder
-
-
-def plugin_config(path: Path, episode_dir: Path, plugins: tuple[str, ...] = ("toyplug.loops",)) -> Path:
-    """A configuration file that loads the toy plugin, plays its agent and stops on its detector's rule."""
-    path.write_text(
-        "[tool.zorkgpt]\n"
-        f"plugins = {json.dumps(list(plugins))}\n"
-        "[tool.zorkgpt.gameplay]\n"
-        'agent = "toyplug.agents:fixed"\ncritic = "offline"\nmax_turns_per_episode = 30\n'
-        f"[tool.zorkgpt.files]\nepisode_dir = {json.dumps(str(episode_dir))}\n"
-        "[tool.zorkgpt.knowledge]\nenabled = false\n"
-        f"[tool.zorkgpt.loop_break.toyplug_looks]\nlimit = {LOOKS_TO_STOP}\n"
-    )
-    return path
 
 
 def with_plugin_path(folder: Path, env: dict[str, str] | None = None) -> dict[str, str]:
@@ -165,21 +44,6 @@ def run_main(args: list[str], env: dict[str, str]) -> subprocess.CompletedProces
         text=True,
         timeout=SUBPROCESS_SECONDS,
     )
-
-
-def assert_played_by_the_toy_plugin(folder: Path) -> None:
-    """The episode in `folder` was played by the toy agent and stopped by the toy detector, which marked its looks."""
-    summary, records = read_summary(folder), read_record_dicts(folder)
-    assert summary["agent"] == "toyplug-fixed"
-    assert [r["command"] for r in records] == TOY_COMMANDS[:TURNS_TO_STOP]
-    assert summary["termination_reason"] == "stuck_no_progress"
-    assert summary["loop_break"]["stop_rule"] == "toyplug_looks"
-    assert summary["loop_break"]["stop_why"] == f"looked around {LOOKS_TO_STOP} times"
-    looked = [e for r in records for e in r["events"] if e["event_type"] == "toyplug_looked"]
-    assert [e["turn"] for e in looked] == [r["turn"] for r in records if r["command"] == "look"]
-    assert [e["looks"] for e in looked] == list(range(1, LOOKS_TO_STOP + 1))
-    report = (folder / "report.html").read_text()
-    assert MARKER_COLOUR in report and '"kind": "toyplug-look"' in report  # the marker, with its colour
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.studies.restore import DICE, UNGUIDED
 from session.commands import DICE_ROLL
 from session.jericho_session import JerichoSession, Restored, RestoreError
-from tests.conftest import CORPUS, story_file
+from tests.helpers import CORPUS, story_file
 
 CONTINUATION = 15
 """Walkthrough steps played after the snapshot, before each restore (then DICE)."""

@@ -18,7 +18,7 @@ from session.status import (
     status_globals,
     without_status_line,
 )
-from tests.conftest import CORPUS, MORE_GAMES, more_story_file, story_file
+from tests.helpers import CORPUS, MORE_GAMES, more_story_file, story_file
 
 CHECKSUM_LOW_BYTE = 0x1D
 """Part of the header word that only the `verify` opcode reads: flipping it leaves the game as it was."""

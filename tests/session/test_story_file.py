@@ -24,9 +24,7 @@ from benchmarks.studies.story_headers import (
 )
 from session.jericho_session import StoryFileError, check_story_bytes
 from session.story_file import UnplayableStory, check_header
-from tests.conftest import CORPUS, story_file
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import CORPUS, ROOT, story_file
 
 
 def word(data: bytes, address: int) -> int:

@@ -16,8 +16,7 @@ from hypothesis import strategies as st
 from agents.looper_agent import LooperAgent
 from benchmarks.scenarios import build_scenario
 from session.records import read_record_dicts, read_summary
-from tests.conftest import make_config, run_episode
-from tests.loop_break.test_rewind import REWIND, play, script
+from tests.helpers import REWIND, make_config, replay_episode, rewind_script, run_episode
 from viewer.report import REPORT_FILE, write_report
 from viewer.server import HOST, Viewer, serve
 
@@ -52,7 +51,7 @@ def rewound_episode(rom_path, walkthrough, tmp_path_factory) -> Path:
     """zork1 played as `main.py --agent replay` plays it: the walkthrough to the Chasm, then north and south until
     the loop break stops it; it rewinds twice (to the last progress before each loop), then ends."""
     folder = tmp_path_factory.mktemp("rewound")
-    played = play(rom_path, folder, script(walkthrough), REWIND, max_turns=150)
+    played = replay_episode(rom_path, folder, rewind_script(walkthrough), REWIND, max_turns=150)
     assert played.summary["rewinds"] == 2 and played.summary["abandoned_turns"] > 0
     return played.folder
 
