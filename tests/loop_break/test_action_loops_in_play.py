@@ -190,12 +190,14 @@ def _gate_config(tmp_path, action):
     # rule to be near either); its wait for turns without progress has its own test.
     return make_config(
         tmp_path,
-        loop_break={"steering_pressure": 0.0},
-        action_loops={
-            "gate_action": action,
-            "enable_identical_action_detection": False,
-            "gate_min_turns_stuck": 0,
-            "gate_after_loops": 3,
+        loop_break={
+            "steering_pressure": 0.0,
+            "action_loops": {
+                "gate_action": action,
+                "enable_identical_action_detection": False,
+                "gate_min_turns_stuck": 0,
+                "gate_after_loops": 3,
+            },
         },
     )
 
@@ -212,7 +214,7 @@ def test_gate_terminate(rom_path, tmp_path):
 def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
     """By default the gate opens only once the episode has gone gate_min_turns_stuck turns without progress."""
     config = make_config(
-        tmp_path, action_loops={"gate_action": "terminate", "enable_identical_action_detection": False}
+        tmp_path, loop_break={"action_loops": {"gate_action": "terminate", "enable_identical_action_detection": False}}
     )
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
     assert result.summary["termination_reason"] == "loop_gate"
@@ -232,7 +234,7 @@ def test_a_wrong_verb_said_four_times_among_looks_is_clumsy_play(rom_path, tmp_p
     commands = ["open mailbox", "take leaflet", *looks, *looks[:5], *clumsy, "read leaflet"]
     gate = {"gate_action": "terminate", **({"gate_after_loops": 3, "gate_max_gap": 5} if seed_gate else {})}
     steering = {"steering_pressure": 0.0}  # the gate's own conditions, whatever the stop rules say
-    config = make_config(tmp_path, action_loops=gate, loop_break=steering)
+    config = make_config(tmp_path, loop_break={**steering, "action_loops": gate})
     result = run_episode(rom_path, config, ReplayAgent(commands))
     assert result.summary["termination_reason"] == ("loop_gate" if ended else "script_exhausted")
     assert len(result.events("failure_loop")) == 3  # the repeats of `yodel`
@@ -308,7 +310,7 @@ def test_each_detector_has_an_off_switch(rom_path, tmp_path, flag, event):
     on = run_episode(rom_path, make_config(tmp_path / "on", loop_break=steering), ReplayAgent(["push mailbox"] * 12))
     off = run_episode(
         rom_path,
-        make_config(tmp_path / "off", action_loops={flag: False}, loop_break=steering),
+        make_config(tmp_path / "off", loop_break={**steering, "action_loops": {flag: False}}),
         ReplayAgent(["push mailbox"] * 12),
     )
 

@@ -496,7 +496,9 @@ def test_repeated_observation_is_no_failure_for_the_gate(tmp_path):
     """`look`, `listen` and `examine carpet` again and again are harmless: even with gate_action = terminate,
     the failure gate never counts them (the repetition rule still ends such a loop)."""
     story = story_file("zork1.z5")
-    config = make_config(tmp_path, action_loops={"gate_action": "terminate"}, gameplay={"max_turns_per_episode": 60})
+    config = make_config(
+        tmp_path, loop_break={"action_loops": {"gate_action": "terminate"}}, gameplay={"max_turns_per_episode": 60}
+    )
     result = run_episode(story, config, ReplayAgent(["look", "listen", "examine mailbox"] * 20))
     assert not result.events("failure_loop") and not result.events("loop_gate")
     assert result.summary["termination_reason"] == "stuck_no_progress"

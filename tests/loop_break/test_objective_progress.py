@@ -179,9 +179,9 @@ def test_objective_removal_does_not_count_as_progress():
     ids=["30-turns-after", "39-turns-after-edge", "40-turns-after-outside"],
 )
 def test_objective_completion_within_window(checked_at, terminated):
-    """Completion at turn 1, max_turns_stuck 40: still within the window at turn 40 (39 turns stuck), outside at
-    turn 41 (40 turns stuck -> terminated). This code terminates when turns_stuck reaches max_turns_stuck."""
-    episode = Episode(max_turns_stuck=40)
+    """Completion at turn 1, no_progress.max_turns 40: still within the window at turn 40 (39 turns stuck), outside
+    at turn 41 (40 turns stuck -> terminated). The episode ends when turns_stuck reaches no_progress.max_turns."""
+    episode = Episode(no_progress={"max_turns": 40})
     episode.discover(1)
     first = episode.turn(take_lantern(1))
     assert first.progress.signals == ("objective",)
