@@ -22,7 +22,7 @@ SEED_LOOP_BREAK = {
     "wait_allowance": 0,
     "steering_pressure": 0.0,
 }
-"""`[tool.zorkgpt.loop_break]` as design documents 000 and 001 specify it (before the corpus-measured defaults): the
+"""`[tool.zorkgpt.loop_break]` as designs 000 and 001 specify it (docs/design.md), not the corpus-measured defaults: the
 no-progress rule alone stops (every other stop rule off, as its section says: session.config.stop_rules_off), no
 repetition window, no free waits, penalties and warnings from penalty_min_turns_stuck on. The tests of the designs'
 behaviour run under it, so both the designs' behaviour and its flags stay covered."""

@@ -1,6 +1,6 @@
-"""Issue 12: on every optimal Jericho walkthrough of the shared corpus, the offline critic, the object pre-check and
-the loop break together would reject under 2 % of the commands (`benchmarks/studies/critic_rejections.py` prints the
-same, per game and by reason)."""
+"""On every optimal Jericho walkthrough of the shared corpus, the offline critic, the object pre-check and the loop
+break together would reject under 2 % of the commands (`benchmarks/studies/critic_rejections.py` prints the same, per
+game and by reason)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 9: walkthroughs as Jericho plays them. Blank "press a key" steps are sent as empty lines, and every
-critic path accepts an empty command."""
+"""Walkthroughs as Jericho plays them. Blank "press a key" steps are sent as empty lines, and every critic path accepts
+an empty command."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 3, item 2: the llm agent and llm critic through the real orchestrator, the real `openai` client and a
-scripted OpenAI-compatible server on 127.0.0.1 that records every request."""
+"""The llm agent and llm critic through the real orchestrator, the real `openai` client and a scripted OpenAI-compatible
+server on 127.0.0.1 that records every request."""
 
 from __future__ import annotations
 
@@ -553,7 +553,7 @@ def test_parse_judgement_unreadable(reply):
     assert parse_judgement(reply) is None
 
 
-# -- the end-of-episode synthesis (issue 12) ---------------------------------------------------------------------
+# -- the end-of-episode synthesis --------------------------------------------------------------------------------
 def test_one_synthesis_call_keeps_only_notes_the_records_back(rom_path, tmp_path, fake_llm):
     """Turn 4 takes the egg (+5). The critic's notes cite turn 4 (kept) and turn 3 (nothing happened: dropped)."""
     from managers.knowledge import Knowledge, load_store

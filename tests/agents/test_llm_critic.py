@@ -1,5 +1,5 @@
-"""Issue 30, the critic: anchors across the range around the configured threshold, exceptions for fights and puzzles
-that answer, the agent's thought in its prompt, and a verdict read outside its reasoning, asked for once more when
+"""The LLM critic: anchors across the range around the configured threshold, exceptions for fights and puzzles that
+answer, the agent's thought in its prompt, and a verdict read outside its reasoning, asked for once more when
 unreadable, then scored offline (counted in summary.json). Real client path: LLMClient over ScriptedOpenAI."""
 
 from __future__ import annotations

@@ -1,6 +1,5 @@
-"""Issue 10: fault injection. A tiny OpenAI-compatible server on 127.0.0.1 misbehaves in one way per case, and a
-short episode is played through the real orchestrator, the real `openai` client, LLMAgent, LLMCritic and the LLM
-objective manager.
+"""Fault injection: a tiny OpenAI-compatible server on 127.0.0.1 misbehaves in one way per case, and a short episode is
+played through the real orchestrator, the real `openai` client, LLMAgent, LLMCritic and the LLM objective manager.
 
 Whatever the fault, the episode ends by itself (no exception out of play_episode), every command that ran in the
 game has its line in events.jsonl, the summary names the termination reason and counts exactly the failed calls

@@ -163,9 +163,9 @@ def offline_agent(story) -> OfflineAgent:
 
 
 def test_spent_in_a_room_the_agent_leaves_rather_than_looking_again(tmp_path):
-    """Issue 31: once every idea in a room was spent the agent typed `look` until the loop break ended the episode
-    (karn's Storage Room, from turn 64 of seed 1: ten looks). On the real game loop it goes on by a way it knows,
-    and it never looks or waits in a room it has left by a move before."""
+    """Once every idea in a room is spent (karn's Storage Room, from turn 64 of seed 1), the agent goes on by a way
+    it knows rather than typing `look` until the loop break ends the episode, and it never looks or waits in a room
+    it has left by a move before."""
     story = story_file("karn.z5")
     config = make_config(tmp_path, gameplay={"seed": 1, "max_turns_per_episode": 80})
     records = run_episode(story, config, offline_agent(story)).records

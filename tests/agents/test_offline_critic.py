@@ -1,5 +1,5 @@
-"""The offline critic must not stand in the way of an agent that knows what to do (issue 12): no penalty for
-waiting, or for a command that merely changed nothing (the object pre-check: tests/agents/test_precheck.py)."""
+"""The offline critic must not stand in the way of an agent that knows what to do: no penalty for waiting, or for a
+command that merely changed nothing (the object pre-check: tests/agents/test_precheck.py)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ def before_step(name: str, step: str) -> JerichoSession:
     ],
 )
 def test_walkthrough_steps_the_object_table_could_not_place_pass(name, step):
-    """Steps the former pre-check refused because it guessed presence from the words of the object table."""
+    """Steps a pre-check that guessed presence from the words of the object table would refuse: the game takes them."""
     session = before_step(name, step)
     assert ObjectPrecheck(session).check(step) is None
 

@@ -1,5 +1,5 @@
-"""What a real model is shown (issue 11), rendered from real game states: the contexts a scripted agent received
-through the real orchestrator, turned into prompts by agents.prompts."""
+"""What a real model is shown, rendered from real game states: the contexts a scripted agent received through the real
+orchestrator, turned into prompts by agents.prompts."""
 
 from __future__ import annotations
 
@@ -107,8 +107,8 @@ def test_room_titles_are_the_printed_ones(tmp_path):
 
 
 def test_zork1_rooms_are_named_as_printed_and_dark_is_dark(rom_path, tmp_path, walkthrough):
-    """Issue 11 saw "West House", "LDead", "Atlant": the story file's internal names. Issue 30 saw "Cellar" under
-    "It is pitch black"."""
+    """Rooms are named as the game prints them, never by the story file's internal names ("West House", "LDead",
+    "Atlant"), and a dark room is dark, never "Cellar" under "It is pitch black"."""
     contexts = contexts_of(rom_path, tmp_path, walkthrough[:40])
     prompts = {turn: render_agent_prompt(c) for turn, c in contexts.items()}
     titles = {labelled(p, WHERE) for p in prompts.values()}
@@ -155,7 +155,7 @@ def test_a_trap_door_barred_behind_the_player_is_no_exit(walkthrough_contexts):
 
 def test_the_description_is_the_room_as_look_prints_it_now(walkthrough_contexts):
     """Where `look` prints a title, the description is its answer now (on a copy): zork1's Living Room late in the
-    walkthrough no longer shows the sword and the lantern taken long before. Elsewhere it is the last one printed
+    walkthrough shows neither the sword nor the lantern, taken long before. Elsewhere it is the last one printed
     here, with its age."""
     for turn, context in walkthrough_contexts.items():
         read = context.readings
@@ -268,8 +268,8 @@ def test_prompts_are_compact(walkthrough_contexts):
 
 
 def test_what_was_done_here_is_listed_with_the_games_answers(rom_path, tmp_path):
-    """Issue 30: "already done" and "changed nothing" were read off a world hash (seven failed tries vanished, a
-    refused one was "done"). Each try is listed with the game's own answer, latest first."""
+    """Each try is listed with the game's own answer, latest first: read off a world hash alone, "already done" and
+    "changed nothing" would lose failed tries and call a refused one done."""
     tries = ["take mailbox", "open mailbox", "take door", "read leaflet", "take leaflet", "look"]
     context = contexts_of(rom_path, tmp_path, tries)[len(tries)]
     listed = [(command, answer) for command, _, answer in context.readings.tried]
@@ -294,7 +294,7 @@ def test_a_turn_that_ran_nothing_says_so(walkthrough_contexts):
 
 
 def test_the_agents_last_thoughts_come_back_to_it(rom_path, tmp_path):
-    """Issue 30: the agent's own thoughts were never shown back; the last three are, oldest first."""
+    """The agent's own last three thoughts are shown back to it, oldest first."""
     from agents.llm_agent import LLMAgent
     from agents.llm_client import LLMClient
     from agents.llm_critic import LLMCritic

@@ -1,5 +1,5 @@
-"""Issue 30: commands whose quotes the game needs reach it through the LLM path, as the model wrote them (the reply
-reader kept the quotes; the Z-machine lower-cases input anyway)."""
+"""Commands whose quotes the game needs reach it through the LLM path, as the model wrote them (the reply reader kept
+the quotes; the Z-machine lower-cases input anyway)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 32: a new agent or critic kind is added from its own module alone. The toy kinds below are registered here,
-nowhere else, and play real zork1 episodes through the wiring and through main.py's command line."""
+"""A new agent or critic kind is added from its own module alone. The toy kinds below are registered here, nowhere else,
+and play real zork1 episodes through the wiring and through main.py's command line."""
 
 from __future__ import annotations
 

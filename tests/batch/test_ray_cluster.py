@@ -1,6 +1,6 @@
-"""Issue 31: `main.py batch --backend ray --ray-address` against a real head node (`ray start --head`, token
-authentication on, bound to 127.0.0.1 only): the same table as the local backend, every socket of the head and of
-the batch on 127.0.0.1; an address where nothing listens, or a refused token, is one `error:` line and exit 2."""
+"""`main.py batch --backend ray --ray-address` against a real head node (`ray start --head`, token authentication on,
+bound to 127.0.0.1 only): the same table as the local backend, every socket of the head and of the batch on 127.0.0.1;
+an address where nothing listens, or a refused token, is one `error:` line and exit 2."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray he
 
 RAY_CLI = Path(sys.executable).parent / "ray"
 HANG_GUARD_SECONDS = 120
-"""Far above the runner's own bound: a run that reaches it hangs (it used to wait for minutes)."""
+"""Far above the runner's own bound: a run that reaches it hangs."""
 LISTEN = "0A"
 """The TCP state of a listening socket in /proc/net/tcp."""
 

@@ -1,5 +1,5 @@
-"""Issue 14: `main.py batch` on real story files: resumable after a kill, the same table on the Ray backend, and a
-shared limit of LLM requests in flight against a server that answers 429 to excess."""
+"""`main.py batch` on real story files: resumable after a kill, the same table on the Ray backend, and a shared limit of
+LLM requests in flight against a server that answers 429 to excess."""
 
 from __future__ import annotations
 
@@ -226,7 +226,7 @@ min_turns = 10
 
 
 def test_rewinds_and_abandoned_turns_are_columns_of_the_results(tmp_path):
-    """Issue 33: each episode's rewinds and abandoned turns (summary.json) in its manifest row, summed per cell and
+    """Each episode's rewinds and abandoned turns (summary.json) in its manifest row, summed per cell and
     game in the results; a manifest row written before rewinds counts none."""
     out, grid = tmp_path / "batch", tmp_path / "grid.toml"
     grid.write_text(REWIND_GRID)

@@ -1,5 +1,5 @@
-"""Issue 30: the auditor of what the agent is shown (benchmarks/context_truth.py). Its checks read the game's own
-answers from the real emulator; the episode runs through the LLM path against the scripted server on 127.0.0.1."""
+"""The auditor of what the agent is shown (benchmarks/context_truth.py). Its checks read the game's own answers from the
+real emulator; the episode runs through the LLM path against the scripted server on 127.0.0.1."""
 
 from __future__ import annotations
 

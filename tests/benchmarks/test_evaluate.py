@@ -117,9 +117,9 @@ def test_benchmark_with_a_missing_input_says_so_in_one_line(module, args, tmp_pa
 
 
 def test_memory_probe_plays_every_turn_it_is_asked_for(rom_path):
-    """The memory figure is only worth its turn count: a loop that ends early measures nothing (the probe once
-    stopped at turn 86 of its 1,000 and 10,000 turns by the stop rules, and later at 577 by a grue, its looper
-    steered into the dark). A short episode is now an error."""
+    """The memory figure is only worth its turn count: a loop that ends early measures nothing (the stop rules, or a
+    grue once the looper is steered into the dark, could end the probe long before its 1,000 and 10,000 turns), so a
+    short episode is an error."""
     from benchmarks.evaluate import _memory_child
 
     probe = _memory_child(str(rom_path), 150)

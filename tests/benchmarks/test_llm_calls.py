@@ -1,6 +1,6 @@
-"""Issue 11: what the LLM path costs per turn, through `main`'s wiring, the real `openai` client and a scripted
-OpenAI-compatible server on 127.0.0.1 (`benchmarks/llm_calls.py` prints the same figures); issue 30: the prompts of
-any corpus game's walkthrough, and the corpus benchmark's walkthrough through the LLM path."""
+"""What the LLM path costs per turn, through `main`'s wiring, the real `openai` client and a scripted OpenAI-compatible
+server on 127.0.0.1 (`benchmarks/llm_calls.py` prints the same figures); the prompts of any corpus game's walkthrough,
+and the corpus benchmark's walkthrough through the LLM path."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Bad input (issue 10): every case is one clear `error:` line on stderr and exit 2 — never a traceback, never a
-crash of the C core, never a silently ignored flag. Story files that used to crash the process play instead."""
+"""Bad input: every case is one clear `error:` line on stderr and exit 2 — never a traceback, never a crash of the C
+core, never a silently ignored flag. A story file Jericho's C core would crash on is refused before the core reads it;
+one short only of its padding plays."""
 
 from __future__ import annotations
 
@@ -49,8 +50,8 @@ def test_truncated_story_file_is_one_error(tmp_path, rom_path, capsys, cli):
 
 
 def test_zork1_minus_its_last_byte_plays(tmp_path, rom_path, capsys, cli):
-    """Its header declares fewer bytes than the file had (padding): nothing the game needs is missing. It used to
-    raise AttributeError on the player object; now it plays."""
+    """Its header declares fewer bytes than the file has (padding): nothing the game needs is missing, so it plays
+    (no AttributeError on the player object)."""
     short = tmp_path / "short.z5"
     short.write_bytes(rom_path.read_bytes()[:-1])
     code, out, err = cli(capsys, "--rom", str(short))
@@ -73,9 +74,9 @@ def test_a_missing_story_file_is_one_error(tmp_path, capsys, cli, where):
 
 
 @pytest.mark.parametrize("game", ["sherlock.z5", "lgop.z3"])
-def test_story_files_that_crashed_now_play_offline(tmp_path, capsys, cli, game):
-    """sherlock crashed on a second get_dictionary() call; lgop has no player object (reduced features: rooms
-    unknown). Both play offline now. (trinity, named in the issue alongside sherlock, is not in the corpus.)"""
+def test_story_files_jericho_reads_only_in_part_play_offline(tmp_path, capsys, cli, game):
+    """sherlock's dictionary is read once (a second get_dictionary() call crashes Jericho); lgop has no player object
+    (reduced features: rooms unknown). Both play offline."""
     code, out, err = cli(capsys, "--rom", str(story_file(game)), "--max-turns", "20")
     assert code == 0, err
     summary = read_summary(Path(out.strip().splitlines()[-1]).parent)
@@ -140,7 +141,8 @@ def test_bad_configuration_is_one_error(tmp_path, rom_path, capsys, no_api_key, 
 
 @pytest.mark.parametrize("seed", ["0", "-1", str(2**31), str(2**32)])
 def test_seeds_that_would_not_reproduce_are_errors(capsys, cli, seed):
-    """0 used to mean "the default seed" silently; seeds of 2^32 and over were accepted but not reproducible."""
+    """0 and negative seeds are errors, never "the default seed" silently, and so are seeds of 2^31 and over, which
+    would not reproduce."""
     code, _, err = cli(capsys, "--seed", seed)
     assert_one_error_line(code, err, "seed")
 

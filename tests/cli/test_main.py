@@ -188,7 +188,7 @@ def test_the_offline_agent_knows_the_same_words_in_every_process(game):
 
 
 def test_the_closing_lines_say_what_the_episode_came_to(tmp_path, capsys, no_api_key, rom_path):
-    """Issue 31: the first run ended with the path of summary.json and nothing else."""
+    """The closing lines say what the episode came to, not only where summary.json is."""
     code = run_cli("--rom", str(rom_path), "--max-turns", "12", "--episode-dir", str(tmp_path))
     assert code == 0
     *closing, last = capsys.readouterr().out.strip().splitlines()

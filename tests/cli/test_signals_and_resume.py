@@ -1,5 +1,5 @@
-"""Signals, a full disk and `--resume` (issue 10), on real processes: main.py runs in a subprocess that is sent
-SIGTERM or SIGHUP, killed with SIGKILL, or limited to a small file size.
+"""Signals, a full disk and `--resume`, on real processes: main.py runs in a subprocess that is sent SIGTERM or SIGHUP,
+killed with SIGKILL, or limited to a small file size.
 
 The kill point is deterministic: the script repeats one failure until the loop gate (gate_action = "human") stops
 to read guidance from stdin, which the test never writes. The process then waits at a known turn, with every

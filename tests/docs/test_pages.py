@@ -82,7 +82,7 @@ def test_the_learning_table_is_quoted_from_its_results_file():
 
 @pytest.mark.parametrize("page, source, table", _quoted_tables(), ids=lambda v: str(v)[:40])
 def test_a_quoted_table_is_rows_of_its_results_file(page, source, table):
-    """Every row of a quoted table is a line the benchmark wrote: a figure main no longer gives fails here."""
+    """Every row of a quoted table is a line the benchmark wrote: a figure main does not give fails here."""
     written = set((ROOT / source).read_text().splitlines())
     missing = [row for row in table.splitlines() if row not in written]
     assert not missing, f"{page}: rows not in {source}: {missing[:3]}"
@@ -203,7 +203,7 @@ def test_a_default_quoted_in_prose_is_the_default():
         if page != CONFIGURATION
         for key, value in DEFAULT_MENTION.findall(page.read_text())
     ]
-    assert mentions, "no `key` (default) mention found: the pattern no longer matches the pages"
+    assert mentions, "no `key` (default) mention found: the pattern matches none of the pages"
     wrong = [(name, key, value) for name, key, value in mentions if float(value) not in defaults.get(key, ())]
     assert not wrong, f"defaults quoted wrong, or keys no section has: {wrong}"
 

@@ -1,7 +1,7 @@
 """The action-loop detectors one at a time, fed synthetic records: each test fails when its rule is broken.
 
-No Jericho and no LLM: a detector is a small class with typed state fed one record per turn (issue 10 found rules
-that could be removed or moved without any test noticing; these pin them down).
+No Jericho and no LLM: a detector is a small class with typed state fed one record per turn, and every rule has a
+test that fails when it is removed or moved. The designs the sections cite are described in docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Loops beyond rooms on the real story file (issue 5): design 004 scenarios A-D, design 003's identical-action and
-unparseable-reply loops, design 002's agent<->critic loops and failure gates."""
+"""Loops beyond rooms on the real story file: design 004's scenarios A-D, design 003's identical-action and
+unparseable-reply loops, design 002's agent<->critic loops and failure gates (the designs: docs/design.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def signature_loops(result) -> list[dict]:
     return [e for e in result.events("loop_detected") if e["kind"] == "signature_loop"]
 
 
-# -- design 004 §3 scenarios A-D in zork1 terms -------------------------------------------------------------------
+# -- design 004's scenarios A-D in zork1 terms -------------------------------------------------------------------
 def test_scenario_a_healthy_varied_play_with_repeated_verbs(walkthrough_episode):
     """A: the walkthrough's first 60 turns repeat verbs (take, open, get, light, douse...) with different objects
     and successes: no signature loop, no failure gate."""
@@ -56,7 +56,7 @@ def test_scenario_d_same_verb_different_objects_succeeding(rom_path, tmp_path, w
 
 
 def test_progress_trumps_pattern(rom_path, tmp_path, walkthrough):
-    """Design 004 §4.7: a failing command repeated while progress happens in the window is a suppressed false
+    """Design 004: a failing command repeated while progress happens in the window is a suppressed false
     positive, logged as such, not a loop."""
     commands = ["push mailbox", "push mailbox", "north", "south", "push mailbox"]  # north: a new room
     result = run_episode(rom_path, make_config(tmp_path), ReplayAgent(commands))

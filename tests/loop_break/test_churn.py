@@ -1,6 +1,6 @@
-"""Busy camping (issue 31): changes in place that reach nothing new, counted by managers/loop_break/churn.py. Unit
-tests feed records directly (no Jericho); the integration test plays a busy camping loop of the corpus on a real story
-file through the orchestrator's game loop."""
+"""Busy camping: changes in place that reach nothing new, counted by managers/loop_break/churn.py. Unit tests feed
+records directly (no Jericho); the integration test plays a busy camping loop of the corpus on a real story file through
+the orchestrator's game loop."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Design 000 ("Testing Strategy" / Unit Tests) against this code's loop-break classes, plus feature flags and the
+"""Design 000's unit tests (docs/design.md) against this code's loop-break classes, plus feature flags and the
 validation of the `[tool.zorkgpt.loop_break]` section.
 
 Mapping of the design's wording to this code:
@@ -141,7 +141,7 @@ def test_progress_velocity_resets_on_score_change():
     assert not any(v.terminate for v in (*before.values(), reset, *after.values()))
     assert after[42].progress.turns_stuck == 20
     assert loop_break.progress.turns_stuck(42) == 20
-    # The threshold now counts from the score change: terminated 30 turns after turn 22.
+    # The threshold counts from the score change: terminated 30 turns after turn 22.
     later = stuck_turns(loop_break, 43, 52, score=50)
     assert [t for t, v in later.items() if v.terminate] == [52]
 

@@ -1,4 +1,5 @@
-"""Issue 9 units: the memory reader, novelty facts with the idle counterfactual, repetition, and progress."""
+"""Units of what counts as new: the memory reader, novelty facts with the idle counterfactual, repetition, and
+progress."""
 
 from __future__ import annotations
 
@@ -153,8 +154,8 @@ def test_a_move_made_again_from_the_same_situation_reaches_no_new_object_state()
 
 def test_a_new_answer_to_a_question_a_look_up_or_a_reply_is_information():
     """Reading up, asking or answering a character changes nothing in memory, yet it is how some games move on
-    (deephome's encyclopedia; weapon's closing conversation of bare `reply` commands, where a noisy walkthrough of
-    seed 13 was stopped while healthy). A canned reply, a short one, the same answer again, a reply the game did not
+    (deephome's encyclopedia; weapon's closing conversation of bare `reply` commands, which a noisy walkthrough of
+    seed 13 reaches while healthy). A canned reply, a short one, the same answer again, a reply the game did not
     take, or any answer to another verb is no information."""
     start = view(world([0, 0, 1]), text="start")
     novelty = WorldNovelty(start)

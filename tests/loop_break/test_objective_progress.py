@@ -1,4 +1,4 @@
-"""Design 001 section 6 (unit tests): progress = score change OR a verified objective completion.
+"""Design 001's unit tests (docs/design.md): progress = score change OR a verified objective completion.
 
 Mapping: the design's "stuck timer" is `ProgressResult.turns_stuck` (turns since the last progress, after a turn),
 `score_increased` / `objective_completed` are the fired `signals` ("score", "objective"), and completions come

@@ -1,4 +1,5 @@
-"""Design 001 §6 integration tests: objective-based progress on real play (`_run_game_loop`, real story file)."""
+"""Design 001's integration tests (docs/design.md): objective-based progress on real play (`_run_game_loop`, real story
+file)."""
 
 from __future__ import annotations
 
@@ -88,10 +89,10 @@ def test_objective_completion_after_score_increase(rom_path, tmp_path, walkthrou
     assert result.summary["loop_break"]["last_progress_turn"] == 6
 
 
-def test_phase_1a_1b_1c_integration(rom_path, tmp_path, dam_ab):
-    """Velocity (1A), penalties (1B) and warnings (1C) together on a stubborn looper, under the design's settings:
-    penalties fire, warnings appear once stuck, and termination comes exactly max_turns_stuck after the last
-    progress."""
+def test_the_no_progress_rule_penalties_and_warnings_together(rom_path, tmp_path, dam_ab):
+    """The no-progress rule, penalties and the stuck warning together on a stubborn looper, under the designs'
+    settings: penalties fire, warnings appear once stuck, and the episode ends exactly no_progress.max_turns after
+    the last progress."""
     config = make_config(tmp_path, loop_break=SEED_LOOP_BREAK)
     result = run_episode(rom_path, config, LooperAgent(dam_ab.prefix, dam_ab.loop))
     assert result.events("loop_penalty_applied")

@@ -216,8 +216,8 @@ def test_no_way_out_known_gives_no_bonus_to_anything():
 
 
 def test_the_agent_is_told_why_in_plain_words():
-    """Issue 30: "s: a plausible next step [Loop Detection Override: Revisit penalty ... -0.20; Repeat penalty ...
-    -0.50]" was what the agent read. The records keep the penalties; the agent reads what they mean."""
+    """The records keep the penalties; the agent reads what they mean, never the raw "s: a plausible next step [Loop
+    Detection Override: Revisit penalty ... -0.20; Repeat penalty ... -0.50]"."""
     judged = adjust_score(
         Judgement(0.8, "a plausible next step"),
         [

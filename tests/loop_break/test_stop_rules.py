@@ -1,9 +1,9 @@
-"""The stop rules' clock under the default configuration (issue 9, measured on noisy walkthroughs of seeds 2 and 3):
-waits up to `wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, those waits
-never repeat (the ones after them do), and a stretch that keeps reaching rooms through more than `trek_rooms` of
-them gets up to `trek_extra_turns` more. Fed records directly: no Jericho, no LLM. The varied play of the clock's
-tests (`examine thing 1`, `examine thing 2`...) is a new try every turn, which the fruitless rule ends at
-`fruitless.turns`; they switch that rule off to watch the clock alone."""
+"""The stop rules' clock under the default configuration (measured on noisy walkthroughs of seeds 2 and 3): waits up to
+`wait_allowance`, and up to `wait_detours` turns between waits with each, stop no clock, those waits never repeat (the
+ones after them do), and a stretch that keeps reaching rooms through more than `trek_rooms` of them gets up to
+`trek_extra_turns` more. Fed records directly: no Jericho, no LLM. The varied play of the clock's tests (`examine thing
+1`, `examine thing 2`...) is a new try every turn, which the fruitless rule ends at `fruitless.turns`; they switch that
+rule off to watch the clock alone."""
 
 from __future__ import annotations
 
@@ -45,9 +45,8 @@ def repetition_stop(new_turns: int, config: LoopBreakConfig) -> int:
 def test_waiting_stops_no_clock_up_to_the_allowance():
     """Only waiting, in one room: the first wait_allowance waits stop no clock and never repeat. The first wait past
     them in a row takes that back: every wait of the window repeats and every turn counts on the repetition rule's
-    clock, so it ends there, or once the waits fill the window (it was a window later while the free waits stayed
-    free: 31 turns; wait_allowance turns after max_turns_stuck when no wait ever repeated). With the designs' counting
-    the first two waits are new (from the start, then from here) and every one after them repeats."""
+    clock, so it ends there, or once the waits fill the window. With the designs' counting the first two waits are
+    new (from the start, then from here) and every one after them repeats."""
     config = LoopBreakConfig()
     first_loop = max(config.wait_allowance + 1, config.repetition.window)
     assert play(loop_break(), [("wait", 1)] * 100) == (first_loop, "repetition")
@@ -105,9 +104,10 @@ def trek(turns: int, every: int, until: int | None = None) -> list[tuple[str, in
 
 
 def test_a_trek_through_many_rooms_gets_the_longer_limit():
-    """A walk that keeps reaching rooms through more than trek_rooms of them gets up to trek_extra_turns more than
-    max_turns_stuck; one that stops reaching rooms gets trek_grace turns after the last one; going round the same
-    rooms, or staying in a few, gets max_turns_stuck."""
+    """A walk that keeps reaching rooms through more than no_progress.trek_rooms of them gets up to
+    no_progress.trek_extra_turns more than no_progress.max_turns; one that stops reaching rooms gets
+    no_progress.trek_grace turns after the last one; going round the same rooms, or staying in a few, gets
+    no_progress.max_turns."""
     config = LoopBreakConfig()
     clock = {"fruitless": {"turns": 0}}
     assert play(loop_break(**clock), trek(200, every=6)) == (

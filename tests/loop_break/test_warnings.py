@@ -173,7 +173,7 @@ def test_status_hints_absent_when_disabled():
     assert "Directions never tried from here (not verified)" not in status.warning
 
 
-# -- issue 9: warnings follow the stop rules, not a quiet score ------------------------------------------------
+# -- warnings follow the stop rules, not a quiet score ---------------------------------------------------------
 def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears():
     """Default settings: turns without progress that try a new thing every other turn and look round or check the
     inventory between show no warning at 30 turns; the warning comes
@@ -213,7 +213,8 @@ def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule)
 
 
 def test_hints_never_suggest_dropping_what_is_carried():
-    """Issue 30: "drop sword, drop knife, drop rope" came for every item carried; the only weapon or light with it."""
+    """No hint tells the player to drop what it carries ("drop sword, drop knife, drop rope"), a weapon and a light
+    among them."""
     loop_break = make_loop_break()
     run_turns(loop_break, 25)
     sword = GameObject(9, "sword")

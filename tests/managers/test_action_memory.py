@@ -42,7 +42,8 @@ def test_a_command_refused_in_two_states_of_the_world_stays_refused():
 
 
 def test_a_take_the_game_refused_stays_refused_when_the_room_changes():
-    """Issue 31: the offline agent took the small mailbox again after opening it ("It is securely anchored." twice)."""
+    """A take the game refused stays refused after the room changes: the small mailbox is not taken again once opened
+    ("It is securely anchored." twice)."""
     memory = ActionMemory()
     memory.observe(record(1, "take small mailbox", ("w0", "w0"), "It is securely anchored."))
     memory.observe(record(2, "open small mailbox", ("w0", "w1"), "Opening the small mailbox reveals a leaflet."))

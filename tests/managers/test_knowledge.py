@@ -1,4 +1,4 @@
-"""Issue 12: the knowledge store carried across episodes, on the real zork1 story file and the real orchestrator."""
+"""The knowledge store carried across episodes, on the real zork1 story file and the real orchestrator."""
 
 from __future__ import annotations
 
@@ -188,7 +188,7 @@ def test_a_loop_that_ended_an_episode_is_avoided_next_time(rom_path, tmp_path):
     built = build_scenario("camp_in_room", rom_path)
     path = tmp_path / "zork1.json"
     # Walking an exit for the first time counts as progress here, so the looper's detours keep the loop at the Dam;
-    # steered from the first turns of the loop on (design document 000's penalties), it camps there.
+    # steered from the first turns of the loop on (design 000's penalties, docs/design.md), it camps there.
     signals = {"progress_signals": [*DEFAULT_PROGRESS_SIGNALS, "objective"], "steering_pressure": 0.0}
     first = play(
         rom_path,

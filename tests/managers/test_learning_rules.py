@@ -1,7 +1,7 @@
-"""Issue 31: what later episodes take from earlier ones' troubles. A way refused for the load is no dead end; a
-valuable put down to get through is fetched again, one the way refused by name is not; valuables lost to a command
-make it one to avoid there; what killed or robbed the player at two places roams, and is left rather than handled.
-Units on synthetic records (the five-episode zork1 curve is benchmarks.evaluate --learning's)."""
+"""What later episodes take from earlier ones' troubles. A way refused for the load is no dead end; a valuable put down
+to get through is fetched again, one the way refused by name is not; valuables lost to a command make it one to avoid
+there; what killed or robbed the player at two places roams, and is left rather than handled. Units on synthetic records
+(the five-episode zork1 curve is benchmarks.evaluate --learning's)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Issue 12: the shortest known way to the best score (the store's route), replayed by later episodes; new dice where
-an earlier episode died; valuables brought to where putting one away scored. Units on synthetic records, then the
-real orchestrator on the real zork1 story file."""
+"""The shortest known way to the best score (the store's route), replayed by later episodes; new dice where an earlier
+episode died; valuables brought to where putting one away scored. Units on synthetic records, then the real orchestrator
+on the real zork1 story file."""
 
 from __future__ import annotations
 
@@ -158,8 +158,8 @@ def test_a_step_the_harness_turns_down_is_passed_over():
 
 
 def test_several_steps_the_harness_turns_down_are_passed_over():
-    """Issue 31: the route's episode met the thief in the Dome Room (its stiletto, itself and its bag were tried, the
-    dice rolled); a replay without the thief played on by its own lights from there."""
+    """The route's episode meets the thief in the Dome Room (its stiletto, itself and its bag are tried, the dice
+    rolled); a replay without the thief passes those steps over and plays on by its own lights from there."""
     thief = (step("take stiletto", 1), step("take thief", 1), step("take large bag", 1))
     knowledge = with_route(*thief, step("tie rope to railing", 1), step("down", 1, 2, score=3))
     assert knowledge.route_then("take stiletto") == ("take thief", "take large bag", "tie rope to railing", "down")
@@ -277,8 +277,8 @@ def test_a_narrow_way_gets_one_thing_less_each_time_treasures_last_the_light_nev
 
 
 def test_only_words_that_name_a_way_out_are_mentioned_exits():
-    """Issue 30: over the zork1 walkthrough, 37 of 142 mentioned exits moved nowhere: parts of a room, places beside
-    a thing, `up` in `you wake up`, and `in all directions` (trees as often as passages)."""
+    """Only words that name a way out count: over the zork1 walkthrough, 37 of 142 words read as exits move nowhere
+    (parts of a room, places beside a thing, `up` in `you wake up`, `in all directions` of trees as of passages)."""
     assert directions_named("A passage leads north and up.") == ("north", "up")
     assert directions_named("This is a circular stone room with passages in all directions.") == ()
     assert directions_named("You are in a forest, with trees in all directions.") == ()
@@ -290,8 +290,9 @@ def test_only_words_that_name_a_way_out_are_mentioned_exits():
 
 
 def test_passages_in_all_directions_are_each_worth_a_try_trees_in_all_directions_are_not():
-    """Issue 31: since the mentioned exits left out `in all directions`, the offline agent never tried the Round
-    Room's diagonals (its southeast leads to the Engravings Cave, the Dome Room and the torch): 84 -> 60 points."""
+    """Passages in all directions are each a way to try: without them the offline agent never tries the Round Room's
+    diagonals (its southeast leads to the Engravings Cave, the Dome Room and the torch) and ends with 60 points, not
+    84."""
     assert every_way_named("This is a circular stone room with passages in all directions.")
     assert every_way_named("Tunnels lead off in every direction.")
     for text in (
@@ -416,7 +417,7 @@ def test_a_stored_command_that_could_never_have_run_makes_the_store_corrupt(tmp_
 
 
 def test_the_first_step_is_offered_only_where_it_begins():
-    """Issue 30: "take door" was offered on turns 1-14 wherever the player stood; a step is offered only in its room."""
+    """A route's step is offered only in its room, never wherever the player stands ("take door" on turns 1-14)."""
     knowledge = with_route(step("open mailbox", 1), step("north", 1, after=2))
     assert knowledge.route_next(view(1)) == "open mailbox"
     assert knowledge.route_next(view(3)) == ""

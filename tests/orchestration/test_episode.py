@@ -1,4 +1,5 @@
-"""Issue 3, items 4 and 5: events.jsonl survives a crash; the offline agent scores and explores."""
+"""An episode through the orchestrator: its records survive a crash or Ctrl-C, one events.jsonl line a turn, the offline
+agent scores and explores, and the steps after the episode run on its folder."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Issue 3, item 1: the walkthrough through the real turn loop, and the map it leaves behind (the shared
-`walkthrough_episode` of conftest.py)."""
+"""zork1's walkthrough through the real turn loop, and the map it leaves behind (the shared `walkthrough_episode` of
+conftest.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Game integrity (issue 10): interpreter commands never reach the emulator, whoever proposes them, and story files
-that used to crash the process play or fail with one clear error.
+"""Game integrity: interpreter commands never reach the emulator, whoever proposes them.
 
 `save` writes zork1.qzl into the working directory and `restore` loads it into the next episode; `restart` resets
 the score unnoticed; `script` writes a transcript. Every path is covered: a replayed script (forced), an LLM reply

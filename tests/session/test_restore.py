@@ -1,5 +1,5 @@
-"""Issue 33's primitive: the game restored exactly as it was right after a turn, verified equal (room, score,
-inventory, object tree, globals), and playing on from it exactly as it did the first time, on every corpus game."""
+"""Rewind's primitive: the game restored exactly as it was right after a turn, verified equal (room, score, inventory,
+object tree, globals), and playing on from it exactly as it did the first time, on every corpus game."""
 
 from __future__ import annotations
 

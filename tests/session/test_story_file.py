@@ -63,13 +63,13 @@ def test_every_shared_game_passes(name, tmp_path):
 
 @pytest.mark.parametrize("name", CORPUS)
 def test_an_abbreviations_address_of_0_passes(name, tmp_path):
-    """Issue 31: 0 is the Standard's "no abbreviations table"; the check never refuses it."""
+    """0 is the Standard's "no abbreviations table"; the check never refuses it."""
     assert verdict(with_word(game(name), 0x18, 0), tmp_path) == "accepted"
 
 
 def test_a_game_without_abbreviations_plays_its_walkthrough_with_address_0(tmp_path):
-    """detective has no abbreviations (every entry of its table is the empty string): with address 0 it is the legal
-    file the issue describes. Played in a child, its walkthrough gives every response the original gives."""
+    """detective has no abbreviations (every entry of its table is the empty string): with address 0 it is a legal file
+    with no abbreviations table. Played in a child, its walkthrough gives every response the original gives."""
     original = story_file("detective.z5")
     data = original.read_bytes()
     assert abbreviation_free(data) and word(data, 0x18) != 0

@@ -1,4 +1,4 @@
-"""Issue 13: the episode viewer, in a real browser (headless Debian Chromium, driven by Playwright).
+"""The episode viewer, in a real browser (headless Debian Chromium, driven by Playwright).
 
 `.ci/run` installs Chromium when it is missing; without it these tests fail with a message saying so."""
 
@@ -240,7 +240,7 @@ def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_epis
 
 @pytest.mark.slow  # a browser
 def test_the_report_of_a_rewound_episode_shows_its_branches(browser, rewound_episode):
-    """Issue 33: the abandoned turns greyed on the chart and marked in the turn list with their branch, every
+    """The abandoned turns greyed on the chart and marked in the turn list with their branch, every
     rewind drawn back to the turn it went to, with its why, and listed as a row of its own."""
     summary = read_summary(rewound_episode)
     rewinds = rewinds_of(rewound_episode)
