@@ -163,7 +163,7 @@ def report(results: dict[str, dict[str, Tally]], sources: dict[str, dict[str, st
         "with the dictionary of its game, as on the LLM path; the project corpus names no game and is read without "
         f"one, as by a caller that gives none, and again with {PROJECT_GAME}'s. Each cell: read as expected / honest "
         "failures (a command expected, refused) / different command (another command, or a command where a failure "
-        "was expected). The fuzz tests in tests/test_parsers_fuzz.py mix the shapes at random.",
+        "was expected). The fuzz tests in tests/agents/test_parsers_fuzz.py mix the shapes at random.",
         "",
         "Read as expected:",
         "",

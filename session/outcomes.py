@@ -1,7 +1,7 @@
 """What a command's outcome was: Z-machine evidence first (room, score, inventory, world state), text second.
 
 This module is the one place that holds the response phrases; they were checked against real zork1 responses
-(tests/test_outcomes.py).
+(tests/session/test_outcomes.py).
 """
 
 from __future__ import annotations
