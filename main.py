@@ -251,6 +251,7 @@ RUN_COLUMNS = (
     "episode_id",
     "final_score",
     "best_score",
+    "progress",
     "turns",
     "termination_reason",
     "rooms_visited",

@@ -89,6 +89,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         "final_score": summary["final_score"],
         "best_score": summary["best_score"],
         "max_score": summary["max_score"],
+        "progress": summary.get("progress"),  # share of the walkthrough's checkpoints; None without a walkthrough
         "turns": summary["turns"],
         "termination_reason": summary["termination_reason"],
         "rewinds": summary.get("rewinds", 0),  # on_stuck = "rewind"; a summary from before rewinds has none

@@ -20,6 +20,7 @@ COLUMNS = (
     "mean_score",
     "best_score",
     "score_share",
+    "progress",
     "mean_turns",
     "rewinds",
     "abandoned_turns",
@@ -33,6 +34,8 @@ COLUMNS = (
 def summarise(cell: str, game: str, rows: list[dict]) -> dict:
     finished = [r for r in rows if r["status"] == "finished"]
     shares = [r["best_score"] / r["max_score"] for r in finished if r.get("max_score")]
+    # the walkthrough's checkpoints reached (session.checkpoints); a game without a walkthrough has no share
+    progress = [r["progress"] for r in finished if r.get("progress") is not None]
     return {
         "cell": cell,
         "game": game,
@@ -41,6 +44,7 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
         "mean_score": round(mean(r["final_score"] for r in finished), 2) if finished else None,
         "best_score": max((r["best_score"] for r in finished), default=None),
         "score_share": round(mean(shares), 4) if shares else None,
+        "progress": round(mean(progress), 4) if progress else None,
         "mean_turns": round(mean(r["turns"] for r in finished), 1) if finished else None,
         # all the episodes' (on_stuck = "rewind"); a manifest row from before rewinds counts none
         "rewinds": sum(r.get("rewinds", 0) for r in finished),

@@ -5,8 +5,9 @@
 
 The offline agent and critic play every story file of the folder (or the one story file given), as `main.py --episodes N
 [--seed S]` would, with a fresh knowledge store per game and seed. Writes learning.json, learning.md (best score by
-episode, per game and the mean) and, with matplotlib installed, learning.png (best score over episodes, one line per
-game, as a share of the game's maximum so that games of 1 and 400 points share an axis).
+episode, per game and the mean, and the walkthrough progress of the first and the last episode: session.checkpoints)
+and, with matplotlib installed, learning.png (best score over episodes, one line per game, as a share of the game's
+maximum so that games of 1 and 400 points share an axis).
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ def learn_game(job: dict) -> dict:
             rows.append(
                 {
                     "best_score": summary["best_score"],
+                    "progress": summary.get("progress"),
                     "turns": summary["turns"],
                     "termination_reason": summary["termination_reason"],
                     "turns_to_first_best": reached,
@@ -79,16 +81,41 @@ def learning_curves(
 
 
 def markdown(games: list[dict], episodes: int) -> str:
-    columns = ["game", "max", *(f"ep {i + 1}" for i in range(episodes)), "turns to ep 1's best: ep 1 → last"]
+    columns = [
+        "game",
+        "max",
+        *(f"ep {i + 1}" for i in range(episodes)),
+        "turns to ep 1's best: ep 1 → last",
+        "progress: ep 1 → last",
+    ]
     rows = []
     for game in games:
         first_best = game["episodes"][-1]["turns_to_first_best"]
         first_turns = game["episodes"][0]["turns_to_first_best"]
         shown = f"{first_turns} → {first_best}" if first_turns is not None else "-"
-        rows.append([game["game"], game["max_score"], *(row["best_score"] for row in game["episodes"]), shown])
+        progress = _progress_span(game["episodes"][0].get("progress"), game["episodes"][-1].get("progress"))
+        rows.append(
+            [game["game"], game["max_score"], *(row["best_score"] for row in game["episodes"]), shown, progress]
+        )
     means = [sum(g["episodes"][i]["best_score"] for g in games) / max(len(games), 1) for i in range(episodes)]
-    total = ["**mean**", "", *(f"**{m:.1f}**" for m in means), ""]
+    first, last = (_mean_progress([g["episodes"][i] for g in games]) for i in (0, -1))
+    progress = _progress_span(first, last)
+    total = ["**mean**", "", *(f"**{m:.1f}**" for m in means), "", f"**{progress}**" if progress != "-" else ""]
     return "\n".join(markdown_table(columns, rows, totals=[total])) + "\n"
+
+
+def _progress_span(first: float | None, last: float | None) -> str:
+    """The walkthrough progress (session.checkpoints) of the first and the last episode, `12 % → 20 %`; `-` for a
+    game without a walkthrough, or a row that has no progress."""
+    if first is None or last is None:
+        return "-"
+    return f"{round(100 * first)} % → {round(100 * last)} %"
+
+
+def _mean_progress(rows: list[dict]) -> float | None:
+    """The mean progress of the episodes that have one (games without a walkthrough have none)."""
+    shares = [row["progress"] for row in rows if row.get("progress") is not None]
+    return sum(shares) / len(shares) if shares else None
 
 
 def plot(games: list[dict], out: Path) -> Path | None:

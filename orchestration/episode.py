@@ -22,9 +22,11 @@ from managers.map_graph import MapGraph
 from managers.objectives import ObjectiveManager
 from orchestration.recorder import EpisodeRecorder, RecordsUnwritable
 from orchestration.spending import Spending, usage_line
+from session.checkpoints import checkpoints_for
 from session.config import ConfigError, GameConfiguration
+from session.emulator import EmulatorFailed
 from session.events import EventType
-from session.jericho_session import JerichoSession
+from session.jericho_session import JerichoSession, StoryFileError
 from session.records import (
     BROKEN_ENDINGS,
     FINISHED_ENDINGS,
@@ -209,12 +211,24 @@ def _summary(played: Played, wall_seconds: float) -> dict[str, Any]:
         "critic_retries": unreadable["retried"],
         "critic_fallbacks": unreadable["fallback"],
         "rooms_visited": len(played.map.rooms),
+        **_progress(played),
         "wall_seconds": round(wall_seconds, 3),
         "loop_break": played.loop_break.summary(recorder.turns),
         "rewinds": played.rewinder.rewinds,
         "abandoned_turns": played.rewinder.abandoned_turns,
         "completed_objectives": played.objectives.completed_objectives,
     }
+
+
+def _progress(played: Played) -> dict[str, Any]:
+    """`progress` (the share of the walkthrough's checkpoints the episode reached, None without a walkthrough) and
+    `checkpoints` ({"reached": n, "total": m}; None when they could not be derived): session.checkpoints."""
+    try:
+        checkpoints = checkpoints_for(played.session, played.config.gameplay.seed)
+    except (EmulatorFailed, StoryFileError, OSError) as exc:  # the episode's own figures matter more
+        logger.warning(f"walkthrough progress not measured: {exc}")
+        return {"progress": None, "checkpoints": None}
+    return checkpoints.progress(played.map.rooms, played.best_score).summary()
 
 
 def _synthesize(played: Played) -> int:
