@@ -6,10 +6,10 @@ player shows where the measure starts.
 For every story file with a walkthrough: its checkpoints are derived (session.checkpoints, timed), its walkthrough is
 played as `main.py --agent walkthrough --critic offline` plays it (the wiring, under the game's walkthrough seed,
 with as many turns as it has steps), and a seeded random player (`random_commands`: a direction, a verb, or a verb
-and a noun, drawn from the game's dictionary) plays `--random-steps` turns once per `--random-seeds` seed, through
-the same wiring. Each episode's progress is what its summary.json says. A walkthrough below 100 % fails the run
-(exit status 1): the checkpoints would then not be the walkthrough's own. Writes the Markdown table to `--out` and
-every figure as JSON beside it.
+and a noun, drawn from the game's dictionary) plays up to `--random-steps` turns once per `--random-seeds` seed,
+through the same wiring (a death or the loop break may end it sooner). Each episode's progress is what its
+summary.json says. A walkthrough below 100 % fails the run (exit status 1): the checkpoints would then not be the
+walkthrough's own. Writes the Markdown table to `--out` and every figure as JSON beside it.
 """
 
 from __future__ import annotations
@@ -207,8 +207,9 @@ def run(games: Path, config: str, out: Path, random_seeds: list[int], random_ste
         f"Commit: {made['commit']}",
         "",
         f"Each game's walkthrough played through the wiring (`--agent walkthrough --critic offline`, the game's "
-        f"walkthrough seed), and a random player ({random_steps} turns of directions, verbs and verb-noun pairs from "
-        f"the game's dictionary, seeds {', '.join(map(str, random_seeds))}). Progress: the share of the checkpoints "
+        f"walkthrough seed), and a random player (up to {random_steps} turns of directions, verbs and verb-noun pairs "
+        f"from the game's dictionary, seeds {', '.join(map(str, random_seeds))}; a death or the loop break may end it "
+        "sooner). Progress: the share of the checkpoints "
         "(rooms first entered and new highest scores along the walkthrough) an episode reached. "
         + (f"Without a walkthrough, so without progress: {', '.join(without)}. " if without else "")
         + f"Run time {seconds} s with {jobs} process{'es' if jobs > 1 else ''}; `derive (s)`: the time to derive one "
