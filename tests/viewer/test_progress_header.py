@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from session.records import SUMMARY_FILE, read_summary
 from viewer.report import REPORT_FILE, write_report
 
 CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
@@ -51,9 +52,9 @@ def test_the_header_shows_the_walkthroughs_progress(walkthrough_episode, page_of
 def test_the_header_of_a_game_without_a_walkthrough_says_none(walkthrough_episode, page_of, tmp_path):
     folder = tmp_path / "episode"
     shutil.copytree(walkthrough_episode.folder, folder)
-    summary = json.loads((folder / "summary.json").read_text())
+    summary = read_summary(folder)
     summary |= {"progress": None, "checkpoints": {"reached": 0, "total": 0}}
-    (folder / "summary.json").write_text(json.dumps(summary))
+    (folder / SUMMARY_FILE).write_text(json.dumps(summary))
     write_report(folder)
     header = page_of(folder / REPORT_FILE)
     assert "progress none (no walkthrough checkpoints)" in header and "0 %" not in header
