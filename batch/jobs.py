@@ -5,9 +5,18 @@ from __future__ import annotations
 import shutil
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from loguru import logger
+
+if TYPE_CHECKING:
+    from batch.budget import BudgetLink, EpisodeShare
+
+NOT_RUN = "not_run"
+"""The `status` of a job the batch's budget left unstarted: the spend had reached it before the job's turn came."""
+SPENT = "the batch's budget was spent"
+UNANSWERED = "the batch's budget did not answer"
+"""The `reason` of a not_run row: the ledger said so, or did not answer (which counts as spent)."""
 
 
 def install_request_limits(limits: dict[str, Any]) -> None:
@@ -58,12 +67,20 @@ def crashed(job: dict, error: str, trace: str = "") -> dict:
     return {**row, "status": "crashed", "error": error[:500], "trace": trace[-1500:]}
 
 
-def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
-    """Play the job's episode; its result row (`status` finished or crashed), never an exception. `limits`: the
-    batch's shared request limits, when the process has not had them installed (Ray tasks)."""
+def not_run(job: dict, reason: str) -> dict:
+    """The result row of a job that was never started: the batch's budget was spent."""
+    row = {key: job[key] for key in ("id", "cell", "game", "seed", "episode")}
+    return {**row, "status": NOT_RUN, "reason": reason}
+
+
+def run_job(job: dict, limits: dict[str, Any] | None = None, budget: BudgetLink | None = None) -> dict:
+    """Play the job's episode; its result row (`status` finished or crashed, or not_run when `budget`, the batch's,
+    is spent), never an exception. `limits`: the batch's shared request limits, when the process has not had them
+    installed (Ray tasks)."""
     if limits:
         install_request_limits(limits)
-    from orchestration.wiring import RunOptions, build_orchestrator, build_session
+    from batch.budget import EpisodeShare, ReportingClient
+    from orchestration.wiring import RunOptions, build_orchestrator, build_session, chosen_kinds, llm_client_for
     from session.config import GameConfiguration
     from session.records import read_summary
 
@@ -76,9 +93,15 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         overrides = {"files": {"episode_dir": str(folder)}, "gameplay": {"seed": job["seed"]}}
         config = GameConfiguration.from_dict(job["config"], overrides, source=f"job {job['id']}")
         args = RunOptions(rom=job["story"], quiet=True)
+        share = EpisodeShare(budget, job["id"], config.gameplay) if budget is not None else None
+        if share is not None and not share.start():
+            return not_run(job, UNANSWERED if share.unanswered else SPENT)
+        # with a batch budget, every call the episode makes is told to the batch's ledger
+        client = llm_client_for(config, chosen_kinds(config, args), ReportingClient, share=share) if share else None
         session = build_session(config, args)
         try:
-            summary = read_summary(build_orchestrator(config, args, session=session).play_episode().parent)
+            orchestrator = build_orchestrator(config, args, session=session, llm_client=client)
+            summary = read_summary(orchestrator.play_episode().parent)
         finally:
             session.close()  # its emulators' processes end with the job, not when the worker collects it
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
@@ -99,4 +122,11 @@ def run_job(job: dict, limits: dict[str, Any] | None = None) -> dict:
         "cost_usd": summary["cost_usd"].get("total", 0.0),
         "wall_seconds": summary["wall_seconds"],
         "episode_folder": str(Path(summary["episode_id"]).name),
+        **({} if share is None else budget_fields(share, summary)),
     }
+
+
+def budget_fields(share: EpisodeShare, summary: dict) -> dict:
+    """A finished row's word on the batch's budget: whether it ended the episode, and whether its ledger failed to
+    answer (then the share counted as spent)."""
+    return {"cut_by_budget": share.cut(summary), **({"budget_unanswered": True} if share.unanswered else {})}

@@ -31,10 +31,13 @@ def run_jobs(
     on_death: Callable[[Any, int | None], None],
     initializer: Callable[..., None] | None = None,
     initargs: tuple = (),
+    may_hand_out: Callable[[], bool] = lambda: True,
 ) -> None:
     """`target(job)` for every job on up to `workers` spawned processes (`initializer(*initargs)` run in each
     first), in any order: `on_result(value)` for each that returned, `on_death(job, exit code)` for each whose worker
-    died. A job whose function raised raises JobFailed here (the function should return its own failures)."""
+    died. A job whose function raised raises JobFailed here (the function should return its own failures).
+    `may_hand_out()`, asked before each job is handed out: False leaves that job and the rest undone (neither
+    reported), and lets the jobs running finish."""
     context = multiprocessing.get_context("spawn")
     todo = list(reversed(jobs))
     busy: dict[Connection, tuple[multiprocessing.process.BaseProcess, Any]] = {}
@@ -47,8 +50,11 @@ def run_jobs(
         theirs.close()
         return ours, process
 
+    def more() -> bool:
+        return bool(todo) and may_hand_out()
+
     def hand_out(conn: Connection, process: multiprocessing.process.BaseProcess) -> None:
-        while todo:
+        while more():
             job = todo.pop()
             try:
                 conn.send(job)
@@ -67,7 +73,8 @@ def run_jobs(
 
     try:
         for _ in range(min(workers, len(todo))):
-            start()
+            if more():
+                start()
         while busy:
             for conn in wait(list(busy)):
                 process, job = busy.pop(conn)
@@ -77,7 +84,7 @@ def run_jobs(
                     conn.close()
                     process.join(JOIN_SECONDS)
                     on_death(job, process.exitcode)
-                    if todo:
+                    if more():
                         start()
                     continue
                 if not ok:

@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from statistics import mean
 
+from batch.jobs import NOT_RUN
 from session.tables import markdown_table
 
 LOOP_BREAK_SWITCH = ("loop_break", "enabled")
@@ -29,6 +30,8 @@ COLUMNS = (
     "tokens",
     "cost_usd",
 )
+BUDGET_COLUMNS = ("cut_by_budget", "not_run")
+"""The columns of a batch with a budget (--max-cost-usd): its episodes the budget ended, its jobs it left unstarted."""
 
 
 def summarise(cell: str, game: str, rows: list[dict]) -> dict:
@@ -40,7 +43,7 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
         "cell": cell,
         "game": game,
         "episodes": len(finished),
-        "crashed": len(rows) - len(finished),
+        "crashed": sum(r["status"] == "crashed" for r in rows),
         "mean_score": round(mean(r["final_score"] for r in finished), 2) if finished else None,
         "best_score": max((r["best_score"] for r in finished), default=None),
         "score_share": round(mean(shares), 4) if shares else None,
@@ -53,6 +56,13 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
         "llm_calls": sum(r["llm_calls"] for r in finished),
         "tokens": sum(r["tokens"] for r in finished),
         "cost_usd": round(sum(r["cost_usd"] for r in finished), 6),
+    }
+
+
+def budget_counts(rows: list[dict]) -> dict:
+    return {
+        "cut_by_budget": sum(bool(r.get("cut_by_budget")) for r in rows if r["status"] == "finished"),
+        "not_run": sum(r["status"] == NOT_RUN for r in rows),
     }
 
 
@@ -82,28 +92,41 @@ def loop_break_pairs(grid: dict[str, dict], cells: dict[str, dict]) -> list[dict
     return pairs
 
 
-def write_results(out: Path, rows: list[dict], grid: dict, wall_seconds: float, workers: int) -> dict:
+def write_results(
+    out: Path, rows: list[dict], grid: dict, wall_seconds: float, workers: int, budget: float | None = None
+) -> dict:
+    """results.json, .csv and .md of the rows; with the batch's `budget`, its columns and the jobs it cut or left
+    unstarted."""
     by_cell: dict[str, list[dict]] = {}
     by_cell_game: dict[tuple[str, str], list[dict]] = {}
     for row in rows:
         by_cell.setdefault(row["cell"], []).append(row)
         by_cell_game.setdefault((row["cell"], row["game"]), []).append(row)
-    cells = {cell: summarise(cell, "all", group) for cell, group in by_cell.items()}
-    games = [summarise(cell, game, group) for (cell, game), group in sorted(by_cell_game.items())]
+    extra = budget_counts if budget is not None else lambda group: {}
+    cells = {cell: summarise(cell, "all", group) | extra(group) for cell, group in by_cell.items()}
+    games = [summarise(cell, game, group) | extra(group) for (cell, game), group in sorted(by_cell_game.items())]
     episode_seconds = sum(r.get("wall_seconds", 0.0) for r in rows if r["status"] == "finished")
     result = {
         "cells": list(cells.values()),
         "games": games,
         "loop_break_saved": loop_break_pairs(grid, cells) if set(grid) == set(cells) else [],
-        "episodes": len(rows),
-        "crashed": sum(1 for r in rows if r["status"] != "finished"),
+        "episodes": sum(r["status"] != NOT_RUN for r in rows),
+        "crashed": sum(r["status"] == "crashed" for r in rows),
         "wall_seconds": round(wall_seconds, 1),
         "episode_seconds": round(episode_seconds, 1),
         "workers": workers,
     }
+    if budget is not None:
+        result["budget"] = {
+            "max_cost_usd": budget,
+            "spent_usd": round(sum(r.get("cost_usd", 0.0) for r in rows), 6),
+            "cut_by_budget": [r["id"] for r in rows if r.get("cut_by_budget")],
+            "not_run": [r["id"] for r in rows if r["status"] == NOT_RUN],
+        }
+    columns = COLUMNS + BUDGET_COLUMNS if budget is not None else COLUMNS
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+        writer = csv.DictWriter(handle, fieldnames=columns)
         writer.writeheader()
         for line in [*cells.values(), *games]:
             writer.writerow({**line, "terminations": json.dumps(line["terminations"])})
@@ -112,8 +135,10 @@ def write_results(out: Path, rows: list[dict], grid: dict, wall_seconds: float, 
 
 
 def markdown(result: dict) -> str:
+    columns = COLUMNS + BUDGET_COLUMNS if "budget" in result else COLUMNS
+
     def table(lines: list[dict]) -> list[str]:
-        return markdown_table(COLUMNS, [[_cell(line, c) for c in COLUMNS] for line in lines])
+        return markdown_table(columns, [[_cell(line, c) for c in columns] for line in lines])
 
     lines = [
         "# Batch results",
@@ -121,6 +146,7 @@ def markdown(result: dict) -> str:
         f"{result['episodes']} episodes ({result['crashed']} crashed), "
         f"{result['wall_seconds']} s wall with {result['workers']} workers "
         f"({result['episode_seconds']} s of episodes).",
+        *_budget_line(result),
         "",
         "## By cell",
         "",
@@ -134,7 +160,28 @@ def markdown(result: dict) -> str:
         ]
         lines += markdown_table(("on", "off", "turns saved per episode", "cost saved (USD)"), saved)
     lines += ["", "## By cell and game", ""] + table(result["games"])
+    lines += _budget_jobs(result)
     return "\n".join(lines) + "\n"
+
+
+def _budget_line(result: dict) -> list[str]:
+    if "budget" not in result:
+        return []
+    budget = result["budget"]
+    return [
+        "",
+        f"Budget ${budget['max_cost_usd']:.2f} (--max-cost-usd), ${budget['spent_usd']:.4f} spent: "
+        f"{len(budget['cut_by_budget'])} episodes cut by it, {len(budget['not_run'])} jobs not run.",
+    ]
+
+
+def _budget_jobs(result: dict) -> list[str]:
+    """The jobs the budget cut (their episodes ended `budget` after a turn), and those it left unstarted."""
+    lines = []
+    for key, title in (("cut_by_budget", "Cut by the budget"), ("not_run", "Not run: the budget was spent")):
+        if result.get("budget", {}).get(key):
+            lines += ["", f"## {title}", "", *(f"- {ident}" for ident in result["budget"][key])]
+    return lines
 
 
 def _cell(line: dict, column: str) -> object:

@@ -5,12 +5,13 @@
 
 The manifest (`OUT/manifest.jsonl`) gets one whole line per finished or crashed job; run the same command again and
 it skips those and runs the others (an interrupted job starts over in a clean folder). Results: `OUT/results.json`,
-`results.csv` and `results.md`.
+`results.csv` and `results.md`. `--max-cost-usd X`: a budget for the whole batch (batch/budget.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib.util
 import json
 import multiprocessing
@@ -27,10 +28,21 @@ from tqdm import tqdm
 
 from agents.registry import AGENTS, CRITICS
 from batch import ray_cluster
-from batch.jobs import RayRequestSlot, RequestLimiter, crashed, install_request_limits, job_id, run_job
+from batch.budget import BatchManager, BudgetLedger, BudgetLink, ManagerLink, RayLink
+from batch.jobs import (
+    NOT_RUN,
+    SPENT,
+    RayRequestSlot,
+    RequestLimiter,
+    crashed,
+    install_request_limits,
+    job_id,
+    not_run,
+    run_job,
+)
 from batch.pool import run_jobs
 from batch.results import write_results
-from orchestration.wiring import chosen_kinds
+from orchestration.wiring import check_budget, chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.jericho_session import STORY_SUFFIXES
 from session.plugins import modules_of
@@ -42,6 +54,8 @@ RAY_LOG = "ray-join.log"
 # imported, would start each worker through `uv run` in Ray's session folder, outside this project and its extras.
 os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
 DEFAULT_CELL = "default"
+MAX_BUDGET_USD = 1_000_000.0
+"""The largest --max-cost-usd (as `gameplay.max_cost_usd`, which an episode's share of it becomes)."""
 
 
 class BatchError(Exception):
@@ -110,7 +124,10 @@ def plan(args: argparse.Namespace) -> list[dict]:
             config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
             if AGENTS.resolve(config.gameplay.agent, config.api_key()).needs_actions:
                 raise ConfigError(f"--agent {config.gameplay.agent} plays a file of commands: a batch's jobs take none")
-            chosen_kinds(config, RunOptions())  # a kind that is not registered, or needs an API key it lacks
+            # a kind that is not registered, or needs an API key it lacks
+            kinds = [kind for kind in chosen_kinds(config, RunOptions()) if kind is not None]
+            if args.max_cost_usd is not None:
+                check_budget(config, *kinds, budget="--max-cost-usd")
         except ConfigError as exc:
             raise BatchError(f"cell {cell}: {exc}") from None
         # The job carries its whole configuration, plugins included: a worker (a spawned process, a Ray task on any
@@ -137,7 +154,8 @@ def plan(args: argparse.Namespace) -> list[dict]:
 
 # -- the manifest -----------------------------------------------------------------------------------------------
 def read_manifest(out: Path) -> dict[str, dict]:
-    """Finished and crashed jobs by id (a partly written last line is an interrupted write: that job reruns)."""
+    """Finished and crashed jobs by id (a partly written last line is an interrupted write: that job reruns; a job
+    the budget left unstarted is to run)."""
     done: dict[str, dict] = {}
     path = out / MANIFEST
     if not path.is_file():
@@ -149,7 +167,7 @@ def read_manifest(out: Path) -> dict[str, dict]:
             continue
         if isinstance(row, dict) and "id" in row:
             done[row["id"]] = row
-    return done
+    return {ident: row for ident, row in done.items() if row.get("status") != NOT_RUN}
 
 
 def record(out: Path, row: dict) -> None:
@@ -191,16 +209,29 @@ def plugin_sources(jobs: list[dict]) -> list[str]:
     return list(dict.fromkeys(found))
 
 
-def run_local(todo: list[dict], workers: int, on_result) -> None:
-    """The jobs on `workers` local processes (batch.pool: a worker that dies costs its job, recorded as crashed)."""
+def run_local(todo: list[dict], workers: int, on_result, budget: float | None = None, earlier: float = 0.0) -> None:
+    """The jobs on `workers` local processes (batch.pool: a worker that dies costs its job, recorded as crashed).
+    `budget`: the batch's (USD), of which the jobs run before spent `earlier`; no job is handed out once it is
+    spent."""
     context = multiprocessing.get_context("spawn")
-    with context.Manager() as manager:
+    with BatchManager(ctx=context) as manager:
         limits = {url: manager.BoundedSemaphore(n) for url, n in slot_counts(todo).items()}
+        ledger = manager.BudgetLedger(earlier) if budget is not None else None
+        target = run_job if ledger is None else functools.partial(run_job, budget=ManagerLink(ledger, budget))
 
         def died(job: dict, code: int | None) -> None:
             on_result(crashed(job, f"the worker process died ({_exit_name(code)})"))
 
-        run_jobs(todo, workers, run_job, on_result, died, install_request_limits, (limits,))
+        run_jobs(
+            todo,
+            workers,
+            target,
+            on_result,
+            died,
+            install_request_limits,
+            (limits,),
+            may_hand_out=lambda: ledger is None or ledger.total() < budget,
+        )
 
 
 def _exit_name(code: int | None) -> str:
@@ -209,7 +240,17 @@ def _exit_name(code: int | None) -> str:
     return f"killed by {signal.Signals(-code).name}" if code < 0 else f"exit status {code}"
 
 
-def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_result) -> None:
+def run_ray(
+    todo: list[dict],
+    workers: int,
+    address: str | None,
+    out: Path,
+    on_result,
+    budget: float | None = None,
+    earlier: float = 0.0,
+) -> None:
+    """The jobs as Ray tasks, all submitted at once; with `budget`, a task that starts once it is spent returns at
+    once, not run."""
     if importlib.util.find_spec("ray") is None:
         raise BatchError("--backend ray needs the ray extra: uv sync --extra ray")
     if address:
@@ -232,7 +273,10 @@ def run_ray(todo: list[dict], workers: int, address: str | None, out: Path, on_r
         counts = slot_counts(todo)
         limiter = ray.remote(RequestLimiter).remote(counts)  # the shared limit, cluster-wide
         limits = {url: RayRequestSlot(limiter, url) for url in counts}
-        jobs = {remote.remote(job, limits): job for job in todo}
+        link: BudgetLink | None = None
+        if budget is not None:
+            link = RayLink(ray.remote(BudgetLedger).remote(earlier), budget)  # the ledger, cluster-wide
+        jobs = {remote.remote(job, limits, link): job for job in todo}
         pending = list(jobs)
         while pending:
             ready, pending = ray.wait(pending, num_returns=1)
@@ -260,6 +304,8 @@ def run_batch(args: argparse.Namespace) -> dict:
         )
     todo = [job for job in jobs if job["id"] not in done]
     failed = sum(1 for row in done.values() if row["status"] != "finished")
+    budget = args.max_cost_usd
+    earlier = sum(row.get("cost_usd", 0.0) for row in done.values())  # a budget is the whole batch's, earlier runs too
     bar = tqdm(
         total=len(jobs),
         initial=len(jobs) - len(todo),
@@ -276,19 +322,24 @@ def run_batch(args: argparse.Namespace) -> dict:
         nonlocal failed
         record(out, row)
         done[row["id"]] = row
-        failed += row["status"] != "finished"
+        failed += row["status"] == "crashed"
         bar.update(1)
         bar.set_postfix(running=min(args.workers, len(jobs) - len(done)), failed=failed)
 
     try:
         if args.backend == "ray":
-            run_ray(todo, args.workers, args.ray_address, out, on_result)
+            run_ray(todo, args.workers, args.ray_address, out, on_result, budget, earlier)
         else:
-            run_local(todo, args.workers, on_result)
+            run_local(todo, args.workers, on_result, budget, earlier)
+        if budget is not None:  # the jobs the spent budget kept from being handed out
+            for job in todo:
+                if job["id"] not in done:
+                    on_result(not_run(job, SPENT))
     finally:
         bar.close()
     rows = [done[job["id"]] for job in jobs if job["id"] in done]
-    return write_results(out, rows, read_grid(args.grid), time.perf_counter() - started, args.workers)
+    wall = time.perf_counter() - started
+    return write_results(out, rows, read_grid(args.grid), wall, args.workers, budget)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -315,11 +366,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--critic", help=f"a critic kind ({', '.join(CRITICS.choices())}) or a plugin's module:attribute"
     )
     parser.add_argument("--max-turns", type=int)
+    parser.add_argument(
+        "--max-cost-usd",
+        type=float,
+        metavar="USD",
+        help="a budget for the whole batch: no job starts once its LLM calls have cost this much, and the running "
+        "episodes end after their turn (needs a price for every model)",
+    )
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     if args.workers < 1 or args.episodes < 1:
         parser.error("--workers and --episodes must be at least 1")
+    if args.max_cost_usd is not None and not 0 < args.max_cost_usd <= MAX_BUDGET_USD:
+        parser.error(f"--max-cost-usd: above 0, at most {MAX_BUDGET_USD:,.0f}")
     return args
 
 
@@ -333,4 +393,11 @@ def main(argv: list[str]) -> int:
     print(Path(args.out) / "results.md")
     if results["crashed"]:
         print(f"{results['crashed']} episode(s) crashed: see {Path(args.out) / MANIFEST}", file=sys.stderr)
+    spent = results.get("budget")
+    if spent and (spent["cut_by_budget"] or spent["not_run"]):
+        print(
+            f"the budget (${spent['max_cost_usd']:.2f}) is spent: {len(spent['cut_by_budget'])} episode(s) cut, "
+            f"{len(spent['not_run'])} job(s) not run",
+            file=sys.stderr,
+        )
     return 0

@@ -86,8 +86,8 @@ def build_orchestrator(
     `human_output`, where a human gate asks (else the terminal)."""
     session = session or build_session(config, options)
     agent_kind, critic_kind = chosen_kinds(config, options, agent=agent is None, critic=critic is None)
-    if llm_client is None and any(kind is not None and kind.needs_llm for kind in (agent_kind, critic_kind)):
-        llm_client = LLMClient(config.llm, config.api_key(), config.orchestrator.max_consecutive_llm_failures)
+    if llm_client is None:
+        llm_client = llm_client_for(config, (agent_kind, critic_kind))
     if agent_kind is not None:
         agent = agent_kind.build(session, config, options, llm_client)
     if critic_kind is not None:
@@ -113,15 +113,26 @@ def build_orchestrator(
     return orchestrator
 
 
-def check_budget(config: GameConfiguration, *kinds: Kind) -> None:
-    """A budget needs a price for every model the kinds will call (else it could never be reached)."""
-    if config.gameplay.max_cost_usd is None:
+def llm_client_for(
+    config: GameConfiguration, kinds: Sequence[Kind | None], client_type: type[LLMClient] = LLMClient, **extra
+) -> LLMClient | None:
+    """A `client_type` (built with `extra`) for the kinds that call a model; None when none of them does."""
+    if not any(kind is not None and kind.needs_llm for kind in kinds):
+        return None
+    return client_type(config.llm, config.api_key(), config.orchestrator.max_consecutive_llm_failures, **extra)
+
+
+def check_budget(config: GameConfiguration, *kinds: Kind, budget: str | None = None) -> None:
+    """A budget needs a price for every model the kinds will call (else it could never be reached): the episode's
+    own (`gameplay.max_cost_usd`, when set), or the one named `budget` (a batch's `--max-cost-usd`) whatever the
+    episode's."""
+    if budget is None and config.gameplay.max_cost_usd is None:
         return
     models = {model for kind in kinds if kind.models is not None for model in kind.models(config.llm)}
     missing = sorted(m for m in models if config.llm.price_of(m) is None)
     if missing:
         raise ConfigError(
-            f"gameplay.max_cost_usd needs a price for {', '.join(missing)}: "
+            f"{budget or 'gameplay.max_cost_usd'} needs a price for {', '.join(missing)}: "
             f'add [tool.zorkgpt.llm.prices."{missing[0]}"]'
             " with input and output (USD per million tokens)"
         )

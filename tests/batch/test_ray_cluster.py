@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from agents.scripted_llm import ScriptedServer
 from batch.ray_cluster import GCS_WAIT, SINGLE_MACHINE, RayClusterError, endpoint
 from batch.runner import main as batch_main
 from tests.helpers import (
@@ -33,6 +34,7 @@ from tests.helpers import (
     write_toy_plugin,
 )
 from tests.local_http import PROXY_VARIABLES
+from tests.priced_batch import assert_stopped_by_the_budget, budget_flags, priced_config, priced_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray head node, one at a time
 
@@ -41,6 +43,11 @@ HANG_GUARD_SECONDS = 120
 """Far above the runner's own bound: a run that reaches it hangs."""
 LISTEN = "0A"
 """The TCP state of a listening socket in /proc/net/tcp."""
+SCRIPTED_KEY = "ZORKGPT_SCRIPTED_KEY"
+"""The API key's variable for the scripted model, in the head's environment (its workers have that one, not the
+batch's). Not OPENAI_API_KEY: with that, a kind left at `auto` on the cluster would choose a real API."""
+RAY_BUDGET = 1.0
+"""About 8 turns of the scripted model: spent before Ray has started a task beyond the first ones."""
 
 needs_ray = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None,
@@ -232,7 +239,7 @@ def head():
     env = clean_environment(
         RAY_AUTH_MODE="token",
         RAY_AUTH_TOKEN_PATH=str(token),
-        **{SINGLE_MACHINE: "0"},
+        **{SINGLE_MACHINE: "0", SCRIPTED_KEY: "scripted"},
         RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S="0",
     )
     log = folder / "head.log"
@@ -319,6 +326,23 @@ def test_a_plugin_outside_the_tree_is_shipped_to_the_cluster_and_imported_by_its
     assert len(folders) == 2
     for folder in folders:
         assert_played_by_the_toy_plugin(folder)
+
+
+@needs_ray
+def test_a_budget_stops_the_batch_on_the_cluster_within_a_turn_per_running_job(head, tmp_path):
+    """The ledger is a Ray actor: the tasks tell it what their episodes spend, a task that starts once the budget is
+    spent returns at once, not run. All six tasks are submitted at once, and Ray starts more of them than the head has
+    CPUs (a task waiting in `ray.get` on an actor lends its CPU): the budget, a few turns, is spent before the
+    later ones are up."""
+    out = tmp_path / "ray"
+    with ScriptedServer(priced_model()) as server:
+        config = priced_config(tmp_path / "priced.toml", server.base_url, api_key_env=SCRIPTED_KEY)
+        command = [sys.executable, "main.py", "batch", *budget_flags(out, config, RAY_BUDGET, seeds="1,2,3,4,5,6")]
+        command += ["--backend", "ray", "--ray-address", head.ready().address]
+        env = clean_environment(RAY_AUTH_MODE="token", RAY_AUTH_TOKEN_PATH=str(head.token), **{SCRIPTED_KEY: "key"})
+        batch = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=HANG_GUARD_SECONDS)
+    assert batch.returncode == 0, batch.stderr[-3000:]
+    assert_stopped_by_the_budget(out, RAY_BUDGET, jobs=6)
 
 
 def error_lines(runs: dict[str, tuple[list[str], dict[str, str]]]) -> dict[str, str]:
