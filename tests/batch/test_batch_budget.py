@@ -16,8 +16,7 @@ from batch.budget import SMALLEST_CAP, BatchManager, BudgetLedger, EpisodeShare,
 from batch.jobs import run_job
 from batch.results import BUDGET_COLUMNS, COLUMNS, write_results
 from session.config import GameConfiguration
-from tests.local_http import bypass_proxies
-from tests.priced_batch import (
+from tests.helpers import (
     BUDGET,
     MODEL,
     assert_stopped_by_the_budget,
@@ -26,6 +25,7 @@ from tests.priced_batch import (
     priced_config,
     priced_model,
 )
+from tests.local_http import bypass_proxies
 
 
 @pytest.fixture

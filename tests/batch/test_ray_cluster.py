@@ -28,13 +28,16 @@ from batch.runner import main as batch_main
 from tests.helpers import (
     ROOT,
     assert_played_by_the_toy_plugin,
+    assert_stopped_by_the_budget,
     batch_table,
+    budget_flags,
     plugin_config,
+    priced_config,
+    priced_model,
     story_file,
     write_toy_plugin,
 )
 from tests.local_http import PROXY_VARIABLES
-from tests.priced_batch import assert_stopped_by_the_budget, budget_flags, priced_config, priced_model
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("ray")]  # a real Ray head node, one at a time
 
