@@ -5,7 +5,8 @@
 
 The manifest (`OUT/manifest.jsonl`) gets one whole line per finished or crashed job; run the same command again and
 it skips those and runs the others (an interrupted job starts over in a clean folder). Results: `OUT/results.json`,
-`results.csv` and `results.md`. `--max-cost-usd X`: a budget for the whole batch (batch/budget.py).
+`results.csv` and `results.md`. `--max-cost-usd X`: a budget for the whole batch (batch/budget.py). `--preset tales`:
+a published benchmark's steps, seeds and games, and its table beside results.md (batch/presets.py, batch/tales.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import importlib.util
 import json
 import multiprocessing
 import os
+import shlex
 import signal
 import sys
 import sysconfig
@@ -41,7 +43,9 @@ from batch.jobs import (
     run_job,
 )
 from batch.pool import run_jobs
+from batch.presets import PRESETS, choose_stories
 from batch.results import write_results
+from batch.tales import write_table
 from orchestration.wiring import check_budget, chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.jericho_session import STORY_SUFFIXES
@@ -104,15 +108,27 @@ def read_grid(path: str | None) -> dict[str, dict[str, dict[str, Any]]]:
     return cells
 
 
-def plan(args: argparse.Namespace) -> list[dict]:
-    """Every job of the batch, in a stable order."""
+def chosen_stories(args: argparse.Namespace) -> tuple[list[Path], dict[str, str]]:
+    """The story files of --games the batch plays (with --preset, those it takes), and the others with why."""
+    stories = story_files(args.games)
+    if args.preset is None:
+        return stories, {}
+    chosen, left_out = choose_stories(PRESETS[args.preset], stories)
+    if not chosen:
+        raise BatchError(f"--preset {args.preset}: no story file of --games {args.games} it can play ({left_out})")
+    return chosen, left_out
+
+
+def plan(args: argparse.Namespace, stories: list[Path] | None = None) -> list[dict]:
+    """Every job of the batch, in a stable order; `stories`: chosen_stories(args), when the caller has them."""
     try:
         seeds = [int(s) for s in args.seeds.split(",") if s.strip()]
     except ValueError:
         raise BatchError(f"--seeds {args.seeds!r}: comma-separated integers, e.g. 1,2,3") from None
     if not seeds or any(not 1 <= s < 2**31 for s in seeds):
         raise BatchError("--seeds: at least one seed, each from 1 to 2^31-1")
-    stories = story_files(args.games)
+    if stories is None:
+        stories, _ = chosen_stories(args)
     cli = {"gameplay": {"agent": args.agent, "critic": args.critic, "max_turns_per_episode": args.max_turns}}
     cli = {section: {k: v for k, v in keys.items() if v is not None} for section, keys in cli.items()}
     jobs = []
@@ -294,7 +310,8 @@ def run_ray(
 def run_batch(args: argparse.Namespace) -> dict:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = plan(args)
+    stories, left_out = chosen_stories(args)
+    jobs = plan(args, stories)
     done = read_manifest(out)
     unknown = set(done) - {job["id"] for job in jobs}
     if unknown:
@@ -339,16 +356,24 @@ def run_batch(args: argparse.Namespace) -> dict:
         bar.close()
     rows = [done[job["id"]] for job in jobs if job["id"] in done]
     wall = time.perf_counter() - started
-    return write_results(out, rows, read_grid(args.grid), wall, args.workers, budget)
+    results = write_results(out, rows, read_grid(args.grid), wall, args.workers, budget)
+    if args.preset is not None:
+        write_table(out, PRESETS[args.preset], rows, jobs, left_out, args.command)
+    return results
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="main.py batch", description=__doc__.split("\n\n")[0])
     parser.add_argument(
-        "--games", required=True, help="a folder of story files, or story files / game names, comma-separated"
+        "--preset",
+        choices=sorted(PRESETS),
+        help="a published benchmark's protocol: tales = 100 steps, seeds 1-5, every story file of --games (default "
+        "../shared/games) Jericho supports with a max score, and OUT/tales.md beside results.md; --seeds, "
+        "--max-turns, --episodes and --games given explicitly win, and the table says how the run differs",
     )
-    parser.add_argument("--seeds", default="1", help="comma-separated emulator seeds (default 1)")
-    parser.add_argument("--episodes", type=int, default=1, help="episodes per (cell, game, seed)")
+    parser.add_argument("--games", help="a folder of story files, or story files / game names, comma-separated")
+    parser.add_argument("--seeds", help="comma-separated emulator seeds (default 1)")
+    parser.add_argument("--episodes", type=int, help="episodes per (cell, game, seed) (default 1)")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="parallel episodes")
     parser.add_argument("--out", default="batches/latest", help="the batch folder (manifest, episodes, results)")
     parser.add_argument("--backend", choices=["local", "ray"], default="local")
@@ -376,11 +401,32 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
+    apply_preset(args)
+    if args.games is None:
+        parser.error("--games is required (or --preset, which has a default folder)")
+    args.command = "uv run python main.py batch " + shlex.join(argv)  # as typed: a preset's table names it
     if args.workers < 1 or args.episodes < 1:
         parser.error("--workers and --episodes must be at least 1")
     if args.max_cost_usd is not None and not 0 < args.max_cost_usd <= MAX_BUDGET_USD:
         parser.error(f"--max-cost-usd: above 0, at most {MAX_BUDGET_USD:,.0f}")
     return args
+
+
+def apply_preset(args: argparse.Namespace) -> None:
+    """The preset's steps, seeds, episodes and games, where the flags leave them unset (explicit flags win); without
+    a preset, the batch's own defaults (seed 1, one episode)."""
+    preset = PRESETS.get(args.preset) if args.preset else None
+    defaults = {"seeds": "1", "episodes": 1, "games": None, "max_turns": None}
+    if preset is not None:
+        defaults = {
+            "seeds": preset.seeds_flag(),
+            "episodes": preset.episodes,
+            "games": preset.games,
+            "max_turns": preset.max_turns,
+        }
+    for name, value in defaults.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
 
 
 def main(argv: list[str]) -> int:
@@ -391,6 +437,8 @@ def main(argv: list[str]) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(Path(args.out) / "results.md")
+    if args.preset is not None:
+        print(Path(args.out) / f"{args.preset}.md")
     if results["crashed"]:
         print(f"{results['crashed']} episode(s) crashed: see {Path(args.out) / MANIFEST}", file=sys.stderr)
     spent = results.get("budget")
