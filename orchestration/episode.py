@@ -222,13 +222,15 @@ def _summary(played: Played, wall_seconds: float) -> dict[str, Any]:
 
 def _progress(played: Played) -> dict[str, Any]:
     """`progress` (the share of the walkthrough's checkpoints the episode reached, None without a walkthrough) and
-    `checkpoints` ({"reached": n, "total": m}; None when they could not be derived): session.checkpoints."""
+    `checkpoints` ({"reached": n, "total": m}; None when they could not be derived): session.checkpoints; and
+    `checkpoint_marks` ({"rooms": [...], "scores": [...]}, what marks each checkpoint) for progress turn by turn."""
     try:
         checkpoints = checkpoints_for(played.session, played.config.gameplay.seed)
     except (EmulatorFailed, StoryFileError, OSError) as exc:  # the episode's own figures matter more
         logger.warning(f"walkthrough progress not measured: {exc}")
-        return {"progress": None, "checkpoints": None}
-    return checkpoints.progress(played.map.rooms, played.best_score).summary()
+        return {"progress": None, "checkpoints": None, "checkpoint_marks": None}
+    progress = checkpoints.progress(played.map.rooms, played.best_score)
+    return progress.summary() | {"checkpoint_marks": checkpoints.marks()}
 
 
 def _synthesize(played: Played) -> int:

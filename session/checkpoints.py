@@ -84,6 +84,15 @@ class Checkpoints:
     def rooms(self) -> frozenset[int]:
         return frozenset(c.value for c in self.checkpoints if c.kind is CheckpointKind.ROOM)
 
+    def marks(self) -> dict[str, list[int]]:
+        """What marks each checkpoint, in the walkthrough's order: {"rooms": room ids, "scores": score values}. Kept
+        in summary.json (`checkpoint_marks`) so that a reader of the records can measure progress turn by turn, as
+        `reached` does at the end (the viewer's cost curves)."""
+        return {
+            "rooms": [c.value for c in self.checkpoints if c.kind is CheckpointKind.ROOM],
+            "scores": [c.value for c in self.checkpoints if c.kind is CheckpointKind.SCORE],
+        }
+
     def reached(self, rooms: Iterable[int | None], best_score: int) -> list[Checkpoint]:
         """The checkpoints an episode reached: a room it was ever in, a score its best score came to."""
         visited = set(rooms)
