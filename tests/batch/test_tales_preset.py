@@ -11,7 +11,7 @@ import pytest
 from batch import runner
 from batch.presets import PRESETS, choose_stories
 from batch.tales import PUBLISHED, THIS_RUN, write_table
-from tests.helpers import CORPUS, story_file
+from tests.helpers import CORPUS, ROOT, story_file
 
 TALES = PRESETS["tales"]
 
@@ -154,3 +154,12 @@ def test_a_short_run_of_the_preset_writes_its_table_beside_the_results(tmp_path)
     assert (zork1["game"], zork1["episodes"], zork1["max_score"], zork1["mean_steps"]) == ("zork1", 1, 350, 5)
     assert result["left_out"] == {"lgop": "no Jericho bindings"}
     assert "Not the TALES protocol" in (out / "tales.md").read_text()
+
+
+def test_the_docs_quote_the_protocol_run_of_the_offline_agent():
+    """docs/viewer-and-batches.md quotes tales.md (tests/docs checks every quoted row is in it); the file is a run of
+    the protocol itself, at a commit without uncommitted changes."""
+    assert "<!-- rows of docs/results/tales/tales.md -->" in (ROOT / "docs" / "viewer-and-batches.md").read_text()
+    written = (ROOT / "docs" / "results" / "tales" / "tales.md").read_text()
+    assert "Not the TALES protocol" not in written and "uncommitted" not in written
+    assert "Command: `uv run python main.py batch --preset tales --agent offline" in written

@@ -138,9 +138,11 @@ def test_the_scenario_figures_are_the_lines_evaluate_wrote():
 
 @pytest.mark.parametrize("source", sorted({source for _, source, _ in _quoted_tables()}))
 def test_a_quoted_results_file_names_its_command_and_commit(source):
-    """A quote is only as good as its source: the file says which benchmark command and which commit wrote it."""
+    """A quote is only as good as its source: the file says which benchmark command (or batch preset) and which
+    commit wrote it."""
     head = "\n".join((ROOT / source).read_text().splitlines()[:5])
-    assert "uv run python -m benchmarks." in head, f"{source} does not name the command that wrote it"
+    commands = ("uv run python -m benchmarks.", "uv run python main.py batch --preset ")
+    assert any(command in head for command in commands), f"{source} does not name the command that wrote it"
     assert re.search(r"\b(Commit: |at )[0-9a-f]{7,40}\b", head), f"{source} does not name its commit"
 
 
