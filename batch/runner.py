@@ -115,7 +115,10 @@ def chosen_stories(args: argparse.Namespace) -> tuple[list[Path], dict[str, str]
         return stories, {}
     chosen, left_out = choose_stories(PRESETS[args.preset], stories)
     if not chosen:
-        raise BatchError(f"--preset {args.preset}: no story file of --games {args.games} it can play ({left_out})")
+        game, why = next(iter(left_out.items()))
+        raise BatchError(
+            f"--preset {args.preset}: it plays none of the {len(stories)} story files of --games (e.g. {game}: {why})"
+        )
     return chosen, left_out
 
 

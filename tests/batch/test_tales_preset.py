@@ -84,6 +84,15 @@ def test_the_planned_jobs_are_the_protocol(tmp_path):
     assert {job["config"]["gameplay"]["max_turns_per_episode"] for job in jobs} == {100}
 
 
+def test_a_folder_without_a_game_it_plays_is_one_error_line(tmp_path, capsys):
+    flags = ["--preset", "tales", "--games", str(story_file("lgop.z3")), "--out", str(tmp_path), "--quiet"]
+    assert runner.main([*flags, "--agent", "offline"]) == 2
+    [line] = capsys.readouterr().err.splitlines()
+    assert (
+        line == "error: --preset tales: it plays none of the 1 story files of --games (e.g. lgop: no Jericho bindings)"
+    )
+
+
 @pytest.mark.slow
 def test_every_corpus_game_but_lgop_is_played():
     stories = [story_file(name) for name in CORPUS]
