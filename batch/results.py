@@ -8,6 +8,7 @@ from collections import Counter
 from pathlib import Path
 from statistics import mean
 
+from batch.curves import write_curves
 from batch.jobs import NOT_RUN
 from session.tables import markdown_table
 
@@ -131,6 +132,7 @@ def write_results(
         for line in [*cells.values(), *games]:
             writer.writerow({**line, "terminations": json.dumps(line["terminations"])})
     (out / "results.md").write_text(markdown(result))
+    write_curves(rows, out)  # curves.svg beside the table: what each cell's money and calls bought
     return result
 
 

@@ -9,6 +9,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from batch.curves import CURVES_FILE, write_curves
+from batch.runner import main as batch_main
+from tests.helpers import story_file
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -115,3 +117,14 @@ def test_names_are_escaped(tmp_path):
         ("calls", "points"),
         ("calls", "progress"),
     }
+
+
+def test_a_batch_writes_its_curves_beside_its_table(tmp_path):
+    """`main.py batch` itself draws the picture: one dot per episode it played, in every panel of the game."""
+    out = tmp_path / "batch"
+    command = ["--games", str(story_file("zork1.z5")), "--seeds", "1,2", "--workers", "2", "--max-turns", "5"]
+    assert batch_main([*command, "--agent", "offline", "--critic", "offline", "--out", str(out), "--quiet"]) == 0
+    assert (out / "results.md").is_file()
+    svg = ET.parse(out / CURVES_FILE).getroot()
+    for panel in panels(svg, "zork1").values():
+        assert len(of_class(panel, "circle", "episode")) == 2
