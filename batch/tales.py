@@ -8,20 +8,18 @@ carry each episode's summary.json figures).
 from __future__ import annotations
 
 import json
-import subprocess
 from collections import Counter
 from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING
 
 from batch.jobs import NOT_RUN
+from session.provenance import commit
 from session.tables import markdown_table
 
 if TYPE_CHECKING:
     from batch.presets import Preset
 
-ROOT = Path(__file__).resolve().parents[1]
-CODE = ("*.py", "pyproject.toml", "uv.lock")
 """What a figure depends on: a results file or a docs page being edited leaves the commit clean."""
 PUBLISHED = "published (TALES website table)"
 THIS_RUN = "this run"
@@ -38,21 +36,6 @@ GAME_COLUMNS = (
     "cost / step (USD)",
 )
 COMPARISON_COLUMNS = ("figures", "agent", "zork1", "mean over games")
-
-
-def commit() -> str:
-    """The short commit of the checkout the batch ran from, marked "(with uncommitted changes)" when its code or
-    configuration differs from it; "unknown" outside a git checkout."""
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no", *CODE], cwd=ROOT, capture_output=True, text=True
-        )
-    except OSError:
-        return "unknown"
-    if head.returncode != 0:
-        return "unknown"
-    return head.stdout.strip() + (" (with uncommitted changes)" if dirty.stdout.strip() else "")
 
 
 # -- the figures ------------------------------------------------------------------------------------------------

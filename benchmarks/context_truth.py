@@ -62,7 +62,6 @@ from agents.prompts import (
 )
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure
-from benchmarks.provenance import commit
 from benchmarks.trajectories import Trajectory
 from managers.game_reader import IDLE_COMMAND, room_line
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
@@ -70,6 +69,7 @@ from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
+from session.provenance import commit
 from session.records import EVENTS_FILE, read_record_dicts
 from session.tables import markdown_table
 

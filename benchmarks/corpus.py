@@ -40,11 +40,11 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
 from benchmarks import llm_calls, trajectories
-from benchmarks.provenance import command, commit
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
+from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
 from session.tables import markdown_table
 

@@ -39,10 +39,10 @@ from pathlib import Path
 from loguru import logger
 
 from benchmarks import corpus
-from benchmarks.provenance import command, commit
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.provenance import command, commit
 from session.records import read_summary
 from session.tables import markdown_table
 

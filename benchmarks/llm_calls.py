@@ -35,12 +35,12 @@ from loguru import logger
 
 from agents.prompts import role_of
 from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
-from benchmarks.provenance import command, commit
 from benchmarks.scenarios import ScenarioError, build_scenario
 from benchmarks.trajectories import clean_outcomes
 from session.commands import normalize_command
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
+from session.provenance import command, commit
 from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK, read_record_dicts, read_summary
 from session.tables import markdown_table
 

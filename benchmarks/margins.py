@@ -36,11 +36,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target
-from benchmarks.provenance import command, commit
 from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
+from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord, read_record_dicts
 from session.tables import markdown_table
 

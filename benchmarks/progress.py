@@ -29,11 +29,11 @@ from typing import Any
 from loguru import logger
 
 from agents.replay_agent import ReplayAgent
-from benchmarks.provenance import command, commit
 from session.checkpoints import CheckpointKind, checkpoints_for
 from session.commands import DIRECTIONS, why_not_run
 from session.config import GameConfiguration
 from session.jericho_session import STORY_SUFFIXES
+from session.provenance import command, commit
 from session.records import read_summary
 from session.tables import markdown_table
 

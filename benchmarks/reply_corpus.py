@@ -30,9 +30,9 @@ from pathlib import Path
 
 from agents.base import InvalidReply
 from agents.reply import parse_reply
-from benchmarks.provenance import commit
 from session.commands import GameDictionary
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.provenance import commit
 from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -19,10 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.corpus import _overrides, _target
-from benchmarks.provenance import command, commit
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
+from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, TurnRecord, read_record_dicts
 
 HEALTHY = ("optimal", "noisy")

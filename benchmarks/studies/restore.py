@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from benchmarks.provenance import command, commit
 from session.commands import DICE_ROLL
 from session.jericho_session import STORY_SUFFIXES, JerichoSession, start_emulator, state_digest
+from session.provenance import command, commit
 from session.tables import markdown_table
 
 UNGUIDED = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")

@@ -37,13 +37,13 @@ from pathlib import Path
 from loguru import logger
 
 from benchmarks import corpus, evaluate, llm_calls
-from benchmarks.provenance import command, commit
 from benchmarks.scenarios import ScenarioError, build_scenario, scenario_names
 from managers.loop_break.rewind import RewindBans
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
+from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
 from session.tables import markdown_table
 

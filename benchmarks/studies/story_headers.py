@@ -39,8 +39,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.provenance import command, commit
 from session.jericho_session import STORY_SUFFIXES, StoryFileError, check_story_bytes
+from session.provenance import command, commit
 from session.story_file import UnplayableStory, check_header, length_unit
 from session.tables import markdown_table
 

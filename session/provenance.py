@@ -1,4 +1,5 @@
-"""Where a results file came from: the command that wrote it and the commit it ran at (docs/results/ quotes these)."""
+"""Where a results file came from: the command that wrote it and the commit it ran at (docs/results/ quotes these;
+the benchmarks and a batch's preset tables write them)."""
 
 from __future__ import annotations
 
