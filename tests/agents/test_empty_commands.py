@@ -3,6 +3,8 @@ an empty command."""
 
 from __future__ import annotations
 
+import pytest
+
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
 from agents.offline_critic import OfflineCritic
@@ -14,6 +16,7 @@ from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode, story_file
 
 
+@pytest.mark.slow  # a whole walkthrough on the LLM path
 def test_walkthrough_with_blank_steps_wins_and_sends_them(tmp_path):
     story = story_file("yomomma.z8")
     commands = JerichoSession(story).walkthrough()

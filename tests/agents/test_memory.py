@@ -33,6 +33,7 @@ def turns(records) -> list[dict]:
     return [{k: v for k, v in r.items() if k != WALL} for r in records]
 
 
+@pytest.mark.slow  # three whole episodes
 def test_a_resumed_offline_episode_goes_on_as_the_uninterrupted_one(rom_path, tmp_path):
     """zork1: the offline agent remembers what it read, left behind, found to score... Without its memory a resumed
     episode read the leaflet again at once (cut after turn 30, 60 or 90: each differed from the next turn on)."""

@@ -62,6 +62,7 @@ def test_walking_a_known_way_again_is_no_risk(critic_and_calls):
     assert calls == []
 
 
+@pytest.mark.slow  # zork1's whole walkthrough on the LLM path
 def test_zork1_s_walkthrough_with_the_when_risky_critic_wins_with_fewer_calls(tmp_path, monkeypatch):
     """The walkthrough through the LLM path: every step runs, victory, and the critic's calls are a fraction of
     the turns (the llm critic makes one a turn)."""

@@ -119,6 +119,7 @@ def test_names_are_escaped(tmp_path):
     }
 
 
+@pytest.mark.slow  # a real batch: two worker processes
 def test_a_batch_writes_its_curves_beside_its_table(tmp_path):
     """`main.py batch` itself draws the picture: one dot per episode it played, in every panel of the game."""
     out = tmp_path / "batch"

@@ -157,6 +157,7 @@ def test_with_api_key_auto_picks_llm(tmp_path, capsys, rom_path, monkeypatch):
     assert summary["llm_failures"] == {"connection": 3}  # the agent, 3 in a row (objectives ride on the critic)
 
 
+@pytest.mark.slow  # zork1's whole walkthrough through main.py
 def test_walkthrough_cli_reaches_350(tmp_path, capsys, rom_path, no_api_key):
     code = run_cli("--agent", "walkthrough", "--rom", str(rom_path), "--episode-dir", str(tmp_path))
     assert code == 0

@@ -4,6 +4,8 @@ the orchestrator's game loop."""
 
 from __future__ import annotations
 
+import pytest
+
 from agents.replay_agent import ReplayAgent
 from benchmarks import trajectories
 from managers.loop_break import LoopBreak
@@ -190,6 +192,7 @@ def test_a_lid_opened_and_closed_again_and_again_does_not_churn():
     assert rule not in (None, "churn") and stop <= 40
 
 
+@pytest.mark.slow  # a long real episode
 def test_a_busy_camping_loop_ends_by_the_churn_rule_within_40_turns_zork1(tmp_path):
     """zork1, a quarter into the walkthrough: taking, dropping, switching the lamp on and off over the things at
     hand, at random, with examinations between. The things held keep making new situations, so the repetition rule

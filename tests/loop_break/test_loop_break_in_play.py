@@ -36,6 +36,7 @@ def scenarios(rom_path):
         ("camp_in_room", "camping"),
     ],
 )
+@pytest.mark.slow  # five long stuck episodes
 def test_the_stuck_episode_at_the_dam(rom_path, tmp_path, scenarios, name, detector):
     """Walkthrough to score 40, walk to the Dam, 235 turns in the Dam rooms: terminated exactly no_progress.max_turns
     turns after the last progress, the room-loop detector for the variant fires, and loop break off runs it all."""

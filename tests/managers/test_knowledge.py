@@ -181,6 +181,7 @@ def test_a_crash_still_adds_the_episode(rom_path, tmp_path, walkthrough):
     assert {e.turn for e in store.score_events} <= set(range(1, 15)) and store.rooms
 
 
+@pytest.mark.slow  # two whole episodes
 def test_a_loop_that_ended_an_episode_is_avoided_next_time(rom_path, tmp_path):
     """Episode 1: a stubborn looper camps around the Dam until the loop break ends it; the store keeps the commands
     that changed nothing where they ran. Episode 2: the same looper is steered off them at once, by what the store

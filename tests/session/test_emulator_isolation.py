@@ -133,6 +133,7 @@ def play(rom_path, tmp_path, commands, emulator=None, signum=signal.SIGKILL, at=
     return played
 
 
+@pytest.mark.slow  # a hung emulator waits out its time limit
 @pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGSTOP], ids=["crash", "hang"])
 def test_a_shadow_that_fails_costs_its_probes_and_the_episode_plays_on(rom_path, walkthrough, tmp_path, signum):
     commands = walkthrough[:60]

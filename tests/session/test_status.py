@@ -104,6 +104,7 @@ def test_the_prompt_and_status_lines_are_cut_from_an_unbound_answer():
     )
 
 
+@pytest.mark.slow  # every corpus game
 def test_an_unbound_copy_reads_as_jericho_reads_the_original(tmp_path):
     """zork1 (version 3: the status line's globals) and lostpig (version 8: answers to `score`, a player found by
     the drop it makes), step by step from the same state along the walkthrough."""
