@@ -4,6 +4,7 @@ story file named by ZORK_ROM."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -73,3 +74,21 @@ def no_api_key(monkeypatch):
 def no_proxy(monkeypatch):
     """Requests to 127.0.0.1 go straight to the test's server, whatever proxy the machine has set."""
     bypass_proxies(monkeypatch)
+
+
+CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
+"""Where Debian and others put Chromium (the viewer tests drive it through Playwright)."""
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium, one per test module that asks for it; a clear failure when it is not installed."""
+    from playwright.sync_api import sync_playwright
+
+    executable = next((p for p in CHROMIUM_PATHS if Path(p).is_file()), None) or shutil.which("chromium")
+    if executable is None:
+        pytest.fail("the viewer tests need Chromium: `apt-get install chromium` (.ci/run does it)", pytrace=False)
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+        yield launched
+        launched.close()

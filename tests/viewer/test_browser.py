@@ -20,21 +20,6 @@ from tests.helpers import REWIND, make_config, replay_episode, rewind_script, ru
 from viewer.report import REPORT_FILE, write_report
 from viewer.server import HOST, Viewer, serve
 
-CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    executable = next((p for p in CHROMIUM_PATHS if Path(p).is_file()), None) or shutil.which("chromium")
-    if executable is None:
-        pytest.fail("the viewer tests need Chromium: `apt-get install chromium` (.ci/run does it)", pytrace=False)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
 
 @pytest.fixture(scope="module")
 def stuck_episode(rom_path, tmp_path_factory) -> Path:

@@ -12,28 +12,15 @@ from pathlib import Path
 
 import pytest
 
+from batch.curves import write_curves
 from benchmarks.llm_calls import play
 from session.records import SUMMARY_FILE, read_record_dicts, read_summary
 from tests.helpers import PYPROJECT
 from tests.local_http import PROXY_VARIABLES
 from viewer.report import REPORT_FILE, write_report
 
-CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
 LLM_TURNS = 60
 """Walkthrough steps played on the LLM path: a few points and a part of the checkpoints, not all."""
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    executable = next((p for p in CHROMIUM_PATHS if Path(p).is_file()), None) or shutil.which("chromium")
-    if executable is None:
-        pytest.fail("the viewer tests need Chromium: `apt-get install chromium` (.ci/run does it)", pytrace=False)
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -144,3 +131,24 @@ def test_a_summary_without_checkpoint_marks_draws_points_and_says_why_progress_i
     assert page.locator("#costcharts circle.cost-point.points").count() == summary["turns"]
     assert not errors
     page.close()
+
+
+@pytest.mark.slow  # a browser
+def test_a_batchs_curves_show_in_the_browser(browser, tmp_path):
+    """curves.svg, as a batch writes it beside results.md, opens in Chromium with every episode's dot drawn."""
+    rows = [
+        {"id": f"{cell}/zork1/{seed}/0", "cell": cell, "game": "zork1", "status": "finished", "turns": 100}
+        | {"final_score": 10 * seed, "best_score": 10 * seed, "max_score": 350, "progress": 0.1 * seed}
+        | {"cost_usd": 0.01 * seed * (2 if cell == "big" else 1), "llm_calls": 100 * seed}
+        for cell in ("mini", "big")
+        for seed in (1, 2, 3)
+    ]
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(write_curves(rows, tmp_path).as_uri())
+    dots = page.locator("circle.episode")
+    assert dots.count() == 4 * len(rows)  # four panels: points and progress, against $ and against calls
+    assert all((box := dots.nth(i).bounding_box()) and box["width"] > 0 for i in range(dots.count()))
+    page.close()
+    assert not errors

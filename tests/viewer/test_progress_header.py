@@ -13,32 +13,22 @@ import pytest
 from session.records import SUMMARY_FILE, read_summary
 from viewer.report import REPORT_FILE, write_report
 
-CHROMIUM_PATHS = ("/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome")
-
 
 @pytest.fixture(scope="module")
-def page_of():
+def page_of(browser):
     """Open a report.html in headless Chromium; its header's text."""
-    from playwright.sync_api import sync_playwright
 
-    executable = next((p for p in CHROMIUM_PATHS if Path(p).is_file()), None) or shutil.which("chromium")
-    if executable is None:
-        pytest.fail("the viewer tests need Chromium: `apt-get install chromium` (.ci/run does it)", pytrace=False)
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
+    def header(report: Path) -> str:
+        page = browser.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(report.as_uri())
+        text = page.inner_text("header")
+        page.close()
+        assert not errors
+        return text
 
-        def header(report: Path) -> str:
-            page = browser.new_page()
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto(report.as_uri())
-            text = page.inner_text("header")
-            page.close()
-            assert not errors
-            return text
-
-        yield header
-        browser.close()
+    return header
 
 
 @pytest.mark.slow  # a browser
