@@ -2,8 +2,9 @@
 
 Each rule is kept because copies of real story files (zork1 v3, detective v5, lostpig v8) that break it crashed,
 hung or exited the C core when loaded, reset and played for a few turns, or made the session raise; no legal story
-file breaks one (Z-Machine Standard 1.1, sections 1, 6, 11, 13). `uv run python -m benchmarks.studies.story_headers
---main` measures every fault (docs/results/story_headers.md) and tests/session/test_story_file.py keeps a copy on each side:
+file breaks one (Z-Machine Standard 1.1, sections 1, 6, 11, 13). `uv run python -m
+benchmarks.studies.story_headers --main` measures every fault (docs/results/story_headers.md) and
+tests/session/test_story_file.py keeps a copy on each side:
 
 - at least the 64-byte header; a version byte of 1 to 8 (version 6 loads too); Flags 1 bit 0 clear: exits;
 - the file holds the length its header gives (0, as old games give, means the whole file), and that length
