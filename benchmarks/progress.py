@@ -93,7 +93,7 @@ def measure_game(job: dict) -> dict:
         config = configured("walkthrough", 1, "walkthrough")
         session = build_session(config, options)
         try:
-            checkpoints = checkpoints_for(session, config.gameplay.seed)  # the first in this process: derived now
+            checkpoints = checkpoints_for(session)  # the first in this process: derived now
             row: dict[str, Any] = {
                 "game": session.game_name,
                 "walkthrough_steps": checkpoints.walkthrough_steps,

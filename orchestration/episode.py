@@ -225,7 +225,7 @@ def _progress(played: Played) -> dict[str, Any]:
     `checkpoints` ({"reached": n, "total": m}; None when they could not be derived): session.checkpoints; and
     `checkpoint_marks` ({"rooms": [...], "scores": [...]}, what marks each checkpoint) for progress turn by turn."""
     try:
-        checkpoints = checkpoints_for(played.session, played.config.gameplay.seed)
+        checkpoints = checkpoints_for(played.session)
     except (EmulatorFailed, StoryFileError, OSError) as exc:  # the episode's own figures matter more
         logger.warning(f"walkthrough progress not measured: {exc}")
         return {"progress": None, "checkpoints": None, "checkpoint_marks": None}

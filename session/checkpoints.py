@@ -2,9 +2,10 @@
 
 Score is sparse: in 100 turns most games give no point to any player, so two episodes that got very different
 distances tie at 0. The game's walkthrough says which places and points lie on the way to its end. Played on a fresh
-emulator of the same story file and seed, it gives, in order, each room it first enters and each new highest score
-(`derive`); each is a checkpoint, marked by game state alone (a room id, or a score value), so an episode that
-took another way reaches it all the same. No outside data: only what the story file and its walkthrough hold.
+emulator of the same story file under the walkthrough's own seed, it gives, in order, each room it first enters and
+each new highest score (`derive`); each is a checkpoint, marked by game state alone (a room id, or a score value), so
+an episode that took another way reaches it all the same. No outside data: only what the story file and its
+walkthrough hold.
 
 A game without a walkthrough has no checkpoints, and its progress is None, never 0: nothing says how far it is.
 """
@@ -153,16 +154,17 @@ def derive(story_file: str | Path, seed: int | None = None, time_limit: float = 
         session.close()
 
 
-_DERIVED: dict[tuple[str, int | None], Checkpoints] = {}
-"""Checkpoints derived in this process, by (story md5, seed): a batch worker or a run of many episodes plays the
-walkthrough once per game and seed. Deriving takes 0.1-1.2 s on the corpus (spirit's 1,264 steps the longest), so
+_DERIVED: dict[str, Checkpoints] = {}
+"""Checkpoints derived in this process, by story md5: a batch worker or a run of many episodes plays the
+walkthrough once per game. Deriving takes 0.1-1.2 s on the corpus (spirit's 1,264 steps the longest), so
 nothing is kept on disk."""
 
 
-def checkpoints_for(session: JerichoSession, seed: int | None) -> Checkpoints:
-    """The checkpoints of `session`'s story file under `seed` (the episode's configured seed), derived once per
-    process on an emulator of their own: the session's game is never touched."""
-    key = (session.story_md5, seed)
-    if key not in _DERIVED:
-        _DERIVED[key] = derive(session.story_file, seed, session.time_limit)
-    return _DERIVED[key]
+def checkpoints_for(session: JerichoSession) -> Checkpoints:
+    """The checkpoints of `session`'s story file, derived once per process on an emulator of their own (the
+    session's game is never touched), under the walkthrough's own seed whatever seed the episode plays under: the
+    walkthrough wins only under its seed (under seed 1, planetfall's dies before it reaches a room), and the marks,
+    room ids and scores, are facts of the game that every seed's episode is measured against alike."""
+    if session.story_md5 not in _DERIVED:
+        _DERIVED[session.story_md5] = derive(session.story_file, None, session.time_limit)
+    return _DERIVED[session.story_md5]
