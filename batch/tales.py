@@ -15,12 +15,11 @@ from typing import TYPE_CHECKING
 
 from batch.jobs import NOT_RUN
 from session.provenance import commit
-from session.tables import markdown_table
+from session.tables import markdown_table, percent
 
 if TYPE_CHECKING:
     from batch.presets import Preset
 
-"""What a figure depends on: a results file or a docs page being edited leaves the commit clean."""
 PUBLISHED = "published (TALES website table)"
 THIS_RUN = "this run"
 GAME_COLUMNS = (
@@ -230,8 +229,8 @@ def _comparison_rows(result: dict) -> list[list[str]]:
                 [
                     label,
                     cell["agent"],
-                    _percent(zork1[key] if zork1 else None),
-                    f"{_percent(mean_value)} ({_count(games, 'game')})" if mean_value is not None else "-",
+                    percent(zork1[key] if zork1 else None),
+                    f"{percent(mean_value)} ({_count(games, 'game')})" if mean_value is not None else "-",
                 ]
             )
     for figure in result["reference"]["figures"]:
@@ -258,9 +257,9 @@ def _game_row(game: dict) -> list[object]:
         game["game"],
         game["max_score"] if game["max_score"] is not None else "-",
         episodes,
-        _percent(game["best_normalized"]),
-        _percent(game["mean_normalized"]),
-        _percent(game["best_progress"]),
+        percent(game["best_normalized"]),
+        percent(game["mean_normalized"]),
+        percent(game["best_progress"]),
         _figure(game["mean_steps"]),
         _figure(game["tokens_per_step"]),
         _figure(game["llm_calls_per_step"]),
@@ -273,9 +272,9 @@ def _mean_row(line: dict) -> list[object]:
         f"**mean of {_count(line['games'], 'game')}**",
         "",
         line["episodes"],
-        f"**{_percent(line['best_normalized'])}**",
-        f"**{_percent(line['mean_normalized'])}**",
-        _percent(line["best_progress"]),
+        f"**{percent(line['best_normalized'])}**",
+        f"**{percent(line['mean_normalized'])}**",
+        percent(line["best_progress"]),
         _figure(line["mean_steps"]),
         _figure(line["tokens_per_step"]),
         _figure(line["llm_calls_per_step"]),
@@ -285,11 +284,7 @@ def _mean_row(line: dict) -> list[object]:
 
 def _study_figure(study: dict) -> str:
     about = "about " if study.get("approximate") else ""
-    return f"{about}{study['score']} / {study['max_score']} ({_percent(study['score'] / study['max_score'])})"
-
-
-def _percent(share: float | None) -> str:
-    return "-" if share is None else f"{100 * share:.1f} %"
+    return f"{about}{study['score']} / {study['max_score']} ({percent(study['score'] / study['max_score'])})"
 
 
 def _published(percent: float | None) -> str:

@@ -35,21 +35,8 @@ from session.config import GameConfiguration
 from session.jericho_session import STORY_SUFFIXES
 from session.provenance import command, commit
 from session.records import read_summary
-from session.tables import markdown_table
+from session.tables import markdown_table, percent
 
-CODE_PATHS = (
-    "agents",
-    "batch",
-    "benchmarks",
-    "managers",
-    "orchestration",
-    "session",
-    "viewer",
-    "main.py",
-    "pyproject.toml",
-    "uv.lock",
-)
-"""What the figures depend on, for the commit line: the code and configuration, not the tests."""
 RANDOM_KIND = "random"
 """The random player's agent kind, as its summary.json names it."""
 
@@ -133,10 +120,6 @@ def _figures(summary: dict) -> dict:
     }
 
 
-def _percent(share: float | None) -> str:
-    return f"{100 * share:.1f} %" if share is not None else "-"
-
-
 COLUMNS = (
     "game",
     "walkthrough steps",
@@ -161,9 +144,9 @@ def markdown(rows: list[dict]) -> list[str]:
                 row["game"],
                 row["walkthrough_steps"] or "none",
                 f"{row['rooms'] + row['scores']} ({row['rooms']} + {row['scores']})",
-                _percent(walked["progress"]) if walked else "-",
-                " / ".join(_percent(r["progress"]) for r in randoms) or "-",
-                _percent(mean(shares)) if shares else "-",
+                percent(walked["progress"]) if walked else "-",
+                " / ".join(percent(r["progress"]) for r in randoms) or "-",
+                percent(mean(shares)) if shares else "-",
                 " / ".join(str(r["best_score"]) for r in randoms) or "-",
                 f"{row['derive_seconds']:.2f}",
             ]
@@ -175,9 +158,9 @@ def markdown(rows: list[dict]) -> list[str]:
         f"**mean of {len(measured)} games**",
         "",
         "",
-        f"**{_percent(mean(walked))}**" if walked else "",
+        f"**{percent(mean(walked))}**" if walked else "",
         "",
-        f"**{_percent(mean(randoms))}**" if randoms else "",
+        f"**{percent(mean(randoms))}**" if randoms else "",
         "",
         f"**{mean(row['derive_seconds'] for row in rows):.2f}**" if rows else "",
     ]
@@ -194,7 +177,7 @@ def run(games: Path, config: str, out: Path, random_seeds: list[int], random_ste
         rows = pool.map(measure_game, work, chunksize=1)
     seconds = round(time.perf_counter() - started, 1)
     short = [row["game"] for row in rows if row["walkthrough"] and row["walkthrough"]["progress"] != 1.0]
-    made = {"command": command("benchmarks.progress"), "commit": commit(CODE_PATHS)}
+    made = {"command": command("benchmarks.progress"), "commit": commit()}
     result = {**made, "random_seeds": random_seeds, "random_steps": random_steps, "jobs": jobs, "seconds": seconds}
     result |= {"walkthroughs_short_of_100": short, "games": rows}
     out.parent.mkdir(parents=True, exist_ok=True)

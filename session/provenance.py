@@ -11,8 +11,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-CODE = ("*.py", "pyproject.toml", "uv.lock")
-"""What a figure depends on: the code and the configuration (a results file or the README being edited is not)."""
+CODE = ("*.py", ":(exclude)tests", "pyproject.toml", "uv.lock")
+"""What a figure depends on, as git pathspecs: the code and the configuration (a results file, the README or a test
+being edited is not)."""
 
 
 def commit(paths: tuple[str, ...] = CODE) -> str:

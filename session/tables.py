@@ -27,5 +27,10 @@ def markdown_table(
     return lines
 
 
+def percent(share: float | None) -> str:
+    """A share as a results table writes it: `12.3 %`, or `-` when there is none (never 0: nothing was measured)."""
+    return "-" if share is None else f"{100 * share:.1f} %"
+
+
 def _label_line(cells: Sequence[object]) -> str:
     return "|" + "".join(f" {cell} |" if cell != "" else " |" for cell in cells)
