@@ -297,9 +297,17 @@ class FailureGate:
         self.guidance = ""
 
     def observe(
-        self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True
+        self,
+        record: TurnRecord,
+        progress: ProgressResult,
+        events: list[dict],
+        steering: bool = True,
+        clock: int | None = None,
     ) -> GateRequest | None:
-        """One turn; the gate request it opens, which it does only while `steering` (Stretch.steering)."""
+        """One turn; the gate request it opens, which it does only while `steering` (Stretch.steering). The gate
+        waits for `min_turns_stuck` turns without progress on `clock`, the stop rules' clock (Stretch.clock: a
+        player waiting for a timed event, trying a wrong verb between waits, is not stuck); None: every turn since
+        the last progress."""
         if progress.progress:
             if self.loop_count:
                 emit(
@@ -342,7 +350,8 @@ class FailureGate:
         )
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
             return None
-        if progress.turns_stuck < self.min_turns_stuck or not self._dense(signature) or not steering:
+        stuck = progress.turns_stuck if clock is None else clock
+        if stuck < self.min_turns_stuck or not self._dense(signature) or not steering:
             return None
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "
@@ -448,7 +457,8 @@ class ActionLoops(Detector):
         and again needs it, and a loop made of it ends by the stop rules."""
 
     def observe(self, turn: Turn) -> None:
-        self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering)
+        clock = turn.stretch.clock(turn.progress.turns_stuck)
+        self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering, clock)
 
     def observe_not_run(self, turn: Turn) -> None:
         """No command ran: nothing to ban or to count as a failed action, but replies with no usable command, turn
@@ -470,7 +480,8 @@ class ActionLoops(Detector):
         if config.enable_signature_detection:
             found["signature"] = self.signatures.most_failing() / config.signature_loop_threshold
         if config.enable_failure_gate:
-            stuck = turns_stuck / config.gate_min_turns_stuck if config.gate_min_turns_stuck else 1.0
+            clock = stretch.clock(turns_stuck)
+            stuck = clock / config.gate_min_turns_stuck if config.gate_min_turns_stuck else 1.0
             found["failure_gate"] = min(self.gate.loop_count / config.gate_after_loops, stuck)
         if self._collaboration_on:
             most = max(self.collaboration.loops.values(), default=0)
@@ -481,9 +492,15 @@ class ActionLoops(Detector):
         return self.status(moment.view.room_id, list(moment.banned), moment.stretch.steering).lines
 
     def observe_record(
-        self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True
+        self,
+        record: TurnRecord,
+        progress: ProgressResult,
+        events: list[dict],
+        steering: bool = True,
+        clock: int | None = None,
     ) -> GateRequest | None:
-        """One turn; its warnings, bans and gate only while `steering` (a stop rule is near: Stretch.steering)."""
+        """One turn; its warnings, bans and gate only while `steering` (a stop rule is near: Stretch.steering).
+        `clock`: the turns without progress as the stop rules count them (Stretch.clock; None: every turn)."""
         config = self.config
         move = direction_of(record.command)
         if move is not None and record.result_category != BLOCKED_EXIT and (record.moved or not record.changed_nothing):
@@ -520,7 +537,7 @@ class ActionLoops(Detector):
         if config.enable_parse_failure_detection:
             self.parse_failures.observe(record, events)
         if config.enable_failure_gate:
-            return self.gate.observe(record, progress, events, steering)
+            return self.gate.observe(record, progress, events, steering, clock)
         return None
 
     def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:

@@ -234,6 +234,20 @@ def test_a_failure_typed_now_and_then_while_waiting_opens_no_gate():
     assert requests[:3] == [None] * 3 and requests[3] is not None
 
 
+def test_the_gate_counts_turns_without_progress_on_the_stop_rules_clock():
+    """A player waiting for a timed event who types the same wrong verb between waits (advent's noisy walkthrough at
+    Y2: `dance` six times among twelve waits) has waited, not been stuck: the stop rules leave those turns out of
+    their clock, and so does the gate."""
+    waiting = FailureGate(gate_after=3, action="terminate", memory=50, min_turns_stuck=14, max_gap=4)
+    counted = FailureGate(gate_after=3, action="terminate", memory=50, min_turns_stuck=14, max_gap=4)
+    for turn in range(20, 27, 2):
+        progress = ProgressResult(turn, (), turn, 0)
+        assert waiting.observe(failure(turn), progress, [], clock=2) is None
+        request = counted.observe(failure(turn), progress, [])
+    assert waiting.loop_count == counted.loop_count == 3
+    assert request is not None
+
+
 def test_the_gate_forgets_the_turns_of_failures_gone_from_its_memory():
     gate = FailureGate(gate_after=3, action="terminate", memory=5, max_gap=5)
     for turn in range(1, 200):
