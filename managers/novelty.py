@@ -84,6 +84,10 @@ class Novelty:
     kinds: tuple[str, ...]
     """The NOVELTY_KINDS that fired this turn."""
     situation: str
+    held: str = ""
+    """A short hash of the state of the things in hand (worn, open, lit: their attributes), kept apart from the
+    situation: a uniform put on or a canteen shut changes the world in place, which the churn rule counts, while
+    the repetition rule compares situations by what is held and what the room holds."""
 
 
 def response_key(text: str) -> int:
@@ -222,7 +226,7 @@ class WorldNovelty:
         self.world_states.add(after.world_hash)
         self._scope = {o.num for o in after.room_objects + after.inventory} | {after.room_id or 0}
         self.situation = self._situation(after)
-        return Novelty(tuple(kinds), self.situation)
+        return Novelty(tuple(kinds), self.situation, self._held(after))
 
     def restart(self, view: GameView) -> str:
         """The game was put back to `view` (a rewind): the next command starts from its situation, which it returns.
@@ -350,6 +354,13 @@ class WorldNovelty:
 
     def _room_inventory(self, view: GameView) -> tuple:
         return view.room_id, tuple(sorted(obj.num for obj in view.inventory))
+
+    def _held(self, view: GameView) -> str:
+        """The attributes of what the player holds (managers.novelty.Novelty.held); "" when memory is unread."""
+        if view.world is None:
+            return ""
+        held = np.array(sorted(o.num - 1 for o in view.inventory if o.num not in self.autonomous), dtype=np.int64)
+        return hashlib.blake2b((view.world.attributes[held] & self.attribute_mask).tobytes(), digest_size=6).hexdigest()
 
     def _situation(self, view: GameView) -> str:
         digest = hashlib.blake2b(repr(self._room_inventory(view)).encode(), digest_size=6)

@@ -68,6 +68,7 @@ def turn_record(
         new_world_state="new_world_state" in novelty.kinds,
         novelty=novelty.kinds,
         situation=novelty.situation,
+        held=novelty.held,
         rolled_dice=after.rolled_dice,
         result_category=category,
         fallback=fallback,

@@ -189,6 +189,8 @@ class TurnRecord:
     """What this turn reached that the episode never saw (managers.novelty.NOVELTY_KINDS)."""
     situation: str = ""
     """A short hash of where the player stands afterwards (room, inventory, the room's objects, curated state)."""
+    held: str = ""
+    """A short hash of the state of the things in hand afterwards (worn, open, lit), apart from the situation."""
     rolled_dice: bool = False
     """The command drew random numbers (a fight's blows, a canned answer picked at random): a replay that leaves it
     out meets other dice from then on. `wait` and walking roll none in most games."""

@@ -10,7 +10,8 @@ walkthrough's changes are progress (a first take, a first opening), and a clumsy
 wrong verbs, steps out and back) change nothing.
 
 A turn churns when it is no move and no observation (session.commands.is_observation), keeps the player in the
-same known room, leaves a situation (managers.novelty) other than the one it started from, and makes no progress but
+same known room, leaves a situation (managers.novelty) other than the one it started from or changes the state of
+what is in hand (a uniform put on, a carried canteen opened: `TurnRecord.held`), and makes no progress but
 by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces),
 and is about another thing than the last change in that room (detectors.Churn): working one device again and again
 (curses' sceptre spun until the wanted word comes up, its coffin's lid opened and closed while the magic inside
@@ -46,7 +47,8 @@ class ChurnTurn:
     room: int | None
     """The room the turn was played in."""
     churned: bool
-    """No move, no observation, in the same known room, another situation left, no progress but by weak signals."""
+    """No move, no observation, in the same known room, another situation left (or what is held changed), no progress
+    but by weak signals."""
     made_again: bool
     """The command was made in this room before, since the last progress but by new object states."""
     object_progress: bool

@@ -329,7 +329,10 @@ class Churn(Detector):
         self.count = ChurnCount(config.window, config.changes, config.repeats, config.min_turns)
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
-        """The situation the last turn left ("" before the first): a churning turn leaves another one."""
+        """The situation the last turn left ("" before the first): a churning turn leaves another one, or"""
+        self.held = ""
+        """the state of the things in hand the last turn left (TurnRecord.held): a churning turn may change that
+        alone (wearing and removing, opening and shutting what is carried)."""
         self.last_changed: dict[int | None, str] = {}
         """Room -> what the last turn that changed things in place there was about (`_about`)."""
 
@@ -342,6 +345,7 @@ class Churn(Detector):
         cycle, no_progress)."""
         record = turn.record
         before, self.situation = self.situation, record.situation
+        held_before, self.held = self.held, record.held
         strong = set(turn.progress.signals) - turn.stretch.weak_signals
         if strong - {OBJECT_STATE_SIGNAL}:
             self.count.restart()
@@ -350,7 +354,7 @@ class Churn(Detector):
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
         doing = direction_of(command) is None and not is_observation(command)
         room, canonical = record.room_id_before, canonical_command(command)
-        changed = bool(before) and in_place and doing and record.situation != before
+        changed = bool(before) and in_place and doing and (record.situation != before or record.held != held_before)
         about = _about(canonical)
         churned = changed and self.last_changed.get(room) != about
         if changed:

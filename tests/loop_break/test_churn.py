@@ -207,3 +207,20 @@ def test_a_busy_camping_loop_ends_by_the_churn_rule_within_40_turns_zork1(tmp_pa
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # a long real episode
+def test_wearing_and_opening_what_is_carried_churns_planetfall(tmp_path):
+    """planetfall, a quarter into the walkthrough, in the Elevator Lobby: the uniform worn and removed, the canteen
+    opened, shut, dropped and taken, the chronometer taken off and put on. Most of it changes only the state of
+    what is in hand, which the situation leaves out (TurnRecord.held): the churn rule counts it, and the loop ends
+    within its 40 turns (70 turns when only the situation was read)."""
+    story = story_file("planetfall.z3")
+    built = trajectories.stuck(story, "busy_camping", 0.25)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert any(b["situation"] == a["situation"] and b["held"] != a["held"] for a, b in zip(loop, loop[1:]))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40

@@ -265,6 +265,20 @@ def test_situation_ignores_clocks_and_changes_with_the_room_and_inventory():
     assert novelty.observe(start, replace(held, room_id=2), "north", "success").situation != a.situation
 
 
+def test_the_state_of_what_is_held_is_read_apart_from_the_situation():
+    """A uniform worn or carried, a canteen open or shut, a lamp lit or dark: the same things in hand in another
+    state (planetfall's busy camping wears and removes, opens and shuts what it carries). The situation, which the
+    repetition rule compares, stays that of the things held and the room."""
+    uniform = (GameObject(3, "uniform"),)
+    start = view(world([0, 0, 0]), inventory=uniform)
+    novelty = WorldNovelty(start)
+    carried = novelty.observe(start, start, "look", "no_effect")
+    worn_view = view(world([0, 0, 0], attributes=[[0, 0, 0, 0], [0, 0, 0, 0], [0, 4, 0, 0]]), inventory=uniform)
+    worn = novelty.observe(start, worn_view, "wear uniform", "success")
+    assert worn.held != carried.held and worn.situation == carried.situation
+    assert novelty.observe(worn_view, start, "remove uniform", "success").held == carried.held
+
+
 # -- repetition and progress ------------------------------------------------------------------------------------
 def test_repetition_window_fills_with_repeated_transitions():
     detector = RepetitionDetector(window=4)
