@@ -255,7 +255,7 @@ def markdown(result: dict, argv: list[str] | None) -> str:
     ]
     for key in ("stopped", "warned", "penalised", "turned_to_reject", "not_run_as_written"):
         if result[key]:
-            lines.append(f"  - {key.replace('_', ' ')}: {', '.join(result[key][:12])}")
+            lines.append(f"  - {key.replace('_', ' ')}: {_listed(result[key], RUNS_SHOWN)}")
     lines += ["", "## Every rule: the healthy peak, per half", ""]
     per_half = []
     for name, entry in result["rules"].items():
@@ -301,12 +301,27 @@ def markdown(result: dict, argv: list[str] | None) -> str:
                 entry["runs"],
                 entry["within_target"],
                 entry["slowest"],
-                ", ".join(entry["late"][:6]) or "-",
+                _listed(entry["late"], LATE_SHOWN),
             )
             for name, entry in result["stuck"].items()
         ],
     )
     return "\n".join(lines) + "\n"
+
+
+RUNS_SHOWN = 12
+"""Healthy runs named on a line of the summary (stopped, warned...); the rest are counted (margins.json names them
+all)."""
+LATE_SHOWN = 6
+"""Late loops named in a row of the stuck table; the rest are counted."""
+
+
+def _listed(names: list[str], shown: int) -> str:
+    """The first `shown` names and how many more there are ("-" for none)."""
+    if not names:
+        return "-"
+    more = len(names) - shown
+    return ", ".join(names[:shown]) + (f" and {more} more" if more > 0 else "")
 
 
 def main(argv: list[str] | None = None) -> int:
