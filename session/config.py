@@ -536,9 +536,10 @@ class ChurnConfig(DetectorSection):
 
     changes: int = Field(9, ge=0, le=100_000)
     """Stop (`stuck_no_progress`, rule `churn`) when this many of the last `window` turns changed things in
-    place and reached nothing new (no move, no observation, the same room, a situation other than the last one, no
-    progress but by `weak_signals`, not about the same thing as the last such change there): busy camping, taking and
-    dropping, opening and closing over a room's many things, where every combination in hand is new. 0: off.
+    place and reached nothing new (no move, no observation, the same room, a situation other than the last one or
+    what is carried in another state, no progress but by `weak_signals`, not about the same thing as the last such
+    change there): busy camping, taking and dropping, opening and closing over a room's many things, where every
+    combination in hand is new. 0: off.
     Measured (docs/results/margins): healthy runs churn at most 5 times in 24 turns (cutthroat takes back five
     things it left on a deck), so 9 keeps every healthy game below 1/1.5 of it."""
     repeats: int = Field(3, ge=0, le=100_000)
