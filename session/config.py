@@ -553,6 +553,13 @@ class ChurnConfig(DetectorSection):
     min_turns: int = Field(10, ge=0, le=100_000)
     """Turns since the last progress by a signal other than the weak ones before the churn rule may stop: a busy
     loop's first round reaches new object states, which are progress."""
+    device_times: int = Field(7, ge=0, le=100_000)
+    """A change about the same thing as the last change in its room (one device worked again: a lid opened and
+    closed, a flashlight switched off and on) churns only once the same command has made it this many times since
+    the last progress by a signal other than the weak ones and new object states, the game answering it
+    alike every time. A device whose answer varies (a spinner that lands on another word) is a gamble, never churn.
+    0: one device worked again never churns. Measured (docs/results/margins, `churn.device`): healthy walkthroughs
+    work one device alike at most 4 times (curses' coffin lid while its magic works)."""
 
     @classmethod
     def stop_rule_off(cls) -> dict[str, Any]:

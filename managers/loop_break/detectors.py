@@ -21,6 +21,7 @@ from managers.loop_break.room_loops import (
     RegionLoopDetector,
     RegionLoopResult,
 )
+from managers.novelty import answer_key
 from session.commands import PARTICLES, canonical_command, direction_of, is_observation
 from session.config import (
     ChurnConfig,
@@ -31,6 +32,7 @@ from session.config import (
     RoomLoopsConfig,
 )
 from session.events import EventType, emit
+from session.records import TurnRecord
 
 NO_DETECTIONS = Detections(OscillationResult(False), CampingResult(False), RegionLoopResult(False))
 
@@ -335,6 +337,9 @@ class Churn(Detector):
         alone (wearing and removing, opening and shutting what is carried)."""
         self.last_changed: dict[int | None, str] = {}
         """Room -> what the last turn that changed things in place there was about (`_about`)."""
+        self.worked: dict[tuple[int | None, str], tuple[frozenset[int], int]] = {}
+        """(room, canonical command) -> (the game's answers, times) of every change it made in place since the last
+        progress but by the weak signals and new object states: one device worked alike too often churns."""
 
     def observe(self, turn: Turn) -> None:
         """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
@@ -349,6 +354,7 @@ class Churn(Detector):
         strong = set(turn.progress.signals) - turn.stretch.weak_signals
         if strong - {OBJECT_STATE_SIGNAL}:
             self.count.restart()
+            self.worked.clear()
             return
         command = record.command
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
@@ -356,13 +362,29 @@ class Churn(Detector):
         room, canonical = record.room_id_before, canonical_command(command)
         changed = bool(before) and in_place and doing and (record.situation != before or record.held != held_before)
         about = _about(canonical)
-        churned = changed and self.last_changed.get(room) != about
+        worked_out = changed and self._worked_out(room, canonical, record)
+        churned = changed and (self.last_changed.get(room) != about or worked_out)
         if changed:
             self.last_changed[room] = about
         self.count.observe(ChurnTurn(room, churned, self.count.made_before((room, canonical)), bool(strong)))
 
+    def _worked_out(self, room: int | None, canonical: str, record: TurnRecord) -> bool:
+        """One more change in place by this command here: whether it has now made it `device_times` times since the
+        last progress, the game answering alike every time (one device worked again and again to no end, not a
+        gamble whose answer varies)."""
+        answers, times = self.worked.get((room, canonical), (frozenset(), 0))
+        answers, times = answers | {answer_key(record.response, record.command)}, times + 1
+        self.worked[(room, canonical)] = (answers, times)
+        return 0 < self.config.device_times <= times and len(answers) == 1
+
     def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
-        return self.count.pressure()
+        """The two counts (ChurnCount.pressure) and `churn.device`: the most one device was worked alike over
+        `device_times`."""
+        found = self.count.pressure()
+        if self.config.device_times:
+            alike = (times for answers, times in self.worked.values() if len(answers) == 1)
+            found["churn.device"] = max(alike, default=0) / self.config.device_times
+        return found
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         churn = self.count

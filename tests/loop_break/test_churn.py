@@ -12,7 +12,7 @@ from managers.loop_break import LoopBreak
 from managers.loop_break.churn import ChurnCount, ChurnTurn
 from session.config import LoopBreakConfig
 from tests.factories import first_stop, loop_break, turn_record
-from tests.helpers import make_config, run_episode, story_file
+from tests.helpers import make_config, more_story_file, run_episode, story_file
 
 ROOM = 7
 DEFAULTS = LoopBreakConfig()
@@ -21,8 +21,8 @@ CHURN_REPEATS = DEFAULTS.churn.repeats
 
 
 def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None]:
-    """Feed (command, situation after, room after[, novelty]) turns starting in ROOM; the turn and rule of the stop,
-    or (None, None)."""
+    """Feed (command, situation after, room after[, novelty[, response]]) turns starting in ROOM; the turn and rule
+    of the stop, or (None, None)."""
     rooms_before = [ROOM, *(after for _, _, after, *_ in turns)]
     return first_stop(
         breaker,
@@ -33,9 +33,10 @@ def play(breaker: LoopBreak, turns: list[tuple]) -> tuple[int | None, str | None
                 room_id_before=before,
                 room_id_after=after,
                 situation=situation,
-                novelty=tuple(novelty[0]) if novelty else (),
+                novelty=tuple(extra[0]) if extra else (),
+                response=extra[1] if len(extra) > 1 else "",
             )
-            for turn, ((command, situation, after, *novelty), before) in enumerate(zip(turns, rooms_before), start=1)
+            for turn, ((command, situation, after, *extra), before) in enumerate(zip(turns, rooms_before), start=1)
         ),
     )
 
@@ -171,25 +172,50 @@ def quiet_loop_break() -> LoopBreak:
     )
 
 
-def test_one_device_worked_again_and_again_does_not_churn():
-    """The same command on one device, its states coming round (curses' sceptre spun until the wanted word comes
-    up): a loop of one command is the repetition rule's, not churn over many things."""
-    turns = [("turn sceptre", f"word {i * 7 % 5}", ROOM) for i in range(CHURN_WINDOW * 3)]
+DEVICE_TIMES = DEFAULTS.churn.device_times
+
+
+def test_a_spinner_worked_again_and_again_does_not_churn():
+    """The same command on one device, its states coming round and the game answering differently (curses' sceptre
+    spun until the wanted word comes up): a gamble, never churn, however long; a loop of one command is the
+    repetition rule's."""
+    words = ("zal", "huth", "ca", "si", "ahu")
+    turns = [("turn sceptre", f"word {i * 7 % 5}", ROOM, [], f"It lands on {words[i * 7 % 5]}.") for i in range(72)]
     breaker = quiet_loop_break()
     assert play(breaker, turns) == (None, None)
     assert breaker.detectors["churn"].count.changes == breaker.detectors["churn"].count.repeats == 0
 
 
-def test_a_lid_opened_and_closed_again_and_again_does_not_churn():
-    """Opening and closing one lid, back and forth between the same two situations (curses' coffin, four times while
-    its magic works): commands about the same thing work one device, and a loop of it is left to the rules that
-    see repeats."""
-    turns = [("open lid" if i % 2 else "close lid", f"lid {i % 2}", ROOM) for i in range(CHURN_WINDOW * 3)]
+def lid(times: int) -> list[tuple]:
+    """Opening and closing one lid, answered alike every time."""
+    return [
+        ("open lid", "lid open", ROOM, [], "You open the lid.") if i % 2 else ("close lid", "lid shut", ROOM, [], "")
+        for i in range(2 * times)
+    ]
+
+
+def test_a_lid_opened_and_closed_a_few_times_does_not_churn():
+    """curses' coffin: its lid opened and closed four times while the magic inside works, between the same two
+    situations and answered alike: one device worked, not fiddling with many things."""
     breaker = quiet_loop_break()
-    assert play(breaker, turns) == (None, None)
-    assert breaker.detectors["churn"].count.changes == 0
-    stop, rule = play(loop_break(), turns)
-    assert rule not in (None, "churn") and stop <= 40
+    assert play(breaker, lid(DEVICE_TIMES - 1)) == (None, None)
+    assert breaker.detectors["churn"].count.changes == 1  # the first change: nothing had been changed here before
+
+
+def test_one_device_worked_alike_again_and_again_churns():
+    """hollywood's busy camping switches its flashlight off and on among fidgets, answered alike every time: from
+    the DEVICE_TIMES-th time the same command does it, each such change churns, and the changes made again stop the
+    loop a few turns later. At 0 one device never churns."""
+    stop, rule = play(quiet_loop_break(), lid(36))
+    assert rule == "churn" and 2 * DEVICE_TIMES <= stop <= 2 * DEVICE_TIMES + 2 * CHURN_REPEATS
+    never = loop_break(
+        cycle={"turns": 0},
+        repetition={"enabled": False},
+        fruitless={"turns": 0},
+        no_progress={"max_turns": 1000},
+        churn={"device_times": 0},
+    )
+    assert play(never, lid(36)) == (None, None)
 
 
 @pytest.mark.slow  # a long real episode
@@ -221,6 +247,21 @@ def test_wearing_and_opening_what_is_carried_churns_planetfall(tmp_path):
     result = run_episode(story, config, ReplayAgent(built.commands))
     loop = [r for r in result.records if r["turn"] >= built.loop_start]
     assert any(b["situation"] == a["situation"] and b["held"] != a["held"] for a, b in zip(loop, loop[1:]))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # a long real episode
+def test_one_device_worked_alike_ends_a_busy_camping_loop_hollywood(tmp_path):
+    """hollywood, a quarter into the walkthrough, in the Upstairs Bathroom: the flashlight switched off and on again
+    and again among fidgets, the game answering alike. The only change is the one device, which healthy walkthroughs
+    work a few times; worked alike more often, it churns, and the loop ends within its 40 turns (66 turns when one
+    device never churned)."""
+    story = more_story_file("hollywood.z3")
+    built = trajectories.stuck(story, "busy_camping", 0.25)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
