@@ -15,8 +15,9 @@ what is in hand (a uniform put on, a carried canteen opened: `TurnRecord.held`),
 by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces),
 and is about another thing than the last change in that room (detectors.Churn): working one device again and again
 (curses' sceptre spun until the wanted word comes up, its coffin's lid opened and closed while the magic inside
-works) is no fiddling with many things, and healthy walkthroughs do it; a loop over one thing is left to the rules
-that see repeats.
+works) is no fiddling with many things, and healthy walkthroughs do it, until the same command has made its change
+`device_times` times since the last progress, the game answering alike every time: a flashlight switched off and on
+among fidgets is fiddling, while a device whose answer varies (a spinner) is a gamble and never churns.
 Churning is counted room by room: camping is in one room, while a player who carries things about and uses them a
 turn or two in each room (adventureland's water and bees, trinity's epilogue in the park, a recipe's ingredients
 fetched from three rooms) churns a little in many. Two counts over the last `churn_window` turns, of the room where

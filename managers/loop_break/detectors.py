@@ -331,10 +331,11 @@ class Churn(Detector):
         self.count = ChurnCount(config.window, config.changes, config.repeats, config.min_turns)
         """Changes in place that reached nothing new, since the last progress by a strong signal (busy camping)."""
         self.situation = ""
-        """The situation the last turn left ("" before the first): a churning turn leaves another one, or"""
+        """The situation the last turn left ("" before the first): a churning turn leaves another one or changes
+        `held`."""
         self.held = ""
-        """the state of the things in hand the last turn left (TurnRecord.held): a churning turn may change that
-        alone (wearing and removing, opening and shutting what is carried)."""
+        """The state of the things in hand the last turn left (TurnRecord.held): wearing and removing, opening and
+        shutting what is carried changes it alone."""
         self.last_changed: dict[int | None, str] = {}
         """Room -> what the last turn that changed things in place there was about (`_about`)."""
         self.worked: dict[tuple[int | None, str], tuple[frozenset[int], int]] = {}
@@ -342,12 +343,12 @@ class Churn(Detector):
         progress but by the weak signals and new object states: one device worked alike too often churns."""
 
     def observe(self, turn: Turn) -> None:
-        """A turn churns when it changed the situation in place (no move, no observation, the same known room) and
-        made no progress but by the weak signals; not when it is about the same thing as the last change in that
-        room: one device worked again and again (curses' sceptre spun until the wanted word comes up, its coffin's
-        lid opened and closed four times while the magic inside works, coming back to the same two situations) is
-        no fiddling with many things. A loop over one thing is left to the rules that see repeats (repetition,
-        cycle, no_progress)."""
+        """A turn churns when it changed the situation or what is held in place (no move, no observation, the same
+        known room) and made no progress but by the weak signals; not when it is about the same thing as the last
+        change in that room: one device worked again and again (curses' sceptre spun until the wanted word comes
+        up, its coffin's lid opened and closed four times while the magic inside works, coming back to the same two
+        situations) is no fiddling with many things, until the same command has made its change `device_times`
+        times, the game answering alike every time (hollywood's flashlight switched off and on among fidgets)."""
         record = turn.record
         before, self.situation = self.situation, record.situation
         held_before, self.held = self.held, record.held
