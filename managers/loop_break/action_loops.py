@@ -457,8 +457,7 @@ class ActionLoops(Detector):
         and again needs it, and a loop made of it ends by the stop rules."""
 
     def observe(self, turn: Turn) -> None:
-        clock = turn.stretch.clock(turn.progress.turns_stuck)
-        self.opened = self.observe_record(turn.record, turn.progress, turn.events, turn.stretch.steering, clock)
+        self.opened = self._observe(turn)
 
     def observe_not_run(self, turn: Turn) -> None:
         """No command ran: nothing to ban or to count as a failed action, but replies with no usable command, turn
@@ -491,17 +490,10 @@ class ActionLoops(Detector):
     def lines(self, moment: Moment) -> list[str]:
         return self.status(moment.view.room_id, list(moment.banned), moment.stretch.steering).lines
 
-    def observe_record(
-        self,
-        record: TurnRecord,
-        progress: ProgressResult,
-        events: list[dict],
-        steering: bool = True,
-        clock: int | None = None,
-    ) -> GateRequest | None:
-        """One turn; its warnings, bans and gate only while `steering` (a stop rule is near: Stretch.steering).
-        `clock`: the turns without progress as the stop rules count them (Stretch.clock; None: every turn)."""
-        config = self.config
+    def _observe(self, turn: Turn) -> GateRequest | None:
+        """One turn; its warnings, bans and gate only while a stop rule is near (Stretch.steering)."""
+        config, record, progress, events = self.config, turn.record, turn.progress, turn.events
+        steering = turn.stretch.steering
         move = direction_of(record.command)
         if move is not None and record.result_category != BLOCKED_EXIT and (record.moved or not record.changed_nothing):
             self.taken_moves.add((record.room_id_before, move))
@@ -537,7 +529,7 @@ class ActionLoops(Detector):
         if config.enable_parse_failure_detection:
             self.parse_failures.observe(record, events)
         if config.enable_failure_gate:
-            return self.gate.observe(record, progress, events, steering, clock)
+            return self.gate.observe(record, progress, events, steering, turn.stretch.clock(progress.turns_stuck))
         return None
 
     def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:
