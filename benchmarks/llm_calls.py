@@ -37,7 +37,7 @@ from agents.prompts import role_of
 from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
 from benchmarks.scenarios import ScenarioError, build_scenario
 from benchmarks.trajectories import clean_outcomes
-from session.commands import normalize_command
+from session.commands import GameDictionary, normalize_command
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession, StoryFileError
 from session.provenance import command, commit
@@ -128,8 +128,10 @@ def measure(
     more_overrides: dict | None = None,
     listen: Callable[[list[dict]], None] | None = None,
     critic: str = "llm",
+    notes: frozenset[int] = frozenset(),
 ) -> dict:
-    """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode.
+    """Play `commands` through the LLM path against a scripted server (`play`); the figures of the episode. `notes`:
+    the steps that are notes to the reader (`notes_to_the_reader`), which may run nothing.
 
     `cacheable_prefix_share`: of the characters of the agent's requests, the share that a provider's prompt cache
     could serve, the start each request shares with the one before (the system prompt, then the game's opening)."""
@@ -163,20 +165,24 @@ def measure(
         "tokens_per_turn": round(sum(summary["tokens"].values()) / turns),
         "cost_usd": summary["cost_usd"],
         "cost_per_turn_usd": round(summary["cost_usd"]["total"] / turns, 6),
-        **walkthrough_figures(commands, records, summary),
+        **walkthrough_figures(commands, records, summary, notes),
     }
 
 
-def walkthrough_figures(commands: list[str], records: list[dict], summary: dict) -> dict:
-    """How a perfect player fared: each step is meant to run as it is written.
+def walkthrough_figures(
+    commands: list[str], records: list[dict], summary: dict, notes: frozenset[int] = frozenset()
+) -> dict:
+    """How a perfect player fared: each step is meant to run as it is written, but for the steps of `notes`
+    (`notes_to_the_reader`), which may instead run nothing.
 
     `refused`: steps the harness did not run as written, by what turned them down (the pre-check, the reply parser,
     the loop break's blocks, an interpreter command, or the critic's score after the loop break's penalties);
+    `notes_not_sent`: notes to the reader that ran nothing, as they should;
     `told_then_run`: steps the pre-check answered with the game's words, and that ran when proposed again;
     `stopped`: the loop break ended the episode before the last step."""
     refused: Counter = Counter()
     examples: list[dict] = []
-    told_then_run = 0
+    told_then_run = notes_not_sent = 0
     for record in records:
         if record["turn"] > len(commands):
             break
@@ -185,6 +191,9 @@ def walkthrough_figures(commands: list[str], records: list[dict], summary: dict)
         ran_as_written = record["ran"] and normalize_command(record["command"]) == normalize_command(step)
         if ran_as_written:
             told_then_run += "precheck" in sources
+            continue
+        if record["turn"] in notes and not record["ran"]:
+            notes_not_sent += 1
             continue
         kind = refusal_kind(record, sources)
         refused[kind] += 1
@@ -205,6 +214,7 @@ def walkthrough_figures(commands: list[str], records: list[dict], summary: dict)
         "refused": dict(refused),
         "refused_steps": sum(refused.values()),
         "refused_examples": examples,
+        "notes_not_sent": notes_not_sent,
         "told_then_run": told_then_run,
         "stopped": summary["termination_reason"] in LOOP_ENDINGS and ended_early,
     }
@@ -225,12 +235,30 @@ def refusal_kind(record: dict, sources: list[str]) -> str:
 
 
 def walkthrough_check(rom: Path, config_path: Path, episode_dir: Path) -> dict:
-    """The game's walkthrough through the LLM path (`measure`), next to plain Jericho's final score for it."""
+    """The game's walkthrough through the LLM path (`measure`), next to plain Jericho's final score for it; its
+    notes to the reader are no refused steps."""
     commands = JerichoSession(rom).walkthrough()
     if not commands:
         raise ScenarioError(f"{rom.name} has no Jericho walkthrough")
     clean = clean_outcomes(rom, commands)[-1].score
-    return {"clean_score": clean, **measure(rom, commands, config_path, episode_dir)}
+    notes = notes_to_the_reader(rom, commands)
+    return {"clean_score": clean, **measure(rom, commands, config_path, episode_dir, notes=notes)}
+
+
+def notes_to_the_reader(story: Path, commands: list[str]) -> frozenset[int]:
+    """The steps (numbered from 1) that are no command: plain Jericho plays them and nothing changes, and the game
+    knows no word of their first (curses' `[ Repeatedly "turn sceptre" until the coffin opens ]`, answered "That's
+    not a verb I recognise."). Prose the game would not understand is never sent; a reader does what the note says."""
+    session = JerichoSession(story)
+    before = session.reset()
+    known = GameDictionary.of((entry.word for entry in session.dictionary()), session.dictionary_word_length)
+    notes = set()
+    for turn, step in enumerate(commands, start=1):
+        after = session.step(step)
+        if not known.knows((step.split() or [""])[0]) and after.world_hash == before.world_hash:
+            notes.add(turn)
+        before = after
+    return frozenset(notes)
 
 
 def main(argv: list[str] | None = None) -> int:

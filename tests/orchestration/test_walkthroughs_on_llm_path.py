@@ -7,14 +7,12 @@ must stop none, and the episode must reach plain Jericho's final score for the s
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from benchmarks.llm_calls import play, walkthrough_check
+from benchmarks.llm_calls import notes_to_the_reader, play, walkthrough_check
 from benchmarks.scenarios import ScenarioError
 from benchmarks.trajectories import clean_outcomes
-from session.commands import GameDictionary, normalize_command
+from session.commands import normalize_command
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
 from tests.helpers import CORPUS, MORE_GAMES, PYPROJECT, more_story_file, story_file
@@ -36,22 +34,6 @@ def not_run_as_written(commands: list[str], records: list[dict], notes: set[int]
     ]
 
 
-def notes_to_the_reader(story: Path, commands: list[str]) -> set[int]:
-    """The steps (numbered from 1) that are no command: plain Jericho plays them and nothing changes, and the game
-    knows no word of their first (curses' `[ Repeatedly "turn sceptre" until the coffin opens ]`, answered "That's
-    not a verb I recognise."). Prose the game would not understand is never sent; a reader does what the note says."""
-    session = JerichoSession(story)
-    before = session.reset()
-    known = GameDictionary.of((entry.word for entry in session.dictionary()), session.dictionary_word_length)
-    notes = set()
-    for turn, step in enumerate(commands, start=1):
-        after = session.step(step)
-        if not known.knows((step.split() or [""])[0]) and after.world_hash == before.world_hash:
-            notes.add(turn)
-        before = after
-    return notes
-
-
 @pytest.mark.parametrize("name", CORPUS + MORE_GAMES)
 def test_the_walkthrough_through_the_llm_path_runs_every_step_and_reaches_jerichos_score(name, tmp_path):
     story = story_file(name) if name in CORPUS else more_story_file(name)
@@ -61,7 +43,7 @@ def test_the_walkthrough_through_the_llm_path_runs_every_step_and_reaches_jerich
             walkthrough_check(story, PYPROJECT, tmp_path)
         return
     summary, records, _ = play(story, commands, PYPROJECT, tmp_path)
-    notes = notes_to_the_reader(story, commands) if not all(r["ran"] for r in records) else set()
+    notes = notes_to_the_reader(story, commands) if not all(r["ran"] for r in records) else frozenset()
     assert not_run_as_written(commands, records, notes) == []
     assert len(records) == len(commands) and summary["termination_reason"] not in LOOP_ENDINGS
     assert summary["final_score"] == clean_outcomes(story, commands)[-1].score
