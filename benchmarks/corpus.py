@@ -234,7 +234,8 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
     (walk,) = optimal
     config = Path(job["config"])
     summary, records, _ = llm_calls.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
-    checked = llm_calls.walkthrough_figures(walk.commands, records, summary)
+    notes = llm_calls.notes_to_the_reader(story, walk.commands)
+    checked = llm_calls.walkthrough_figures(walk.commands, records, summary, notes)
     turns = max(summary["turns"], 1)
     return [
         {
@@ -253,6 +254,7 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
             "refused": checked["refused"],
             "refused_examples": checked["refused_examples"],
             "told_then_run": checked["told_then_run"],
+            "notes_not_sent": checked["notes_not_sent"],
             "stopped": checked["stopped"],
             "calls_per_turn": round(sum(summary["llm_calls"].values()) / turns, 3),
             "records": str(next(folder.iterdir()) / EVENTS_FILE) if job["records"] else None,
