@@ -21,6 +21,8 @@ from pathlib import Path
 from statistics import mean
 from xml.sax.saxutils import escape, quoteattr
 
+from batch.jobs import finished_rows, points_share
+
 CURVES_FILE = "curves.svg"
 CELL_COLORS = ("#2c7be5", "#e67e22", "#27ae60", "#8e44ad", "#c0392b", "#16a085", "#d4ac0d", "#7f8c8d", "#e84393")
 """One colour per cell, in the order the cells first appear in the rows (more cells than colours: they repeat)."""
@@ -67,11 +69,6 @@ def _count(value: float, top: float) -> str:
     return f"{value:.0f}" if top >= 10 or value == int(value) else f"{value:.1f}"
 
 
-def points_share(row: dict) -> float | None:
-    max_score = row.get("max_score")
-    return row["best_score"] / max_score if max_score else None
-
-
 def progress_share(row: dict) -> float | None:
     return row.get("progress")  # None without a walkthrough; a manifest row from before progress has none either
 
@@ -94,11 +91,6 @@ def axes_for(rows: list[dict]) -> tuple[list[str], str | None]:
     if not any(row.get("cost_usd") for row in rows):
         return ["calls"], "no cost recorded (no price for the models): drawn against LLM calls only"
     return ["usd", "calls"], None
-
-
-def finished_rows(rows: list[dict]) -> list[dict]:
-    """The rows with an episode to show: a crashed job has no summary, a job the budget left unstarted no episode."""
-    return [row for row in rows if row.get("status") == "finished"]
 
 
 def write_curves(rows: list[dict], out_dir: Path) -> Path:

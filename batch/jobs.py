@@ -19,6 +19,17 @@ UNANSWERED = "the batch's budget did not answer"
 """The `reason` of a not_run row: the ledger said so, or did not answer (which counts as spent)."""
 
 
+def finished_rows(rows: list[dict]) -> list[dict]:
+    """The rows with an episode to show: a crashed job has no summary, a job the budget left unstarted no episode."""
+    return [row for row in rows if row.get("status") == "finished"]
+
+
+def points_share(row: dict) -> float | None:
+    """A finished row's best score over the game's maximum; None when the game gives no maximum."""
+    max_score = row.get("max_score")
+    return row["best_score"] / max_score if max_score else None
+
+
 def install_request_limits(limits: dict[str, Any]) -> None:
     """Pool initializer: every LLM client of this process waits on the batch's shared limit for its base_url."""
     from agents import llm_client

@@ -9,7 +9,7 @@ from pathlib import Path
 from statistics import mean
 
 from batch.curves import write_curves
-from batch.jobs import NOT_RUN
+from batch.jobs import NOT_RUN, finished_rows, points_share
 from session.tables import markdown_table
 
 LOOP_BREAK_SWITCH = ("loop_break", "enabled")
@@ -36,8 +36,8 @@ BUDGET_COLUMNS = ("cut_by_budget", "not_run")
 
 
 def summarise(cell: str, game: str, rows: list[dict]) -> dict:
-    finished = [r for r in rows if r["status"] == "finished"]
-    shares = [r["best_score"] / r["max_score"] for r in finished if r.get("max_score")]
+    finished = finished_rows(rows)
+    shares = [share for share in map(points_share, finished) if share is not None]
     # the walkthrough's checkpoints reached (session.checkpoints); a game without a walkthrough has no share
     progress = [r["progress"] for r in finished if r.get("progress") is not None]
     return {
@@ -62,7 +62,7 @@ def summarise(cell: str, game: str, rows: list[dict]) -> dict:
 
 def budget_counts(rows: list[dict]) -> dict:
     return {
-        "cut_by_budget": sum(bool(r.get("cut_by_budget")) for r in rows if r["status"] == "finished"),
+        "cut_by_budget": sum(bool(r.get("cut_by_budget")) for r in finished_rows(rows)),
         "not_run": sum(r["status"] == NOT_RUN for r in rows),
     }
 
@@ -124,7 +124,7 @@ def write_results(
             "cut_by_budget": [r["id"] for r in rows if r.get("cut_by_budget")],
             "not_run": [r["id"] for r in rows if r["status"] == NOT_RUN],
         }
-    columns = COLUMNS + BUDGET_COLUMNS if budget is not None else COLUMNS
+    columns = columns_of(result)
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     with (out / "results.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=columns)
@@ -136,8 +136,13 @@ def write_results(
     return result
 
 
+def columns_of(result: dict) -> tuple[str, ...]:
+    """The columns of a batch's tables: the budget's too when the batch had one."""
+    return COLUMNS + BUDGET_COLUMNS if "budget" in result else COLUMNS
+
+
 def markdown(result: dict) -> str:
-    columns = COLUMNS + BUDGET_COLUMNS if "budget" in result else COLUMNS
+    columns = columns_of(result)
 
     def table(lines: list[dict]) -> list[str]:
         return markdown_table(columns, [[_cell(line, c) for c in columns] for line in lines])

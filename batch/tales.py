@@ -13,7 +13,7 @@ from pathlib import Path
 from statistics import mean
 from typing import TYPE_CHECKING
 
-from batch.jobs import NOT_RUN
+from batch.jobs import NOT_RUN, finished_rows, points_share
 from session.provenance import commit
 from session.tables import markdown_table, percent
 
@@ -40,8 +40,8 @@ COMPARISON_COLUMNS = ("figures", "agent", "zork1", "mean over games")
 # -- the figures ------------------------------------------------------------------------------------------------
 def game_line(game: str, rows: list[dict]) -> dict:
     """One game's figures over its episodes (the finished ones; crashed and unstarted ones are counted)."""
-    finished = [r for r in rows if r["status"] == "finished" and r.get("max_score")]
-    normalized = [r["best_score"] / r["max_score"] for r in finished]
+    finished = [r for r in finished_rows(rows) if r.get("max_score")]
+    normalized = [points_share(r) for r in finished]
     progress = [r["progress"] for r in finished if r.get("progress") is not None]
     steps = sum(r["turns"] for r in finished)
     return {
@@ -79,7 +79,7 @@ def mean_line(games: list[dict], rows: list[dict]) -> dict:
     """The mean over the games that have a finished episode; tokens, calls and cost per step over all their steps."""
     scored = [g for g in games if g["best_normalized"] is not None]
     with_progress = [g["best_progress"] for g in scored if g["best_progress"] is not None]
-    finished = [r for r in rows if r["status"] == "finished" and r.get("max_score")]
+    finished = [r for r in finished_rows(rows) if r.get("max_score")]
     return {
         "games": len(scored),
         "episodes": len(finished),
