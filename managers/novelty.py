@@ -12,7 +12,8 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
 - `new_room_inventory`: the player never arrived in this room holding exactly this inventory.
 - `new_object_state`: an object reached a parent or attributes it never had, and an idle turn would not have, on a
   turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
-  their own) is left out (`JerichoSession.jericho_noise`), and so is what changes when a move is made again from a
+  their own) is left out, and in a game without Jericho's bindings the flags its library sets on what it lists
+  (`JerichoSession.noise`); so is what changes when a move is made again from a
   situation it was already made from: that is a character reacting to an arrival it has seen before (a dwarf, a
   gnome waving), not the player changing the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
@@ -113,7 +114,7 @@ class WorldNovelty:
     @classmethod
     def of(cls, start: GameView, session: JerichoSession) -> WorldNovelty:
         """What the episode's first view shows, with what the session knows of the game's noisy state."""
-        return cls(start, session.noisy_globals(), session.dictionary_range, session.jericho_noise(), session.player)
+        return cls(start, session.noisy_globals(), session.dictionary_range, session.noise(), session.player)
 
     def __init__(
         self,
@@ -224,14 +225,14 @@ class WorldNovelty:
         if after.world_hash not in self.world_states:
             kinds.append("new_world_state")
         self.world_states.add(after.world_hash)
-        self._scope = {o.num for o in after.room_objects + after.inventory} | {after.room_id or 0}
+        self._scope = set(_carried(after) + _around(after)) | {after.room_id or 0}
         self.situation = self._situation(after)
         return Novelty(tuple(kinds), self.situation, self._held(after))
 
     def restart(self, view: GameView) -> str:
         """The game was put back to `view` (a rewind): the next command starts from its situation, which it returns.
         What the episode saw stays seen."""
-        self._scope = {o.num for o in view.room_objects + view.inventory} | {view.room_id or 0}
+        self._scope = set(_carried(view) + _around(view)) | {view.room_id or 0}
         self.situation = self._situation(view)
         return self.situation
 
@@ -353,20 +354,20 @@ class WorldNovelty:
         return value in self._scope or value == before.room_id
 
     def _room_inventory(self, view: GameView) -> tuple:
-        return view.room_id, tuple(sorted(obj.num for obj in view.inventory))
+        return view.room_id, tuple(sorted(_carried(view)))
 
     def _held(self, view: GameView) -> str:
         """The attributes of what the player holds (managers.novelty.Novelty.held); "" when memory is unread."""
         if view.world is None:
             return ""
-        held = np.array(sorted(o.num - 1 for o in view.inventory if o.num not in self.autonomous), dtype=np.int64)
+        held = np.array(sorted(num - 1 for num in _carried(view) if num not in self.autonomous), dtype=np.int64)
         return hashlib.blake2b((view.world.attributes[held] & self.attribute_mask).tobytes(), digest_size=6).hexdigest()
 
     def _situation(self, view: GameView) -> str:
         digest = hashlib.blake2b(repr(self._room_inventory(view)).encode(), digest_size=6)
         world = view.world
         if world is not None:
-            here = np.array([o.num - 1 for o in view.room_objects if o.num not in self.autonomous], dtype=np.int64)
+            here = np.array([num - 1 for num in _around(view) if num not in self.autonomous], dtype=np.int64)
             digest.update(here.tobytes())
             digest.update(world.parents[here].tobytes())
             digest.update((world.attributes[here] & self.attribute_mask).tobytes())
@@ -375,3 +376,14 @@ class WorldNovelty:
             if spot:
                 digest.update(world.globals[spot].tobytes())
         return digest.hexdigest()
+
+
+def _carried(view: GameView) -> list[int]:
+    """Object numbers the player carries, named or not (GameView.unnamed)."""
+    return [obj.num for obj in view.inventory] + list(view.unnamed_carried)
+
+
+def _around(view: GameView) -> list[int]:
+    """Object numbers in the room, named or not, but what the player carries."""
+    carried = set(view.unnamed_carried)
+    return [obj.num for obj in view.room_objects] + [num for num in view.unnamed if num not in carried]

@@ -49,6 +49,9 @@ ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
 NOISE_PROBES = ("look", "inventory", "examine me", "xyzzy plugh", "take me", "verbose", "wait")
 """Harmless commands whose outcomes, compared from one state, show which globals hold the parser's words and the
 clock rather than the world (see `noisy_globals`)."""
+LISTING_PROBES = ("look", "inventory")
+"""Two idle commands that list different things: what they leave differently is the library's bookkeeping of what
+it printed (see `listing_attributes`). Both take a turn alike, so a clock moves the same way in each."""
 TEXT, MEMORY, HASHED = 0, 1, 2
 """What a command played on the shadow gives back (`JerichoSession._on_copy`), each more than the one before: the
 game's answer; with what it left (`Observation`: the room); with the world hash too (`Trial.changed`)."""
@@ -340,7 +343,7 @@ class JerichoSession:
         (`_on_copy`)."""
         self.probe_failures: Counter[str] = Counter()
         """Probes skipped this episode because the shadow emulator crashed or hung, by probe (`idle_world`,
-        `trial`, `noisy_globals`, `jericho_noise`, `find_player`)."""
+        `trial`, `noisy_globals`, `noise`, `find_player`)."""
         self._shadow_hangs = 0
         """The shadow's hangs this episode (SHADOW_HANGS_ALLOWED)."""
         self._dictionary: list[Any] | None = None
@@ -482,6 +485,8 @@ class JerichoSession:
             rolled_dice=rolled_dice,
             unreadable=() if self.supported else tuple(self.unreadable()),
             came_from=came_from,
+            unnamed=tuple(obj.num for obj in room_objects + inventory if not obj.name),
+            unnamed_carried=tuple(obj.num for obj in inventory if not obj.name),
         )
 
     def _world_hash(self, now: Observation, world: WorldSnapshot) -> str:
@@ -668,6 +673,32 @@ class JerichoSession:
         for outcome in outcomes[:-1]:
             noisy.update(int(g) for g in np.nonzero(outcome != waited)[0])
         return frozenset(noisy)
+
+    def noise(self) -> tuple[frozenset[int], frozenset[int]]:
+        """(attribute numbers, object numbers) whose changes are not the world's: what Jericho's bindings strip
+        (`jericho_noise`), or, for a game without bindings, the attributes its library sets while it lists things
+        (`listing_attributes`)."""
+        return self.jericho_noise() if self.supported else (self.listing_attributes(), frozenset())
+
+    def listing_attributes(self) -> frozenset[int]:
+        """Attribute numbers that LISTING_PROBES, played from the current state on the shadow emulator, leave
+        differently: flags a game's library sets on what it prints (Inform 7 marks what a room description lists, so
+        `look` and `read table` leave them otherwise than `inventory`), which no command changed in the world. Empty
+        when the shadow crashed or hung on a probe."""
+        state = self.env.get_state()
+        outcomes = []
+        for probe in LISTING_PROBES:
+            played = self._probe("listing_attributes", lambda shadow, probe=probe: shadow.play_from(state, probe))
+            if played is None:
+                return frozenset()
+            outcomes.append(self.objects.snapshot(played[1].ram, played[1].special).attributes)
+        differing = np.bitwise_or.reduce(np.bitwise_or.reduce([outcomes[0] ^ other for other in outcomes[1:]]), axis=0)
+        return frozenset(
+            column * 8 + bit
+            for column, value in enumerate(differing.tolist())
+            for bit in range(8)
+            if value & (0x80 >> bit)
+        )
 
     def jericho_noise(self) -> tuple[frozenset[int], frozenset[int]]:
         """(attribute numbers, object numbers) that Jericho's per-game bindings treat as noise in world state: the

@@ -56,6 +56,12 @@ class GameView:
     came_from: tuple[int, str] | None = None
     """(room, title) this turn walked from, when the room was unknown until this walk showed which object the player
     is (a game without Jericho's bindings whose opening has no way out): the turn's record starts there."""
+    unnamed: tuple[int, ...] = field(default=(), compare=False)
+    """Object numbers at hand (in the room, two levels deep, and carried) whose short names are empty, so that
+    `room_objects` and `inventory` leave them out: Inform 7 games print their names from elsewhere (TextWorld's
+    have no other kind). Never shown to an agent; their places and attributes are the world's state all the same."""
+    unnamed_carried: tuple[int, ...] = field(default=(), compare=False)
+    """Of `unnamed`, those the player carries."""
     unreadable: tuple[str, ...] = ()
     """What this game has not shown so far (`JerichoSession.unreadable`: score, max_score, room): the fields that
     stand for it hold 0, None or "(nowhere)", and no prompt shows them."""
