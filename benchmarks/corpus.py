@@ -64,7 +64,7 @@ def kinds_list(text: str) -> list[str]:
     return kinds
 
 
-GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 2}
+GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 3}
 """Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""
 TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}

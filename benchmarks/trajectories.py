@@ -26,15 +26,19 @@ Nothing here is game-specific: exits are found by trying every direction, object
 from __future__ import annotations
 
 import random
+import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from session.commands import DIRECTIONS, OPPOSITE
+import numpy as np
+
+from session.commands import DIRECTION_WORDS, DIRECTIONS, FUNCTION_WORDS, OPPOSITE
 from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession
+from session.outcomes import PARSER_PHRASES, not_at_hand, unknown_word
 from session.records import GameView
 
 HEALTHY_KINDS = ("optimal", "noisy")
@@ -513,36 +517,81 @@ def _random_walk(explorer, rng, length, visited) -> list[str]:
     return moves if len(moves) == length else []
 
 
-def _nouns(view: GameView) -> list[str]:
-    return sorted({obj.noun for obj in view.room_objects + view.inventory if obj.noun.isalpha()})
+def _nouns(explorer: Explorer, looks: tuple[str, ...] = ("look", "inventory")) -> list[str]:
+    """Nouns of the things at hand: the last words of their short names. A game whose object table names none of
+    the things here (TextWorld's: Inform 7 prints their names from elsewhere) gives them in its own words instead
+    (`_printed_nouns`, of what `looks` print)."""
+    named = sorted({obj.noun for obj in explorer.view.room_objects + explorer.view.inventory if obj.noun.isalpha()})
+    return _printed_nouns(explorer, looks) if _nameless(explorer) else named
 
 
-def _unchanging(explorer: Explorer, commands: list[str]) -> list[str]:
+def _nameless(explorer: Explorer) -> bool:
+    """Things are at hand (in the room besides the player, or carried) and the object table names none of them."""
+    view, player = explorer.view, explorer.session.player
+    world, room = view.world, view.room_id
+    if world is None or room is None or view.room_objects or view.inventory:
+        return False
+    return bool(set(world.contents(room)) - {player}) or bool(player and world.contents(player))
+
+
+def _printed_nouns(explorer: Explorer, looks: tuple[str, ...], most: int = 8) -> list[str]:
+    """Words that `looks` print, that the game's dictionary holds and that `examine` takes as a thing in sight
+    (its answer not a failure to find or parse it), one word to each answer: the first `most` printed, sorted."""
+    limit = explorer.session.dictionary_word_length
+    known = {entry.word for entry in explorer.session.dictionary()}
+    printed = [word for view in explorer.attempt(list(looks)) for word in re.findall(r"[a-z]+", view.text.lower())]
+    found: dict[str, str] = {}
+    for word in dict.fromkeys(printed):
+        if len(found) == most or word in DIRECTION_WORDS or word in FUNCTION_WORDS or word[:limit] not in known:
+            continue
+        answer = explorer.attempt([f"examine {word}"])[0].text.strip()
+        text = answer.lower()
+        failed = not_at_hand(text) or unknown_word(text) or any(phrase in text for phrase in PARSER_PHRASES)
+        if answer and not failed and answer not in found:
+            found[answer] = word
+    return sorted(found.values())
+
+
+def _unchanging(explorer: Explorer, commands: list[str], ignored: frozenset[int] | None = None) -> list[str]:
     """The commands that, tried one at a time from here, change nothing that one idle turn (`look`) would not:
-    the same room, score, inventory, objects and attributes."""
+    the same room, score, inventory, objects and attributes (but the `ignored` ones: `_listing_flags` when None)."""
+    ignored = _listing_flags(explorer) if ignored is None else ignored
     idle = explorer.attempt(["look"])[0]
     kept = []
     for command in commands:
         after = explorer.attempt([command])[0]
-        if Outcome.of(after) == Outcome.of(idle) and _same_objects(after, idle):
+        if Outcome.of(after) == Outcome.of(idle) and _same_objects(after, idle, ignored):
             kept.append(command)
     return kept
 
 
-def _same_objects(a: GameView, b: GameView) -> bool:
+def _same_objects(a: GameView, b: GameView, ignored: frozenset[int] = frozenset()) -> bool:
+    """The same object tree and attributes, the `ignored` attribute numbers left out."""
     if a.world is None or b.world is None:
         return True
-    return bool((a.world.parents == b.world.parents).all() and (a.world.attributes == b.world.attributes).all())
+    mask = np.full(a.world.attributes.shape[1], 0xFF, dtype=np.uint8)
+    for attribute in ignored:
+        mask[attribute // 8] &= ~np.uint8(0x80 >> attribute % 8)
+    same_attributes = ((a.world.attributes & mask) == (b.world.attributes & mask)).all()
+    return bool((a.world.parents == b.world.parents).all() and same_attributes)
+
+
+def _listing_flags(explorer: Explorer) -> frozenset[int]:
+    """The attributes a game without Jericho's bindings sets on what it prints (`JerichoSession.listing_attributes`),
+    which the harness does not count as changes either; none for a game with bindings, whose builders compare every
+    attribute."""
+    session = explorer.session
+    return frozenset() if session.supported else session.listing_attributes()
 
 
 def _camping(explorer, rng, length, visited) -> list[str]:
-    nouns = _nouns(explorer.view)
+    nouns = _nouns(explorer)
     body = _unchanging(explorer, ["look"] + [f"examine {n}" for n in nouns[:2]] + ["inventory"])
     return _repeat(body, length) if len(body) >= 2 else []
 
 
 def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
-    nouns = _nouns(explorer.view)
+    nouns = _nouns(explorer)
     for noun in sorted(nouns, key=lambda n: rng.random()):
         tries = [
             f"open {noun}",
@@ -561,7 +610,8 @@ def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
 
 
 def _inventory_juggling(explorer, rng, length, visited) -> list[str]:
-    held = [obj.noun for obj in explorer.view.inventory if obj.noun.isalpha()][:2]
+    held = [obj.noun for obj in explorer.view.inventory if obj.noun.isalpha()]
+    held = (_printed_nouns(explorer, ("inventory",)) if _nameless(explorer) else held)[:2]
     body: list[str] = []
     for noun in held:
         views = explorer.attempt(body + [f"drop {noun}", f"take {noun}"])
@@ -585,10 +635,11 @@ def _trying(explorer, rng, length, visited, walk) -> list[str]:
     here = explorer.view.room_id
     exits = {d: r for d, r in explorer.exits().items() if r in visited}
     step = next(((d, b) for d in sorted(exits) if (b := explorer.way_back(d, here))), None)
-    nouns = _nouns(explorer.view)
+    nouns = _nouns(explorer)
     pool = [f"{verb} {noun}" for verb in _SEMI_NOVEL_VERBS for noun in nouns + list(_SEMI_NOVEL_WORDS)]
     rng.shuffle(pool)
     pool = list(_SEMI_NOVEL_PHRASES) + pool
+    ignored = _listing_flags(explorer)
     commands: list[str] = []
     with explorer.trial():
         while len(commands) < length and pool:
@@ -598,7 +649,7 @@ def _trying(explorer, rng, length, visited, walk) -> list[str]:
                     explorer.play(move)
                 continue
             candidate = pool.pop()
-            if _unchanging(explorer, [candidate]):
+            if _unchanging(explorer, [candidate], ignored):
                 commands.append(candidate)
                 explorer.play(candidate)
     return commands[:length] if len(commands) >= length else []
@@ -613,14 +664,14 @@ def _busy_camping(explorer, rng, length, visited) -> list[str]:
     found = _busy_room(explorer)
     if found is None:
         return []
-    toggles, fidgets = found
+    toggles, fidgets, ignored = found
 
     def propose(step: int) -> tuple[int | None, str]:
         if fidgets and rng.random() < 0.25:
             return None, rng.choice(fidgets)
         return rng.randrange(len(toggles)), ""
 
-    return _camp(explorer, length, propose, toggles)
+    return _camp(explorer, length, propose, toggles, ignored)
 
 
 def _busy_round(explorer, rng, length, visited) -> list[str]:
@@ -629,7 +680,7 @@ def _busy_round(explorer, rng, length, visited) -> list[str]:
     found = _busy_room(explorer)
     if found is None:
         return []
-    toggles, fidgets = found
+    toggles, fidgets, ignored = found
     order = list(range(len(toggles)))
     rng.shuffle(order)
     body: list[tuple[int | None, str]] = []
@@ -637,38 +688,40 @@ def _busy_round(explorer, rng, length, visited) -> list[str]:
         body.append((index, ""))
         if fidgets and position % 2 == 1:
             body.append((None, fidgets[position // 2 % len(fidgets)]))
-    return _camp(explorer, length, lambda step: body[step % len(body)], toggles)
+    return _camp(explorer, length, lambda step: body[step % len(body)], toggles, ignored)
 
 
-def _busy_room(explorer: Explorer) -> tuple[list[tuple[str, str]], list[str]] | None:
-    """(toggles that work here, fidgets that change nothing here) when the room is busy: BUSY_OBJECTS things at hand,
-    toggles on two of them at least. A toggle is a command that changes some object's place or attributes, which
-    an idle turn would not, and the command that puts everything back (the room, score and inventory too)."""
-    nouns = _nouns(explorer.view)
+def _busy_room(explorer: Explorer) -> tuple[list[tuple[str, str]], list[str], frozenset[int]] | None:
+    """(toggles that work here, fidgets that change nothing here, the listing flags that compare left out) when the
+    room is busy: BUSY_OBJECTS things at hand, toggles on two of them at least. A toggle is a command that changes
+    some object's place or attributes, which an idle turn would not, and the command that puts everything back (the
+    room, score and inventory too)."""
+    nouns = _nouns(explorer)
     if len(nouns) < BUSY_OBJECTS:
         return None
+    ignored = _listing_flags(explorer)
     idle = explorer.attempt(["look", "look"])
     toggles = []
     for noun in nouns:
         for pair in TOGGLES:
             for do, undo in (pair, pair[::-1]):  # what is carried is dropped first, what is open closed first
                 views = explorer.attempt([f"{do} {noun}", f"{undo} {noun}"])
-                changed = not _same_objects(views[0], idle[0])
+                changed = not _same_objects(views[0], idle[0], ignored)
                 kept = all(
                     v.room_id == explorer.view.room_id and v.score == explorer.view.score and not v.game_over
                     for v in views
                 )
-                undone = Outcome.of(views[1]) == Outcome.of(idle[1]) and _same_objects(views[1], idle[1])
+                undone = Outcome.of(views[1]) == Outcome.of(idle[1]) and _same_objects(views[1], idle[1], ignored)
                 if changed and kept and undone:
                     toggles.append((f"{do} {noun}", f"{undo} {noun}"))
                     break
     if len({toggle.split()[-1] for toggle, _ in toggles}) < 2:
         return None
-    fidgets = _unchanging(explorer, [f"{verb} {noun}" for noun in nouns for verb in FIDGETS])
-    return toggles, fidgets
+    fidgets = _unchanging(explorer, [f"{verb} {noun}" for noun in nouns for verb in FIDGETS], ignored)
+    return toggles, fidgets, ignored
 
 
-def _camp(explorer, length, propose, toggles) -> list[str]:
+def _camp(explorer, length, propose, toggles, ignored) -> list[str]:
     """Play `propose(step)`'s choices on a snapshot: (a toggle's index, "") says its next half, (None, command) a
     fidget. A command is kept only when it leaves the room and score as they were, the game going, and every toggle's
     next half still changing something (turning off the only light leaves the player in the dark, where nothing
@@ -693,10 +746,10 @@ def _camp(explorer, length, propose, toggles) -> list[str]:
                 explorer.load(before)
                 dropped.add(index)
                 continue
-            flipped = index is not None and not _same_objects(after, before[1])
+            flipped = index is not None and not _same_objects(after, before[1], ignored)
             if flipped:
                 done[index] = not done[index]
-            if not _all_working(explorer, toggles, done, dropped):
+            if not _all_working(explorer, toggles, done, dropped, ignored):
                 explorer.load(before)
                 if flipped:
                     done[index] = not done[index]
@@ -708,11 +761,11 @@ def _camp(explorer, length, propose, toggles) -> list[str]:
     return commands if len(commands) == length else []
 
 
-def _all_working(explorer: Explorer, toggles: list[tuple[str, str]], done: list[bool], dropped: set) -> bool:
+def _all_working(explorer: Explorer, toggles: list[tuple[str, str]], done: list[bool], dropped: set, ignored) -> bool:
     """Every toggle not dropped changes some object when its next half is said now."""
     idle = explorer.attempt(["look"])[0]
     return all(
-        not _same_objects(explorer.attempt([toggle[done[index]]])[0], idle)
+        not _same_objects(explorer.attempt([toggle[done[index]]])[0], idle, ignored)
         for index, toggle in enumerate(toggles)
         if index not in dropped
     )
