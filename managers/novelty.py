@@ -13,9 +13,9 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
 - `new_object_state`: an object reached a parent or attributes it never had, and an idle turn would not have, on a
   turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
   their own) is left out, and in a game without Jericho's bindings the flags its library sets on what it lists
-  (`JerichoSession.noise`); so is what changes when a move is made again from a
-  situation it was already made from: that is a character reacting to an arrival it has seen before (a dwarf, a
-  gnome waving), not the player changing the world.
+  (`JerichoSession.noise`); so is what changes when a move is made again from a situation it was already made from:
+  that is a character reacting to an arrival it has seen before (a dwarf, a gnome waving), not the player changing
+  the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
   not refuse and answered with something it never said (the command's own words left out), or on a move that walked
   within one room id (hollywood's hedge maze keeps the player's spot in a variable, and describes many spots alike).

@@ -92,3 +92,15 @@ def browser():
         launched = playwright.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield launched
         launched.close()
+
+
+@pytest.fixture(scope="session")
+def textworld_kitchen(tmp_path_factory) -> Path:
+    """A TextWorld cooking game of a few rooms around a kitchen, made here (story files are never committed; tw-make
+    compiles it offline). Like every TextWorld game, its things have no names in the object table."""
+    from benchmarks.generated import make
+
+    game = make("cooking", 12043, 1, tmp_path_factory.mktemp("textworld"))
+    if game is None:
+        pytest.fail("TextWorld made no game from seed 12043", pytrace=False)
+    return Path(game.path)

@@ -265,3 +265,22 @@ def test_one_device_worked_alike_ends_a_busy_camping_loop_hollywood(tmp_path):
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_a_busy_loop_among_nameless_things_churns_textworld(textworld_kitchen, tmp_path):
+    """A TextWorld kitchen: the oven, fridge and door opened and shut among fidgets. None of them has a name in the
+    object table, so the situation once saw none of it and the loop ran 72 turns to the no-progress backstop; the
+    things at hand are now part of it (GameView.unnamed) and the loop ends by churn within its 40 turns. Examining
+    and pushing them change only the flags the library sets on what it lists, which are not the world's."""
+    built = trajectories.stuck(textworld_kitchen, "busy_camping", 0.25)
+    assert built is not None, "no busy loop built: the builders found no nouns"
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(textworld_kitchen, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert len({r["situation"] for r in loop}) > 1
+    fidgets = [r for r in loop if r["command"].split()[0] in trajectories.FIDGETS]
+    assert fidgets and not any("new_object_state" in r["novelty"] for r in fidgets)
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40

@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+import pytest
 
 from managers.loop_break.progress import ProgressTracker
 from managers.loop_break.repetition import RepetitionDetector
 from managers.novelty import WorldNovelty, answer_key
 from session.jericho_session import JerichoSession
+from session.outcomes import outcome_between
 from session.records import GameObject, GameView
 from session.zmachine import WorldSnapshot, decode_zstring
 from tests.factories import turn_record
@@ -436,3 +438,33 @@ def test_bumping_into_a_known_wall_again_repeats_across_progress():
     detector.observe(moved_within, progress=True)
     detector.observe(replace(moved_within, turn=5), progress=False)
     assert detector.recent[-1][0] is False
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_examining_what_a_table_holds_is_no_new_object_state_textworld(textworld_kitchen):
+    """Inform 7 flags what it lists: `examine table` lists the cookbook on it and leaves the flags otherwise than any
+    turn before. A game without Jericho's bindings has them found by probing (JerichoSession.listing_attributes),
+    and they are no change of the world: looking around a kitchen reaches no new object state."""
+    session = JerichoSession(textworld_kitchen)
+    view = session.reset()
+    assert session.noise()[0], "no listing flags found"
+    novelty = WorldNovelty.of(view, session)
+    walk = session.walkthrough()[: session.walkthrough().index("examine cookbook")]
+    reached = []
+    for command in walk + ["examine table", "examine counter", "read table", "look under table", "examine oven"]:
+        before, view = view, session.step(command)
+        kinds = novelty.observe(before, view, command, outcome_between(command, before, view), session.idle_world).kinds
+        reached.append((command, kinds))
+    assert view.room_name == "Kitchen"
+    assert [command for command, kinds in reached[len(walk) :] if "new_object_state" in kinds] == []
+
+
+def test_things_at_hand_without_a_name_are_in_the_view_yomomma():
+    """yomomma, an Inform 7 game, gives some things at hand no short name: the view lists them apart (never shown to
+    an agent, but their state is part of the situation), the carried ones as such."""
+    session = JerichoSession(story_file("yomomma.z8"))
+    view = session.reset()
+    named = {obj.num for obj in view.room_objects + view.inventory}
+    assert view.unnamed and named.isdisjoint(view.unnamed)
+    assert set(view.unnamed_carried) == set(session.world().contents(session.player)) - named
+    assert set(view.unnamed_carried) < set(view.unnamed)
