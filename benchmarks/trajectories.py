@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from session.commands import DIRECTION_WORDS, DIRECTIONS, FUNCTION_WORDS, OPPOSITE
+from session.commands import DIRECTION_WORDS, DIRECTIONS, FUNCTION_WORDS, OPPOSITE, direction_of
 from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession
 from session.outcomes import PARSER_PHRASES, not_at_hand, unknown_word
@@ -403,14 +403,16 @@ def _verify(story, script, commands, step_turns, clean) -> tuple[int, int]:
 # -- stuck -----------------------------------------------------------------------------------------------------
 def stuck(story: Path, kind: str, cut: float, seed: int = 0, length: int = LOOP_LENGTH) -> Trajectory | None:
     """A walkthrough prefix (cut at `cut` of its steps, moved on to the next step that leaves the player free to
-    move) and a loop of `kind`; None when this game gives no such loop there."""
+    move, unless the walkthrough never walks: a game of one room) and a loop of `kind`; None when this game gives no
+    such loop there."""
     commands = walkthrough(story)
     explorer = Explorer(story)
     prefix: list[str] = []
     visited = {explorer.view.room_id}
     target = int(len(commands) * cut)
+    walks = any(direction_of(command) is not None for command in commands)
     for index, command in enumerate(commands):
-        if index >= target and explorer.view.room_id is not None and explorer.exits():
+        if index >= target and explorer.view.room_id is not None and (not walks or explorer.exits()):
             break
         explorer.play(command)
         prefix.append(command)
