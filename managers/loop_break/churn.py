@@ -11,13 +11,14 @@ wrong verbs, steps out and back) change nothing.
 
 A turn churns when it is no move and no observation (session.commands.is_observation), keeps the player in the
 same known room, leaves a situation (managers.novelty) other than the one it started from or changes the state of
-what is in hand (a uniform put on, a carried canteen opened: `TurnRecord.held`), and makes no progress but
-by the weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces),
-and is about another thing than the last change in that room (detectors.Churn): working one device again and again
-(curses' sceptre spun until the wanted word comes up, its coffin's lid opened and closed while the magic inside
-works) is no fiddling with many things, and healthy walkthroughs do it, until the same command has made its change
-`device_times` times since the last progress, the game answering alike every time: a flashlight switched off and on
-among fidgets is fiddling, while a device whose answer varies (a spinner) is a gamble and never churns.
+what is in hand (a uniform put on, a carried canteen opened: `TurnRecord.held`), and makes no progress but by the
+weak signals (`fruitless_weak_signals`: a new combination of things in hand is what this play produces; a new value
+of a game variable is none when the command was made in this room before, the same act again stepping a variable
+the game keeps), and is about another thing than the last change in that room (detectors.Churn): working one device
+again and again (curses' sceptre spun until the wanted word comes up, its coffin's lid opened and closed while the
+magic inside works) is no fiddling with many things, and healthy walkthroughs do it, until the same command has made
+its change `device_times` times since the last progress, the game answering alike every time: a flashlight switched
+off and on among fidgets is fiddling, while a device whose answer varies (a spinner) is a gamble and never churns.
 Churning is counted room by room: camping is in one room, while a player who carries things about and uses them a
 turn or two in each room (adventureland's water and bees, trinity's epilogue in the park, a recipe's ingredients
 fetched from three rooms) churns a little in many. Two counts over the last `churn_window` turns, of the room where
@@ -39,6 +40,9 @@ from session.config import ProgressSignal
 
 OBJECT_STATE_SIGNAL: ProgressSignal = "new_object_state"
 """Progress the second count goes on across: a new combination of the states of a room's things."""
+VARIABLE_SIGNAL: ProgressSignal = "new_game_variable"
+"""Progress that a change in place by a command made there before does not count as: the same act again stepping
+a variable the game keeps (lostpig's pole, taken and dropped, gives one a new value every time)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +83,10 @@ class ChurnCount:
         self.repeated.clear()
         self.made.clear()
         self.turns = self.turns_across = 0
+
+    def was_made(self, command: tuple[int | None, str]) -> bool:
+        """Whether this (room, canonical command) was made since the last restart, remembering nothing."""
+        return command in self.made
 
     def made_before(self, command: tuple[int | None, str]) -> bool:
         """Whether this (room, canonical command) was made since the last restart; it is remembered from now on."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import deque
 
 from managers.loop_break.action_loops import ActionLoops
-from managers.loop_break.churn import OBJECT_STATE_SIGNAL, ChurnCount, ChurnTurn
+from managers.loop_break.churn import OBJECT_STATE_SIGNAL, VARIABLE_SIGNAL, ChurnCount, ChurnTurn
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.detector import Detector, Moment, Proposal, Stretch, Turn, register
 from managers.loop_break.fruitless import FruitlessTries
@@ -344,7 +344,8 @@ class Churn(Detector):
 
     def observe(self, turn: Turn) -> None:
         """A turn churns when it changed the situation or what is held in place (no move, no observation, the same
-        known room) and made no progress but by the weak signals; not when it is about the same thing as the last
+        known room) and made no progress but by the weak signals (or a new game variable, by a command made here
+        before: lostpig's pole taken and dropped steps one every time); not when it is about the same thing as the last
         change in that room: one device worked again and again (curses' sceptre spun until the wanted word comes
         up, its coffin's lid opened and closed four times while the magic inside works, coming back to the same two
         situations) is no fiddling with many things, until the same command has made its change `device_times`
@@ -352,16 +353,18 @@ class Churn(Detector):
         record = turn.record
         before, self.situation = self.situation, record.situation
         held_before, self.held = self.held, record.held
-        strong = set(turn.progress.signals) - turn.stretch.weak_signals
-        if strong - {OBJECT_STATE_SIGNAL}:
-            self.count.restart()
-            self.worked.clear()
-            return
         command = record.command
         in_place = record.room_id_before is not None and record.room_id_before == record.room_id_after
         doing = direction_of(command) is None and not is_observation(command)
         room, canonical = record.room_id_before, canonical_command(command)
         changed = bool(before) and in_place and doing and (record.situation != before or record.held != held_before)
+        strong = set(turn.progress.signals) - turn.stretch.weak_signals
+        if changed and self.count.was_made((room, canonical)):
+            strong -= {VARIABLE_SIGNAL}  # the same act again stepping a variable the game keeps
+        if strong - {OBJECT_STATE_SIGNAL}:
+            self.count.restart()
+            self.worked.clear()
+            return
         about = _about(canonical)
         worked_out = changed and self._worked_out(room, canonical, record)
         churned = changed and (self.last_changed.get(room) != about or worked_out)
