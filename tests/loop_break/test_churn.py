@@ -109,6 +109,18 @@ def test_strong_progress_restarts_both_counts():
     assert play(loop_break(cycle={"turns": 0}), turns) == (8 + CHURN_MIN_TURNS, "churn")
 
 
+def test_a_game_variable_stepped_again_by_a_command_made_here_is_no_progress():
+    """lostpig's pole, taken and dropped, gives a game variable a new value every time. busy() makes each of its
+    eight commands once in its first eight turns: a new value from the ninth, made again, is the same act stepping
+    the variable, and the count goes on; from the eighth, never made here before, it is progress."""
+    again = busy(100)
+    again[8] = (*again[8], ["new_game_variable"])
+    assert play(loop_break(cycle={"turns": 0}), again) == (CHURN_MIN_TURNS, "churn")
+    first = busy(100)
+    first[7] = (*first[7], ["new_game_variable"])
+    assert play(loop_break(cycle={"turns": 0}), first) == (8 + CHURN_MIN_TURNS, "churn")
+
+
 def test_a_new_object_state_restarts_the_changes_but_the_commands_made_again_stop_sooner():
     """busy() makes eight commands in turn: from the ninth turn on each is made again. A new object state on the
     eighth restarts the changes, not the count of changes made again, which stops the loop before the changes do."""
@@ -247,6 +259,22 @@ def test_wearing_and_opening_what_is_carried_churns_planetfall(tmp_path):
     result = run_episode(story, config, ReplayAgent(built.commands))
     loop = [r for r in result.records if r["turn"] >= built.loop_start]
     assert any(b["situation"] == a["situation"] and b["held"] != a["held"] for a, b in zip(loop, loop[1:]))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # a long real episode
+def test_a_variable_stepped_by_the_same_acts_is_no_progress_lostpig(tmp_path):
+    """lostpig, three quarters into the walkthrough: Grunk takes and drops his pole, coin, torch and hat among
+    fidgets. Each take or drop of the pole gives a game variable a new value, which restarted the churn count every
+    few turns, and the loop ran 44 turns; made again, the same act is no progress, and it ends within its 40."""
+    story = story_file("lostpig.z8")
+    built = trajectories.stuck(story, "busy_camping", 0.75)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    assert any("new_game_variable" in r["novelty"] and "pole" in r["command"] for r in loop[10:])
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
