@@ -661,18 +661,28 @@ class JerichoSession:
         whatever differs between the probes' outcomes follows the command. Empty when the shadow crashed or hung on
         one: the novelty's own filters (a global a refused command or an idle turn changes) remain.
         """
-        state, start = self.env.get_state(), self.world().globals
-        outcomes = []
-        for probe in NOISE_PROBES:
-            played = self._probe("noisy_globals", lambda shadow, probe=probe: shadow.play_from(state, probe))
-            if played is None:
-                return frozenset()
-            outcomes.append(self.objects.snapshot(played[1].ram, played[1].special).globals)
+        start = self.world().globals
+        worlds = self._worlds_after("noisy_globals", NOISE_PROBES)
+        if worlds is None:
+            return frozenset()
+        outcomes = [world.globals for world in worlds]
         waited = outcomes[-1]
         noisy = {int(g) for g in np.nonzero(waited != start)[0]}
         for outcome in outcomes[:-1]:
             noisy.update(int(g) for g in np.nonzero(outcome != waited)[0])
         return frozenset(noisy)
+
+    def _worlds_after(self, name: str, probes: tuple[str, ...]) -> list[WorldSnapshot] | None:
+        """The world each of `probes` leaves, each played from the current state on the shadow emulator (the probe
+        `name`); None when the shadow crashed or hung on one."""
+        state = self.env.get_state()
+        worlds = []
+        for probe in probes:
+            played = self._probe(name, lambda shadow, probe=probe: shadow.play_from(state, probe))
+            if played is None:
+                return None
+            worlds.append(self.objects.snapshot(played[1].ram, played[1].special))
+        return worlds
 
     def noise(self) -> tuple[frozenset[int], frozenset[int]]:
         """(attribute numbers, object numbers) whose changes are not the world's: what Jericho's bindings strip
@@ -685,13 +695,10 @@ class JerichoSession:
         differently: flags a game's library sets on what it prints (Inform 7 marks what a room description lists, so
         `look` and `read table` leave them otherwise than `inventory`), which no command changed in the world. Empty
         when the shadow crashed or hung on a probe."""
-        state = self.env.get_state()
-        outcomes = []
-        for probe in LISTING_PROBES:
-            played = self._probe("listing_attributes", lambda shadow, probe=probe: shadow.play_from(state, probe))
-            if played is None:
-                return frozenset()
-            outcomes.append(self.objects.snapshot(played[1].ram, played[1].special).attributes)
+        worlds = self._worlds_after("listing_attributes", LISTING_PROBES)
+        if worlds is None:
+            return frozenset()
+        outcomes = [world.attributes for world in worlds]
         differing = np.bitwise_or.reduce(np.bitwise_or.reduce([outcomes[0] ^ other for other in outcomes[1:]]), axis=0)
         return frozenset(
             column * 8 + bit
