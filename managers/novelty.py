@@ -172,10 +172,21 @@ class WorldNovelty:
         """The situation the next command starts from."""
 
     def observe(
-        self, before: GameView, after: GameView, command: str, category: str, idle_world: IdleWorld = _unknown
+        self,
+        before: GameView,
+        after: GameView,
+        command: str,
+        category: str,
+        idle_world: IdleWorld = _unknown,
+        player: int = 0,
     ) -> Novelty:
         """The turn's novelty. `idle_world()` gives the world after one idle turn from `before` (None: unknown,
-        then every change counts as the command's); it is called only when some fact is new, and must cache."""
+        then every change counts as the command's); it is called only when some fact is new, and must cache.
+        `player`: the player's object as the session knows it now (0: as before), which a game without Jericho's
+        bindings may show only on its first walk: from then on its moves and what it drops are the player's."""
+        if player and player != self.player:
+            self.ignored_objects = (self.ignored_objects - {self.player}) | {player}
+            self.player = player
         kinds: list[str] = []
         if after.score not in self.scores:
             kinds.append("new_score")

@@ -193,7 +193,7 @@ class Orchestrator:
         else:
             command, after = recorded.command, self._run_recorded(recorded, view)
         category = outcome_between(command, view, after)
-        novelty = self.novelty.observe(view, after, command, category, self.session.idle_world)
+        novelty = self.novelty.observe(view, after, command, category, self.session.idle_world, self.session.player)
         if recorded is None:
             memory = self.agent.memory()
             record = turn_record(
