@@ -104,3 +104,15 @@ def textworld_kitchen(tmp_path_factory) -> Path:
     if game is None:
         pytest.fail("TextWorld made no game from seed 12043", pytrace=False)
     return Path(game.path)
+
+
+@pytest.fixture(scope="session")
+def textworld_one_room(tmp_path_factory) -> Path:
+    """A TextWorld cooking game of one room, made here: its walkthrough never walks, so a player without Jericho's
+    bindings is found only once a thing moves (JerichoSession.reset leaves it unknown)."""
+    from benchmarks.generated import make
+
+    game = make("cooking", 17786, 0, tmp_path_factory.mktemp("textworld"))
+    if game is None:
+        pytest.fail("TextWorld made no game from seed 17786", pytrace=False)
+    return Path(game.path)

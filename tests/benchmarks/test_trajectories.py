@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from benchmarks import trajectories
-from benchmarks.generated import make
 from session.jericho_session import JerichoSession
 
 pytestmark = pytest.mark.slow  # TextWorld compiles the games (tw-make), and the builders try many commands
@@ -24,10 +23,9 @@ def test_in_room_loops_name_things_as_the_game_printed_them(textworld_kitchen):
     assert examined and all(noun in printed for noun in examined)
 
 
-def test_a_one_room_game_is_cut_where_asked(tmp_path):
-    game = make("cooking", 17786, 0, tmp_path)  # the smallest cooking size: one room, a walkthrough that never walks
-    assert game is not None, "TextWorld made no game"
+def test_a_one_room_game_is_cut_where_asked(textworld_one_room):
+    steps = len(JerichoSession(textworld_one_room).walkthrough())
     for kind in ("camping", "busy_camping", "inventory_juggling"):
-        built = trajectories.stuck(tmp_path / "cooking-17786.z8", kind, 0.5)
+        built = trajectories.stuck(textworld_one_room, kind, 0.5)
         assert built is not None, kind
-        assert built.prefix_turns == int(game.steps * 0.5)
+        assert built.prefix_turns == int(steps * 0.5)

@@ -312,3 +312,19 @@ def test_a_busy_loop_among_nameless_things_churns_textworld(textworld_kitchen, t
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_what_the_player_drops_is_the_players_doing_once_the_player_is_found_textworld(textworld_one_room, tmp_path):
+    """A one-room TextWorld game: the player's object is unknown until the first thing moves. From then on, what
+    the player drops and takes again moves no other thing (no new arrangement, which is progress), and a busy loop
+    of taking, dropping, opening and shutting ends by churn within its 40 turns."""
+    built = trajectories.stuck(textworld_one_room, "busy_camping", 0.5)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(textworld_one_room, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    handled = [r for r in loop if r["command"].split()[0] in ("take", "drop")]
+    assert handled and not any("new_arrangement" in r["novelty"] for r in handled)
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
