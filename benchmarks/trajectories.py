@@ -33,13 +33,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-import numpy as np
-
 from session.commands import DIRECTION_WORDS, DIRECTIONS, FUNCTION_WORDS, OPPOSITE, direction_of
 from session.emulator import EmulatorFailed
 from session.jericho_session import JerichoSession
 from session.outcomes import PARSER_PHRASES, not_at_hand, unknown_word
 from session.records import GameView
+from session.zmachine import attribute_mask
 
 HEALTHY_KINDS = ("optimal", "noisy")
 STUCK_KINDS = (
@@ -571,9 +570,7 @@ def _same_objects(a: GameView, b: GameView, ignored: frozenset[int] = frozenset(
     """The same object tree and attributes, the `ignored` attribute numbers left out."""
     if a.world is None or b.world is None:
         return True
-    mask = np.full(a.world.attributes.shape[1], 0xFF, dtype=np.uint8)
-    for attribute in ignored:
-        mask[attribute // 8] &= ~np.uint8(0x80 >> attribute % 8)
+    mask = attribute_mask(a.world.attributes.shape[1], ignored)
     same_attributes = ((a.world.attributes & mask) == (b.world.attributes & mask)).all()
     return bool((a.world.parents == b.world.parents).all() and same_attributes)
 

@@ -58,7 +58,7 @@ from session.config import STATE_SIGNALS
 from session.jericho_session import JerichoSession
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
 from session.records import GameView
-from session.zmachine import WorldSnapshot
+from session.zmachine import WorldSnapshot, attribute_mask
 
 NOVELTY_KINDS = ("new_score", *STATE_SIGNALS)
 """What a turn can reach that the episode never saw: the state progress signals, and a score never had."""
@@ -158,10 +158,7 @@ class WorldNovelty:
         self.autonomous: set[int] = set()
         """Objects seen changing exactly as an idle turn changed them (NPCs, clocks): left out of the situation."""
         world = start.world
-        self.attribute_mask = np.full(world.attributes.shape[1] if world is not None else 0, 0xFF, dtype=np.uint8)
-        for attribute in noise_attributes:
-            if attribute // 8 < len(self.attribute_mask):
-                self.attribute_mask[attribute // 8] &= ~np.uint8(0x80 >> attribute % 8)
+        self.attribute_mask = attribute_mask(world.attributes.shape[1] if world is not None else 0, noise_attributes)
         if world is not None:
             for index, parent in enumerate(world.parents.tolist()):
                 self.object_facts.add((index + 1, parent))

@@ -41,7 +41,13 @@ from session.status import (
     without_status_line,
 )
 from session.story_file import UnplayableStory, check_header
-from session.zmachine import ObjectTable, WorldSnapshot, dictionary_addresses, object_vocabulary
+from session.zmachine import (
+    ObjectTable,
+    WorldSnapshot,
+    attributes_set,
+    dictionary_addresses,
+    object_vocabulary,
+)
 
 _T = TypeVar("_T")
 
@@ -699,13 +705,8 @@ class JerichoSession:
         if worlds is None:
             return frozenset()
         outcomes = [world.attributes for world in worlds]
-        differing = np.bitwise_or.reduce(np.bitwise_or.reduce([outcomes[0] ^ other for other in outcomes[1:]]), axis=0)
-        return frozenset(
-            column * 8 + bit
-            for column, value in enumerate(differing.tolist())
-            for bit in range(8)
-            if value & (0x80 >> bit)
-        )
+        differing = np.bitwise_or.reduce([outcomes[0] ^ other for other in outcomes[1:]])
+        return attributes_set(np.bitwise_or.reduce(differing, axis=0))
 
     def jericho_noise(self) -> tuple[frozenset[int], frozenset[int]]:
         """(attribute numbers, object numbers) that Jericho's per-game bindings treat as noise in world state: the

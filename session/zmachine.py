@@ -118,6 +118,22 @@ _EXTRA_ZSCII = "äöüÄÖÜß»«ëïÿËÏáéíóúýÁÉÍÓÚÝàèìòùÀ
 """ZSCII 155-223 in the default Unicode translation table (Standard section 3.8.5.3)."""
 
 
+def attribute_mask(width: int, left_out: frozenset[int] | set[int]) -> np.ndarray:
+    """A mask over `width` bytes of attribute flags (attribute 0 is the top bit of the first byte) that keeps every
+    attribute but those `left_out`."""
+    mask = np.full(width, 0xFF, dtype=np.uint8)
+    for attribute in left_out:
+        if attribute // 8 < width:
+            mask[attribute // 8] &= ~np.uint8(0x80 >> attribute % 8)
+    return mask
+
+
+def attributes_set(flags: np.ndarray) -> frozenset[int]:
+    """The attribute numbers whose bits are set in one row of attribute flag bytes."""
+    values = flags.tolist()
+    return frozenset(byte * 8 + bit for byte, value in enumerate(values) for bit in range(8) if value & 0x80 >> bit)
+
+
 @dataclass(frozen=True)
 class WorldSnapshot:
     """The object tree, attributes and globals read from dynamic memory at one moment (arrays indexed by
