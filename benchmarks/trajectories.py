@@ -518,12 +518,13 @@ def _random_walk(explorer, rng, length, visited) -> list[str]:
     return moves if len(moves) == length else []
 
 
-def _nouns(explorer: Explorer, looks: tuple[str, ...] = ("look", "inventory")) -> list[str]:
+def _nouns(explorer: Explorer) -> list[str]:
     """Nouns of the things at hand: the last words of their short names. A game whose object table names none of
     the things here (TextWorld's: Inform 7 prints their names from elsewhere) gives them in its own words instead
-    (`_printed_nouns`, of what `looks` print)."""
-    named = sorted({obj.noun for obj in explorer.view.room_objects + explorer.view.inventory if obj.noun.isalpha()})
-    return _printed_nouns(explorer, looks) if _nameless(explorer) else named
+    (`_printed_nouns`, of what `look` and `inventory` print)."""
+    if _nameless(explorer):
+        return _printed_nouns(explorer, ("look", "inventory"))
+    return sorted({obj.noun for obj in explorer.view.room_objects + explorer.view.inventory if obj.noun.isalpha()})
 
 
 def _nameless(explorer: Explorer) -> bool:
@@ -553,10 +554,9 @@ def _printed_nouns(explorer: Explorer, looks: tuple[str, ...], most: int = 8) ->
     return sorted(found.values())
 
 
-def _unchanging(explorer: Explorer, commands: list[str], ignored: frozenset[int] | None = None) -> list[str]:
+def _unchanging(explorer: Explorer, commands: list[str], ignored: frozenset[int]) -> list[str]:
     """The commands that, tried one at a time from here, change nothing that one idle turn (`look`) would not:
-    the same room, score, inventory, objects and attributes (but the `ignored` ones: `_listing_flags` when None)."""
-    ignored = _listing_flags(explorer) if ignored is None else ignored
+    the same room, score, inventory, objects and attributes (but the `ignored` ones: `_listing_flags`)."""
     idle = explorer.attempt(["look"])[0]
     kept = []
     for command in commands:
@@ -584,13 +584,14 @@ def _listing_flags(explorer: Explorer) -> frozenset[int]:
 
 
 def _camping(explorer, rng, length, visited) -> list[str]:
-    nouns = _nouns(explorer)
-    body = _unchanging(explorer, ["look"] + [f"examine {n}" for n in nouns[:2]] + ["inventory"])
+    looks = ["look"] + [f"examine {noun}" for noun in _nouns(explorer)[:2]] + ["inventory"]
+    body = _unchanging(explorer, looks, _listing_flags(explorer))
     return _repeat(body, length) if len(body) >= 2 else []
 
 
 def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
     nouns = _nouns(explorer)
+    ignored = _listing_flags(explorer)  # the same from here for every noun tried
     for noun in sorted(nouns, key=lambda n: rng.random()):
         tries = [
             f"open {noun}",
@@ -602,7 +603,7 @@ def _puzzle_retry(explorer, rng, length, visited) -> list[str]:
             f"unlock {noun}",
             f"break {noun}",
         ]
-        body = _unchanging(explorer, tries)
+        body = _unchanging(explorer, tries, ignored)
         if len(body) >= 3:
             return _repeat(body[:5], length)
     return []

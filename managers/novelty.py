@@ -233,14 +233,14 @@ class WorldNovelty:
         if after.world_hash not in self.world_states:
             kinds.append("new_world_state")
         self.world_states.add(after.world_hash)
-        self._scope = set(_carried(after) + _around(after)) | {after.room_id or 0}
+        self._scope = _within_reach(after)
         self.situation = self._situation(after)
         return Novelty(tuple(kinds), self.situation, self._held(after))
 
     def restart(self, view: GameView) -> str:
         """The game was put back to `view` (a rewind): the next command starts from its situation, which it returns.
         What the episode saw stays seen."""
-        self._scope = set(_carried(view) + _around(view)) | {view.room_id or 0}
+        self._scope = _within_reach(view)
         self.situation = self._situation(view)
         return self.situation
 
@@ -395,3 +395,8 @@ def _around(view: GameView) -> list[int]:
     """Object numbers in the room, named or not, but what the player carries."""
     carried = set(view.unnamed_carried)
     return [obj.num for obj in view.room_objects] + [num for num in view.unnamed if num not in carried]
+
+
+def _within_reach(view: GameView) -> set[int]:
+    """What the parser may take the next command's nouns for: the things at hand, named or not, and the room."""
+    return set(_carried(view) + _around(view)) | {view.room_id or 0}
