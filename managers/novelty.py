@@ -17,12 +17,14 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   that is a character reacting to an arrival it has seen before (a dwarf, a gnome waving), not the player changing
   the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
-  not refuse and answered with something it never said (the command's own words left out), or on a move that walked
+  not refuse and answered with something it never said (the command's own words and the parser's notes on how it
+  read them left out: `(the white onion)`), or on a move that walked
   within one room id (hollywood's hedge maze keeps the player's spot in a variable, and describes many spots alike).
   The parser's own globals are left out: those that differ between harmless probes (`JerichoSession.noisy_globals`),
   those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
-  reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too
-  (partyfoul keeps the parser's verb where the start-of-game probes never see it move).
+  reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too,
+  from then on (partyfoul keeps the parser's verb where the start-of-game probes never see it move; an Inform 7
+  parser notes the noun it chose for a word several things share, and the next turn clears it).
   Jericho's curated state bytes for the game count as variables too (a submarine's position), but not on a walk
   between two rooms made before with the same things in hand: hhgg counts the player's entries into the Engine
   Room in one of them, and a semi-novel loop that stepped out and back every twelve turns never ended.
@@ -56,7 +58,7 @@ import numpy as np
 from session.commands import QUESTION_PREFIXES, direction_of
 from session.config import STATE_SIGNALS
 from session.jericho_session import JerichoSession
-from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS
+from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS, without_parser_notes
 from session.records import GameView
 from session.zmachine import WorldSnapshot, attribute_mask
 
@@ -97,10 +99,13 @@ def response_key(text: str) -> int:
 
 
 def answer_key(text: str, command: str) -> int:
-    """The response without the command's own words: "You see nothing special about the ceiling" and "... the
-    floor" are one canned answer, while a conversation or a book keeps telling something new."""
+    """The response without the command's own words and the parser's notes on how it read them: "You see nothing
+    special about the ceiling" and "... the floor" are one canned answer, and so is "(the white onion) You find
+    nothing of interest." after "You find nothing of interest.", while a conversation or a book keeps telling
+    something new."""
     echoed = set(_WORDS.findall(command.lower()))
-    return hash(" ".join(word for word in _WORDS.findall(_DIGITS.sub(" ", text.lower())) if word not in echoed))
+    answer = _DIGITS.sub(" ", without_parser_notes(text).lower())
+    return hash(" ".join(word for word in _WORDS.findall(answer) if word not in echoed))
 
 
 def _unknown() -> None:
@@ -321,13 +326,12 @@ class WorldNovelty:
             if index in self.noisy_globals:
                 continue
             world = idle() if fresh or category in ECHO_CATEGORIES else None
-            if world is not None and int(world.globals[index]) == value:
-                continue  # an idle turn does the same: a clock
-            if category in ECHO_CATEGORIES:
-                self.noisy_globals.add(index)  # changed by a command the game refused: the parser's
+            if (world is not None and world.globals[index] != old.globals[index]) or category in ECHO_CATEGORIES:
+                # An idle turn writes it too (alike: a clock; else the parser's verb where the probes never saw it
+                # move, or the noun it chose for a word several things share, which the next turn clears), or a
+                # command the game refused changed it: never the player's doing, here or later.
+                self.noisy_globals.add(index)
                 continue
-            if world is not None and world.globals[index] != old.globals[index]:
-                continue  # an idle turn writes it too: the parser's verb where the probes never saw it move
             if category in VARIABLE_CATEGORIES and not self._parser_value(value, before):
                 novel = novel or fresh
                 if within:

@@ -179,6 +179,18 @@ def not_here(response: str) -> bool:
     return NOT_IN_SIGHT.search(response.lower()) is not None
 
 
+PARSER_NOTES = re.compile(r"\A(?:[ \t]*\n)*(?:[ \t]*\([^()\n]{1,100}\)[ \t]*\n+)+")
+"""The parser's notes on how it read the command, each a line of its own in brackets before the answer: the thing it
+chose for a word several things share (`(the orange bell pepper)`), the thing or the step it took for granted
+(`(with the knife)`, `(first taking the lamp)`). They say what the command meant, not what the game answered."""
+
+
+def without_parser_notes(response: str) -> str:
+    """The answer after the parser's notes (PARSER_NOTES); the whole response when it is nothing but notes."""
+    rest = PARSER_NOTES.sub("", response, count=1)
+    return rest if rest.strip() else response
+
+
 UNKNOWN_WORD_PHRASES = (
     "i don't know the word",  # Infocom: I don't know the word "qzxjw".
     "not a verb i recogni",  # Inform's library: That's not a verb I recognise (recognize in ztuu).

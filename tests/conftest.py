@@ -107,6 +107,18 @@ def textworld_kitchen(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def textworld_onions(tmp_path_factory) -> Path:
+    """A one-room TextWorld cooking game, made here, whose kitchen holds several onions: `look under white` is
+    answered "(the white onion)" first, the parser's note on the thing it chose."""
+    from benchmarks.generated import make
+
+    game = make("cooking", 28965, 0, tmp_path_factory.mktemp("textworld"))
+    if game is None:
+        pytest.fail("TextWorld made no game from seed 28965", pytrace=False)
+    return Path(game.path)
+
+
+@pytest.fixture(scope="session")
 def textworld_one_room(tmp_path_factory) -> Path:
     """A TextWorld cooking game of one room, made here: its walkthrough never walks, so a player without Jericho's
     bindings is found only once a thing moves (JerichoSession.reset leaves it unknown)."""

@@ -328,3 +328,20 @@ def test_what_the_player_drops_is_the_players_doing_once_the_player_is_found_tex
     [stop] = result.events("stuck_termination")
     assert stop["rule"] == "churn"
     assert result.summary["turns"] - built.loop_start + 1 <= 40
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_the_parsers_note_on_a_shared_word_is_no_progress_textworld(textworld_onions, tmp_path):
+    """A busy loop in a kitchen of onions: `look under white` is answered "(the white onion) You find nothing of
+    interest.", and the parser notes its choice in a global. Neither the note nor that global is the world's, so the
+    fidget is no new game variable, and the loop ends by churn within its 40 turns (44 when each such answer counted
+    as new)."""
+    built = trajectories.stuck(textworld_onions, "busy_camping", 0.75)
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(textworld_onions, config, ReplayAgent(built.commands))
+    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    noted = [r for r in loop if r["response"].lstrip().startswith("(the white onion)")]
+    assert noted and not any("new_game_variable" in r["novelty"] for r in noted[1:])
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40

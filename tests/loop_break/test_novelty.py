@@ -119,6 +119,29 @@ def test_a_global_an_idle_turn_writes_too_is_no_new_variable():
     assert "new_game_variable" in novelty.observe(searched, pushed, "push button", "success", lambda: looked).kinds
 
 
+def test_a_global_an_idle_turn_wrote_once_is_the_parsers_from_then_on():
+    """An Inform 7 parser notes, in a global, the noun it chose for a word several things share ("(the white
+    onion)"), and the next turn clears it as an idle `look` would. Once an idle turn was seen writing it, a later
+    choice setting it to a value never seen is no new variable either, though the answer is new."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+    chosen = view(world([0, 0, 1], globals_=[0, 0, 0, 1, 0, 0, 0, 0]), text="(the white onion)\nYou rub it.")
+    novelty.observe(start, chosen, "rub white", "success", lambda: world([0, 0, 1]))
+    cleared = view(world([0, 0, 1]), text="You can't see any such thing.")
+    novelty.observe(chosen, cleared, "taste quaxxle", "refused", lambda: world([0, 0, 1]))
+    again = view(world([0, 0, 1], globals_=[0, 0, 0, 2, 0, 0, 0, 0]), text="(the knife)\nIt looks sharp.")
+    assert (
+        "new_game_variable"
+        not in novelty.observe(cleared, again, "examine other", "success", lambda: world([0, 0, 1])).kinds
+    )
+
+
+def test_the_parsers_note_on_the_noun_it_chose_is_no_new_answer():
+    """ "(the white onion) You find nothing of interest." answers as "You find nothing of interest." did."""
+    plain = "You find nothing of interest."
+    assert answer_key(f"\n(the white onion)\n{plain}\n", "look under white") == answer_key(plain, "look under rug")
+
+
 def test_global_novelty_needs_a_new_answer():
     """A new value alongside a canned answer ("nothing special about the <noun>") is the parser's echo."""
     start = view(world([0, 0, 1]), text="start")

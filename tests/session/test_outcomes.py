@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.replay_agent import ReplayAgent
-from session.outcomes import PROBLEMATIC, classify_outcome, not_here, unknown_word
+from session.outcomes import PROBLEMATIC, classify_outcome, not_here, unknown_word, without_parser_notes
 from tests.helpers import make_config, run_episode
 
 # (command, expected category), played in order from the start of zork1 at West of House.
@@ -127,3 +127,20 @@ def test_a_bare_cant_see_is_no_answer_about_the_object(answer):
 )
 def test_answers_that_say_a_word_is_unknown(answer):
     assert unknown_word(answer) and not unknown_word("You can't see any lamp here!")
+
+
+@pytest.mark.parametrize(
+    ("response", "answer"),
+    [
+        ("\n(the white onion)\nYou find nothing of interest.\n", "You find nothing of interest.\n"),
+        ("(first taking the brass lantern)\n(with the key)\nDone.", "Done."),
+        ("(yourself)\nYou don't get much from that.", "You don't get much from that."),
+        ("You see (or think you see) a shape.", "You see (or think you see) a shape."),
+        ("(Taken)", "(Taken)"),
+    ],
+)
+def test_the_parsers_notes_on_how_it_read_a_command_are_no_answer(response, answer):
+    """Inform's parser says on a line of its own which thing it chose for a word several things share, or what it
+    took for granted; the game's answer is what follows. Brackets inside the answer, or an answer that is nothing
+    but one bracketed line, stay."""
+    assert without_parser_notes(response) == answer
