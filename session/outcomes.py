@@ -191,6 +191,11 @@ def without_parser_notes(response: str) -> str:
     return rest if rest.strip() else response
 
 
+def parser_noted(response: str) -> bool:
+    """The parser noted how it read the command before the answer (PARSER_NOTES)."""
+    return without_parser_notes(response) != response
+
+
 UNKNOWN_WORD_PHRASES = (
     "i don't know the word",  # Infocom: I don't know the word "qzxjw".
     "not a verb i recogni",  # Inform's library: That's not a verb I recognise (recognize in ztuu).

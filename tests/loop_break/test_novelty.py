@@ -136,6 +136,21 @@ def test_a_global_an_idle_turn_wrote_once_is_the_parsers_from_then_on():
     )
 
 
+def test_a_variable_set_on_a_turn_the_parser_noted_is_the_parsers():
+    """An Inform 7 parser keeps what it inferred in globals it writes on no other kind of turn: the first time it
+    chose a thing for a shared word, they took values never seen. No new variable on such a turn; the same change
+    on a turn without a note counts."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+    noted = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 2, 0]), text="(the green bell pepper)\nYou take it.")
+    assert (
+        "new_game_variable"
+        not in novelty.observe(start, noted, "take green", "success", lambda: world([0, 0, 1])).kinds
+    )
+    flag = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 7, 2, 0]), text="A door opens far away.")
+    assert "new_game_variable" in novelty.observe(noted, flag, "push button", "success", lambda: world([0, 0, 1])).kinds
+
+
 def test_the_parsers_note_on_the_noun_it_chose_is_no_new_answer():
     """ "(the white onion) You find nothing of interest." answers as "You find nothing of interest." did."""
     plain = "You find nothing of interest."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from agents.replay_agent import ReplayAgent
-from session.outcomes import PROBLEMATIC, classify_outcome, not_here, unknown_word, without_parser_notes
+from session.outcomes import PROBLEMATIC, classify_outcome, not_here, parser_noted, unknown_word, without_parser_notes
 from tests.helpers import make_config, run_episode
 
 # (command, expected category), played in order from the start of zork1 at West of House.
@@ -144,3 +144,4 @@ def test_the_parsers_notes_on_how_it_read_a_command_are_no_answer(response, answ
     took for granted; the game's answer is what follows. Brackets inside the answer, or an answer that is nothing
     but one bracketed line, stay."""
     assert without_parser_notes(response) == answer
+    assert parser_noted(response) == (answer != response)
