@@ -18,7 +18,10 @@ commands whatever the loop break says.
 (`Detector.pressure`): the count it has reached over the count that sets it off, 1.0 when it does. A healthy run's
 records (optimal and noisy walkthroughs up to their last healthy turn, forced) are replayed through a fresh loop break
 and the peak of each pressure kept. **A rule is safe when no healthy run of any game reaches 1/1.5 of its threshold**
-(pressure below 0.667): a rule tuned to within 1.5x of healthy play on the games at hand fails on others.
+(pressure below 0.667): a rule tuned to within 1.5x of healthy play on the games at hand fails on others. The bans,
+penalties and gates that act only while a stop rule is past that line (`Stretch.steering`: the signature penalty, the
+identical-command ban, the failure gate, the final rejection) are judged on the turns on which they could act; their
+peak over every turn is reported beside it.
 
 Alongside, in the same replay: the warnings a healthy run would be shown, and the penalties on its own steps (each
 judged at NOMINAL_SCORE: lowered, and lowered below the rejection threshold); from the walkthrough through the LLM
@@ -66,6 +69,9 @@ class Replay:
 
     peaks: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     """The peak of every detector's pressure."""
+    acting: dict[str, float] = field(default_factory=lambda: defaultdict(float))
+    """For the bans, penalties and gates that act only while a stop rule is near (a detector with no stop rule of
+    its own: `Stretch.steering`), the peak of their pressure over the turns on which they could act."""
     warned: int = 0
     """Turns that would show a stuck warning."""
     penalised: int = 0
@@ -100,9 +106,12 @@ def replay(records: list[dict], config: GameConfiguration, through: bool = False
         record.events = []
         game_map.observe(record)
         verdict = loop_break.observe(record)
+        steering = loop_break.stretch.steering
         for detector in loop_break.detectors.values():
             for name, value in detector.pressure(verdict.progress.turns_stuck, loop_break.stretch).items():
                 replayed.peaks[name] = max(replayed.peaks[name], value)
+                if detector.stop_rule is None:
+                    replayed.acting[name] = max(replayed.acting[name], value if steering else 0.0)
         if verdict.terminate and verdict.reason in LOOP_ENDINGS and replayed.stop is None:
             replayed.stop = record.turn
             if not through:
@@ -126,6 +135,7 @@ def healthy_figures(row: dict, config: GameConfiguration) -> dict | None:
         "run": f"{row['kind']}/{row['variant']}",
         "stopped": replayed.stop is not None or bool(row.get("stopped")),
         "pressure": dict(replayed.peaks),
+        "acting": dict(replayed.acting),
         "warned": replayed.warned,
         "penalised": replayed.penalised,
         "turned_to_reject": replayed.turned,
@@ -178,11 +188,12 @@ def level(run: str) -> str:
     return "llm" if run.startswith(LLM_WALKTHROUGH) else "optimal"
 
 
-def _peak(healthy: list[dict], name: str) -> tuple[float, str]:
-    """The highest pressure of rule `name` among these runs, and the run."""
-    mine = [h for h in healthy if name in h["pressure"]]
-    top = max(mine, key=lambda h: h["pressure"][name], default=None)
-    return (round(top["pressure"][name], 3), f"{top['stem']} {top['run']}") if top else (0.0, "-")
+def _peak(healthy: list[dict], name: str, key: str = "pressure") -> tuple[float, str]:
+    """The highest pressure of rule `name` among these runs, and the run (`key`: "acting", over the turns on which
+    it could act)."""
+    mine = [h for h in healthy if name in h.get(key, {})]
+    top = max(mine, key=lambda h: h[key][name], default=None)
+    return (round(top[key][name], 3), f"{top['stem']} {top['run']}") if top else (0.0, "-")
 
 
 def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
@@ -203,7 +214,10 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
             entry[part] = _peak([h for h in healthy if half(h["stem"]) == part], name)
         for kind in levels:
             entry["levels"][kind] = _peak([h for h in healthy if level(h["run"]) == kind], name)
-        entry["safe"] = max(entry["tuning"][0], entry["held-out"][0]) < 1 / SAFE_MARGIN
+        gated = any(name in h.get("acting", {}) for h in healthy)
+        entry["acting"] = _peak(healthy, name, "acting") if gated else None
+        judged = entry["acting"][0] if gated else max(entry["tuning"][0], entry["held-out"][0])
+        entry["safe"] = judged < 1 / SAFE_MARGIN
         per_rule[name] = entry
     per_game: dict[str, dict[str, float]] = {}
     for h in healthy:
@@ -246,7 +260,8 @@ def markdown(result: dict, argv: list[str] | None) -> str:
         f"Commit: {commit()}",
         "",
         f"Pressure: the count a rule reached over the count that sets it off (1.0 fires). Safe: every healthy run of "
-        f"every game stays below {1 / SAFE_MARGIN:.3f} (1/{SAFE_MARGIN}). Tuning half: "
+        f"every game stays below {1 / SAFE_MARGIN:.3f} (1/{SAFE_MARGIN}); for a ban, penalty or gate that acts only "
+        f"while a stop rule is that near (steering), over the turns on which it could act. Tuning half: "
         f"{', '.join(result['tuning_games'])}; held out: the rest of the corpus and every other game.",
         "",
         f"- healthy runs: {result['healthy_runs']}; stopped: {len(result['stopped'])}; warned: "
@@ -259,17 +274,20 @@ def markdown(result: dict, argv: list[str] | None) -> str:
     lines += ["", "## Every rule: the healthy peak, per half", ""]
     per_half = []
     for name, entry in result["rules"].items():
-        worst = max(entry["tuning"][0], entry["held-out"][0])
+        acting = entry.get("acting")
+        worst = acting[0] if acting else max(entry["tuning"][0], entry["held-out"][0])
         per_half.append(
             (
                 name,
                 f"{entry['tuning'][0]:.3f} ({entry['tuning'][1]})",
                 f"{entry['held-out'][0]:.3f} ({entry['held-out'][1]})",
+                (f"{acting[0]:.3f} ({acting[1]})" if acting[0] else "0 (never steered)") if acting else "always acts",
                 f"{1 / worst:.2f}x" if worst else "-",
                 "yes" if entry["safe"] else "**no**",
             )
         )
-    lines += markdown_table(("rule", "tuning: peak (run)", "held out: peak (run)", "margin", "safe"), per_half)
+    header = ("rule", "tuning: peak (run)", "held out: peak (run)", "while steering: peak (run)", "margin", "safe")
+    lines += markdown_table(header, per_half)
     levels = result["levels"]
     lines += ["", "## Every rule: the healthy peak by kind of play, every game", ""]
     by_level = []
