@@ -159,14 +159,20 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def view(argv: list[str]) -> int:
-    """`main.py view [DIR ...] [--port N]`: the episode viewer (default folder: the configured episode_dir)."""
+    """`main.py view [DIR ...] [--port N]`: the episode viewer (default folder: the configured episode_dir, read
+    from pyproject.toml only when no folder is given; without a pyproject.toml, the default episode_dir)."""
     from viewer import server
 
+    def configured() -> str:
+        if not Path("pyproject.toml").is_file():
+            return GameConfiguration().files.episode_dir
+        return GameConfiguration.from_toml("pyproject.toml").files.episode_dir
+
     try:
-        default = GameConfiguration.from_toml("pyproject.toml").files.episode_dir
-    except ConfigError:
-        default = "game_files/episodes"
-    return server.main(argv, default)
+        return server.main(argv, configured)
+    except ConfigError as exc:
+        print(f"error: {printable(str(exc))} (or name the folder to view: main.py view DIR)", file=sys.stderr)
+        return EXIT_USAGE
 
 
 def play_one(

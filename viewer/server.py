@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlparse
@@ -66,12 +67,13 @@ def serve(roots: list[Path], port: int) -> ThreadingHTTPServer:
     return ThreadingHTTPServer((HOST, port), Handler)
 
 
-def main(argv: list[str], default_dir: str) -> int:
+def main(argv: list[str], default_dir: Callable[[], str]) -> int:
+    """`default_dir()`: the folder to view when none is given (the configured episode_dir), asked only then."""
     parser = argparse.ArgumentParser(prog="main.py view", description="Watch and review episodes in the browser.")
-    parser.add_argument("dirs", nargs="*", help=f"folders of episodes, or episode folders (default {default_dir})")
+    parser.add_argument("dirs", nargs="*", help="folders of episodes, or episode folders (default: files.episode_dir)")
     parser.add_argument("--port", type=int, default=DEFAULT_PORT, help="0: any free port")
     args = parser.parse_args(argv)
-    roots = [Path(d) for d in (args.dirs or [default_dir])]
+    roots = [Path(d) for d in (args.dirs or [default_dir()])]
     missing = [str(r) for r in roots if not r.is_dir()]
     if missing:
         print(f"error: not a folder: {', '.join(missing)}", file=sys.stderr)

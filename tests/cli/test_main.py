@@ -60,6 +60,19 @@ def test_unknown_config_key(tmp_path, capsys, rom_path):
     assert "unknown key" in err and "room_loops" in err
 
 
+def test_the_viewer_says_when_the_configuration_it_needs_is_invalid(tmp_path, capsys, monkeypatch):
+    """`main.py view` with no folder reads the episode folder from pyproject.toml: an invalid one is one error line
+    and exit 2, never a silent fallback to another folder; with a folder named, the configuration is not needed."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.zorkgpt.files]\nepisode_dirr = 'elsewhere'\n")
+    assert main.main(["view", "--port", "0"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "episode_dirr" in err[0] and "main.py view DIR" in err[0]
+    assert main.main(["view", str(tmp_path / "none"), "--port", "0"]) == 2
+    err = capsys.readouterr().err
+    assert "not a folder" in err and "episode_dirr" not in err
+
+
 @pytest.mark.parametrize(
     ("toml", "expected"),
     [
