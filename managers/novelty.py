@@ -17,11 +17,10 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   that is a character reacting to an arrival it has seen before (a dwarf, a gnome waving), not the player changing
   the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
-  not refuse and answered with something it never said (the command's own words and the parser's notes on how it
-  read them left out: `(the white onion)`), or on a move that walked
+  not refuse and answered with something it never said (the command's own words left out), or on a move that walked
   within one room id (hollywood's hedge maze keeps the player's spot in a variable, and describes many spots alike).
-  Never on a turn the parser noted how it read the command (`(the white onion)`): it keeps what it inferred in
-  globals of its own, which a first inference sets to values never seen.
+  Never on a turn the parser noted how it read the command (`(the white onion)`, session.outcomes.PARSER_NOTES): it
+  keeps what it inferred in globals of its own, which a first inference sets to values never seen.
   The parser's own globals are left out: those that differ between harmless probes (`JerichoSession.noisy_globals`),
   those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
   reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too,
@@ -223,9 +222,7 @@ class WorldNovelty:
         within = direction is not None and after.room_id == before.room_id and category == SUCCESS
         new_global = self._globals(before, after, category, idle_world, within)
         walked_again = repeated_walk and after.room_id != before.room_id
-        # The parser keeps what it inferred (the thing it chose for a word several things share) in globals it writes
-        # on no other kind of turn: a first inference gives them values never seen, whatever the command did.
-        inferred = parser_noted(after.text)
+        inferred = parser_noted(after.text)  # the parser's own globals took what it inferred (module docstring)
         if (new_global and not inferred and (within or (new_answer and not repeated_walk))) or (
             self._curated(before, after) and not walked_again
         ):
