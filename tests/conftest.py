@@ -94,37 +94,33 @@ def browser():
         launched.close()
 
 
+def _cooking_game(tmp_path_factory, seed: int, size: int) -> Path:
+    """A TextWorld cooking game made here from `seed` at the benchmark's `size` (benchmarks.generated.make); a seed
+    TextWorld makes no game of fails the test."""
+    from benchmarks.generated import make
+
+    game = make("cooking", seed, size, tmp_path_factory.mktemp("textworld"))
+    if game is None:
+        pytest.fail(f"TextWorld made no game from seed {seed}", pytrace=False)
+    return Path(game.path)
+
+
 @pytest.fixture(scope="session")
 def textworld_kitchen(tmp_path_factory) -> Path:
     """A TextWorld cooking game of a few rooms around a kitchen, made here (story files are never committed; tw-make
     compiles it offline). Like every TextWorld game, its things have no names in the object table."""
-    from benchmarks.generated import make
-
-    game = make("cooking", 12043, 1, tmp_path_factory.mktemp("textworld"))
-    if game is None:
-        pytest.fail("TextWorld made no game from seed 12043", pytrace=False)
-    return Path(game.path)
+    return _cooking_game(tmp_path_factory, 12043, 1)
 
 
 @pytest.fixture(scope="session")
 def textworld_onions(tmp_path_factory) -> Path:
     """A one-room TextWorld cooking game, made here, whose kitchen holds several onions: `look under white` is
     answered "(the white onion)" first, the parser's note on the thing it chose."""
-    from benchmarks.generated import make
-
-    game = make("cooking", 28965, 0, tmp_path_factory.mktemp("textworld"))
-    if game is None:
-        pytest.fail("TextWorld made no game from seed 28965", pytrace=False)
-    return Path(game.path)
+    return _cooking_game(tmp_path_factory, 28965, 0)
 
 
 @pytest.fixture(scope="session")
 def textworld_one_room(tmp_path_factory) -> Path:
     """A TextWorld cooking game of one room, made here: its walkthrough never walks, so a player without Jericho's
     bindings is found only once a thing moves (JerichoSession.reset leaves it unknown)."""
-    from benchmarks.generated import make
-
-    game = make("cooking", 17786, 0, tmp_path_factory.mktemp("textworld"))
-    if game is None:
-        pytest.fail("TextWorld made no game from seed 17786", pytrace=False)
-    return Path(game.path)
+    return _cooking_game(tmp_path_factory, 17786, 0)

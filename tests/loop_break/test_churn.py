@@ -230,21 +230,28 @@ def test_one_device_worked_alike_again_and_again_churns():
     assert play(never, lid(36)) == (None, None)
 
 
+def _busy_loop_ended_by_churn(story, cut: float, tmp_path) -> list[dict]:
+    """Play the busy camping loop cut at `cut` of the walkthrough of `story` through the harness; it must end by the
+    churn rule within its 40 turns. The loop's records."""
+    built = trajectories.stuck(story, "busy_camping", cut)
+    assert built is not None, "no busy loop built: the builders found no nouns"
+    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
+    result = run_episode(story, config, ReplayAgent(built.commands))
+    [stop] = result.events("stuck_termination")
+    assert stop["rule"] == "churn"
+    assert result.summary["turns"] - built.loop_start + 1 <= 40
+    return [r for r in result.records if r["turn"] >= built.loop_start]
+
+
 @pytest.mark.slow  # a long real episode
 def test_a_busy_camping_loop_ends_by_the_churn_rule_within_40_turns_zork1(tmp_path):
     """zork1, a quarter into the walkthrough: taking, dropping, switching the lamp on and off over the things at
     hand, at random, with examinations between. The things held keep making new situations, so the repetition rule
     sees few repeats; the changes, made again in place, end the loop within its 40 turns."""
     story = story_file("zork1.z5")
-    built = trajectories.stuck(story, "busy_camping", 0.25)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(story, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(story, 0.25, tmp_path)
     assert len({r["situation"] for r in loop}) > CHURN_CHANGES  # the situations keep changing
     assert {r["room_id_after"] for r in loop} == {loop[0]["room_id_before"]}  # in one room
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
 @pytest.mark.slow  # a long real episode
@@ -254,14 +261,8 @@ def test_wearing_and_opening_what_is_carried_churns_planetfall(tmp_path):
     what is in hand, which the situation leaves out (TurnRecord.held): the churn rule counts it, and the loop ends
     within its 40 turns (70 turns when only the situation was read)."""
     story = story_file("planetfall.z3")
-    built = trajectories.stuck(story, "busy_camping", 0.25)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(story, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(story, 0.25, tmp_path)
     assert any(b["situation"] == a["situation"] and b["held"] != a["held"] for a, b in zip(loop, loop[1:]))
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
 @pytest.mark.slow  # a long real episode
@@ -270,14 +271,8 @@ def test_a_variable_stepped_by_the_same_acts_is_no_progress_lostpig(tmp_path):
     fidgets. Each take or drop of the pole gives a game variable a new value, which restarted the churn count every
     few turns, and the loop ran 44 turns; made again, the same act is no progress, and it ends within its 40."""
     story = story_file("lostpig.z8")
-    built = trajectories.stuck(story, "busy_camping", 0.75)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(story, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(story, 0.75, tmp_path)
     assert any("new_game_variable" in r["novelty"] and "pole" in r["command"] for r in loop[10:])
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
 @pytest.mark.slow  # a long real episode
@@ -287,12 +282,7 @@ def test_one_device_worked_alike_ends_a_busy_camping_loop_hollywood(tmp_path):
     work a few times; worked alike more often, it churns, and the loop ends within its 40 turns (66 turns when one
     device never churned)."""
     story = more_story_file("hollywood.z3")
-    built = trajectories.stuck(story, "busy_camping", 0.25)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(story, config, ReplayAgent(built.commands))
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
+    _busy_loop_ended_by_churn(story, 0.25, tmp_path)
 
 
 @pytest.mark.slow  # TextWorld compiles the game (tw-make)
@@ -301,17 +291,10 @@ def test_a_busy_loop_among_nameless_things_churns_textworld(textworld_kitchen, t
     object table, so the situation once saw none of it and the loop ran 72 turns to the no-progress backstop; the
     things at hand are now part of it (GameView.unnamed) and the loop ends by churn within its 40 turns. Examining
     and pushing them change only the flags the library sets on what it lists, which are not the world's."""
-    built = trajectories.stuck(textworld_kitchen, "busy_camping", 0.25)
-    assert built is not None, "no busy loop built: the builders found no nouns"
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(textworld_kitchen, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(textworld_kitchen, 0.25, tmp_path)
     assert len({r["situation"] for r in loop}) > 1
     fidgets = [r for r in loop if r["command"].split()[0] in trajectories.FIDGETS]
     assert fidgets and not any("new_object_state" in r["novelty"] for r in fidgets)
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
 @pytest.mark.slow  # TextWorld compiles the game (tw-make)
@@ -319,15 +302,9 @@ def test_what_the_player_drops_is_the_players_doing_once_the_player_is_found_tex
     """A one-room TextWorld game: the player's object is unknown until the first thing moves. From then on, what
     the player drops and takes again moves no other thing (no new arrangement, which is progress), and a busy loop
     of taking, dropping, opening and shutting ends by churn within its 40 turns."""
-    built = trajectories.stuck(textworld_one_room, "busy_camping", 0.5)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(textworld_one_room, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(textworld_one_room, 0.5, tmp_path)
     handled = [r for r in loop if r["command"].split()[0] in ("take", "drop")]
     assert handled and not any("new_arrangement" in r["novelty"] for r in handled)
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
 
 
 @pytest.mark.slow  # TextWorld compiles the game (tw-make)
@@ -336,12 +313,6 @@ def test_the_parsers_note_on_a_shared_word_is_no_progress_textworld(textworld_on
     interest.", and the parser notes its choice in a global. Neither the note nor that global is the world's, so the
     fidget is no new game variable, and the loop ends by churn within its 40 turns (44 when each such answer counted
     as new)."""
-    built = trajectories.stuck(textworld_onions, "busy_camping", 0.75)
-    config = make_config(tmp_path, gameplay={"max_turns_per_episode": len(built.commands)})
-    result = run_episode(textworld_onions, config, ReplayAgent(built.commands))
-    loop = [r for r in result.records if r["turn"] >= built.loop_start]
+    loop = _busy_loop_ended_by_churn(textworld_onions, 0.75, tmp_path)
     noted = [r for r in loop if r["response"].lstrip().startswith("(the white onion)")]
     assert noted and not any("new_game_variable" in r["novelty"] for r in noted[1:])
-    [stop] = result.events("stuck_termination")
-    assert stop["rule"] == "churn"
-    assert result.summary["turns"] - built.loop_start + 1 <= 40
