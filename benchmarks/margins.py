@@ -4,11 +4,13 @@ games they were not: the method by which the loop break's thresholds are chosen 
     uv run python -m benchmarks.corpus --games ../shared/games --records R1 --out O1
     uv run python -m benchmarks.corpus --games ../shared/more-games --records R2 --out O2
     uv run python -m benchmarks.generated --records R3 --out O3
-    uv run python -m benchmarks.margins --runs O1 --runs O2 --runs O3 --out docs/results/margins
+    uv run python -m benchmarks.real_play --records R4 --out O4
+    uv run python -m benchmarks.margins --runs O1 --runs O2 --runs O3 --runs O4 --out docs/results/margins
 
 **The split.** The corpus's games, in the order of their names, are dealt in turn to the *tuning* half (the 1st,
 3rd, 5th...) and the *held-out* half (the 2nd, 4th...); every game outside the corpus (the five more Jericho games,
-generated games) is held out. A threshold is chosen on the tuning half and reported on both.
+generated games) is held out. The games of real play (benchmarks.real_play) are dealt the same way among
+themselves. A threshold is chosen on the tuning half and reported on both.
 
 Record the runs with the loop break off (`--set loop_break.enabled=false`): every run plays to its end, and each is
 replayed here under the configuration given (`--set` for other settings), exactly, since forced runs play the same
@@ -22,6 +24,11 @@ and the peak of each pressure kept. **A rule is safe when no healthy run of any 
 penalties and gates that act only while a stop rule is past that line (`Stretch.steering`: the signature penalty, the
 identical-command ban, the failure gate, the final rejection) are judged on the turns on which they could act; their
 peak over every turn is reported beside it.
+
+A game of real play is healthy up to its last real progress (a score above the best before, a room not shown
+before): its records, played with the loop break off, are replayed up to there. A game that went on
+`real_play.LONG_TAIL` turns or more after it counts with the stuck loops, its tail the loop, which must end within
+`real_play.STOP_WITHIN` turns of that progress.
 
 Alongside, in the same replay: the warnings a healthy run would be shown, and the penalties on its own steps (each
 judged at NOMINAL_SCORE: lowered, and lowered below the rejection threshold); from the walkthrough through the LLM
@@ -39,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target
+from benchmarks.real_play import LONG_TAIL, REAL, STOP_WITHIN
 from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
@@ -59,8 +67,12 @@ TUNING = frozenset(CORPUS_GAMES[0::2])
 """The half of the corpus thresholds are chosen on; every other game is held out."""
 
 
+REAL_TUNING: set[str] = set()
+"""The games of real play thresholds are chosen on (`load` deals them, in the order of their names)."""
+
+
 def half(stem: str) -> str:
-    return "tuning" if stem in TUNING else "held-out"
+    return "tuning" if stem in TUNING or stem in REAL_TUNING else "held-out"
 
 
 @dataclass
@@ -153,7 +165,7 @@ def stuck_figures(row: dict, config: GameConfiguration) -> dict:
         ended_after = None if stop is None or stop < row["loop_start"] else stop - row["loop_start"] + 1
     else:
         ended_after = row["ended_after"]
-    target = _target(row["kind"])
+    target = STOP_WITHIN if row["kind"] == REAL else _target(row["kind"])
     return {
         "stem": row["stem"],
         "run": f"{row['kind']}/{row['variant']}",
@@ -165,7 +177,8 @@ def stuck_figures(row: dict, config: GameConfiguration) -> dict:
 
 
 def load(folders: list[Path]) -> list[dict]:
-    """Every run of the benchmark folders (corpus.json or generated.json), each with its game's file stem."""
+    """Every run of the benchmark folders (corpus.json, generated.json or real_play.json), each with its game's file
+    stem; the games of real play are dealt to the halves (REAL_TUNING)."""
     rows: list[dict] = []
     for folder in folders:
         for name in ("corpus.json", "generated.json"):
@@ -174,10 +187,30 @@ def load(folders: list[Path]) -> list[dict]:
                 for row in json.loads(path.read_text())["runs"]:
                     stem = Path(row["records"]).parts[-4] if row.get("records") else row["game"]
                     rows.append({**row, "stem": stem})
+        path = folder / "real_play.json"
+        if path.is_file():
+            rows += [_real_row(row) for row in json.loads(path.read_text())["runs"]]
+    real = sorted({row["stem"] for row in rows if row["kind"] == REAL})
+    REAL_TUNING.clear()
+    REAL_TUNING.update(real[0::2])
     return rows
 
 
-LEVELS = ("optimal", "noisy 1", "noisy 2", "noisy 3", "llm")
+def _real_row(row: dict) -> dict:
+    """A game of real play as a run: healthy up to its last real progress, its tail a loop when long."""
+    return {
+        **row,
+        "stem": row["game"],
+        "kind": REAL,
+        "variant": "real play",
+        "mode": "forced",
+        "healthy_until": row["last_real_progress"],
+        "loop_start": row["last_real_progress"] + 1,
+        "ended_after": row["stop_after_progress"],
+    }
+
+
+LEVELS = ("optimal", "noisy 1", "noisy 2", "noisy 3", "llm", REAL)
 """Kinds of healthy play, from the most careful to the clumsiest (`level`)."""
 
 
@@ -185,6 +218,8 @@ def level(run: str) -> str:
     """`optimal/walkthrough` -> optimal, `noisy/factor 2, seed 1` -> noisy 2, the LLM path's walkthrough -> llm."""
     if run.startswith("noisy/factor "):
         return f"noisy {run.split()[1].rstrip(',')}"
+    if run.startswith(REAL):
+        return REAL
     return "llm" if run.startswith(LLM_WALKTHROUGH) else "optimal"
 
 
@@ -199,11 +234,13 @@ def _peak(healthy: list[dict], name: str, key: str = "pressure") -> tuple[float,
 def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
     healthy, stuck = [], []
     for row in rows:
-        if row["kind"] in (*HEALTHY_KINDS, LLM_WALKTHROUGH) and row["mode"] in ("forced", "llm"):
+        if row["kind"] in (*HEALTHY_KINDS, LLM_WALKTHROUGH, REAL) and row["mode"] in ("forced", "llm"):
             figures = healthy_figures(row, config)
             if figures is not None:
                 healthy.append(figures)
-        elif row["kind"] in STUCK_KINDS and row["mode"] == "forced":
+        if (row["kind"] in STUCK_KINDS and row["mode"] == "forced") or (
+            row["kind"] == REAL and row["after_last_progress"] >= LONG_TAIL
+        ):
             stuck.append(stuck_figures(row, config))
     rules = sorted({name for h in healthy for name in h["pressure"]})
     levels = sorted({level(h["run"]) for h in healthy}, key=LEVELS.index)
@@ -226,12 +263,12 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
             game[name] = round(max(game.get(name, 0.0), value), 3)
     kinds = {}
     for part in ("tuning", "held-out"):
-        for kind in STUCK_KINDS:
+        for kind in (*STUCK_KINDS, REAL):
             mine = [s for s in stuck if s["kind"] == kind and half(s["stem"]) == part]
             if mine:
                 ended = sorted(s["ended_after"] for s in mine if s["ended_after"] is not None)
                 kinds[f"{kind} ({part})"] = {
-                    "target": _target(kind),
+                    "target": mine[0]["target"],
                     "runs": len(mine),
                     "within_target": sum(s["within_target"] for s in mine),
                     "slowest": ended[-1] if len(ended) == len(mine) and ended else "never",
@@ -247,7 +284,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         "rules": per_rule,
         "games": per_game,
         "stuck": kinds,
-        "tuning_games": sorted(TUNING),
+        "tuning_games": sorted(TUNING | REAL_TUNING),
         "levels": levels,
     }
 
