@@ -33,8 +33,11 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   encyclopedia`, `reply`) that the game did not refuse, answered with at least INFORMATION_WORDS words it never said
   before (the command's own words left out): reading up or talking is how some games move on, with nothing in memory
   changing.
-- `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) was answered with a text never seen
-  that names the room, as the game does when it describes where the player now is inside one room id.
+- `new_position`: a move that kept the room id (a sliding-block puzzle, a maze) and that the game took was answered
+  with a text that names the room and that no answer in the room gave before (an arrival's included), as the game
+  does when it describes where the player now is inside one room id. A way the game refused is no place, though its
+  answer names the room (zork1's `The forest becomes impenetrable to the north.` in a room called Forest), nor is a
+  way back into the room it leaves described as the room was on arriving (zork1's coal mine).
 - `new_arrangement`: a command that is no move shifted an object the player does not hold (pushed a crate, slid a
   block) and left the objects shifted that way in places they were never in together, though each was in its place
   before (spirit's sliding crates: only their combination is new). Taking and dropping is left out, so juggling an
@@ -230,11 +233,12 @@ class WorldNovelty:
         asked = command.strip().lower().startswith(QUESTION_PREFIXES) and category not in ECHO_CATEGORIES
         if asked and new_answer and len(_WORDS.findall(after.text.lower())) >= INFORMATION_WORDS:
             kinds.append("new_information")
-        moved_within = direction is not None and after.room_id == before.room_id
         titled = bool(after.room_name) and after.room_name.lower() in after.text.lower()
-        if moved_within and titled and after.room_id is not None:
+        if titled and after.room_id is not None:
+            # Every answer that describes the room is a place seen in it, an arrival's too: a way that leads back
+            # into the room it left (zork1's coal mine) describes it as the arrival did, and goes nowhere new.
             position = (after.room_id, response_key(after.text))
-            if position not in self.positions:
+            if within and position not in self.positions:
                 kinds.append("new_position")
             self.positions.add(position)
         if after.world_hash not in self.world_states:

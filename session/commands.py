@@ -41,6 +41,9 @@ OPPOSITE: dict[str, str] = {
     "in": "out",
     "out": "in",
 }
+_SENTENCE_ENDS = "."
+"""What may end a command as it ends a sentence: Infocom's and Inform's parsers read a full stop as the end of one
+(an exclamation mark is part of the word to zork1's: `I don't know the word "east!"`)."""
 _CANONICAL = {spelling: canon for canon, spellings in _DIRECTION_SPELLINGS.items() for spelling in spellings}
 DIRECTION_WORDS = frozenset(_CANONICAL)
 """Every spelling of a direction (`n`, `north`, `inside`...)."""
@@ -152,8 +155,10 @@ def command_similarity(a: str, b: str) -> float:
 
 @lru_cache(maxsize=4096)
 def direction_of(command: str) -> str | None:
-    """The canonical direction a command moves in (`n`, `go north`, `walk ne`...), or None if it is no move."""
-    text = normalize_command(command)
+    """The canonical direction a command moves in (`n`, `go north`, `walk ne`...), or None if it is no move. A full
+    stop at the end ends the sentence and changes nothing (`GO NORTH.`, as some models type every command): the
+    parser reads the move alone."""
+    text = normalize_command(command).rstrip(_SENTENCE_ENDS).rstrip()
     for prefix in _MOVE_PREFIXES:
         if text.startswith(prefix):
             text = text[len(prefix) :]

@@ -68,8 +68,8 @@ def world(parents, attributes=None, globals_=None, special=()) -> WorldSnapshot:
     )
 
 
-def view(snapshot: WorldSnapshot, room: int = 50, text: str = "", inventory=()) -> GameView:
-    return GameView(room, f"Room {room}", 0, 0, tuple(inventory), (), "h", text, world=snapshot)
+def view(snapshot: WorldSnapshot, room: int = 50, text: str = "", inventory=(), name: str = "") -> GameView:
+    return GameView(room, name or f"Room {room}", 0, 0, tuple(inventory), (), "h", text, world=snapshot)
 
 
 def test_a_change_an_idle_turn_makes_too_is_not_the_players():
@@ -265,9 +265,29 @@ def test_new_position_needs_the_room_named_in_a_new_answer():
     start = view(world([0, 0, 1]), room=7, text="Room 7\nWalls all around.")
     novelty = WorldNovelty(start)
     moved = view(world([0, 0, 1]), room=7, text="Room 7\nA wall to the north, an opening east.")
-    assert "new_position" in novelty.observe(start, moved, "east", "blocked_exit").kinds
+    assert "new_position" in novelty.observe(start, moved, "east", "success").kinds
     blocked = view(world([0, 0, 1]), room=7, text="You can't go that way.")
     assert "new_position" not in novelty.observe(moved, blocked, "west", "blocked_exit").kinds
+
+
+def test_a_way_back_into_the_room_described_as_on_arrival_is_no_new_position():
+    """zork1's coal mine has a way west that leads back into the same room, described as it was on arriving."""
+    elsewhere = view(world([0, 0, 1]), room=6, name="Ladder Top", text="Ladder Top\nA very small room.")
+    novelty = WorldNovelty(elsewhere)
+    text = "Coal Mine\nThere is a brown sack here."
+    arrived = view(world([0, 0, 1]), room=7, name="Coal Mine", text=text)
+    novelty.observe(elsewhere, arrived, "up", "success")
+    back = view(world([0, 0, 1]), room=7, name="Coal Mine", text=text)
+    assert "new_position" not in novelty.observe(arrived, back, "west", "success").kinds
+
+
+def test_a_way_the_game_refused_is_no_new_position_though_it_names_the_room():
+    """zork1's forest rooms are all called Forest, and a wall there answers `The forest becomes impenetrable to the
+    north.`: a new answer naming the room, on a move the game refused."""
+    start = view(world([0, 0, 1]), room=7, name="Forest", text="Forest\nTrees all around.")
+    novelty = WorldNovelty(start)
+    wall = view(world([0, 0, 1]), room=7, name="Forest", text="The forest becomes impenetrable to the north.")
+    assert "new_position" not in novelty.observe(start, wall, "north", "blocked_exit").kinds
 
 
 def test_pushed_objects_in_an_arrangement_never_seen_are_new():
