@@ -531,6 +531,24 @@ class FruitlessConfig(DetectorSection):
         return {"turns": 0}
 
 
+class ObstacleConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.obstacle]`: the obstacle rule, a refused thing tried again and again in other
+    words."""
+
+    turns: int = Field(30, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`, rule `obstacle`) after this many turns without progress (on the stop rules' clock)
+    when `retries` of them were retries: commands not made in that room before that named a thing the game had
+    refused there (not for being out of sight or in hand already) and that the game refused again, answered as doing
+    nothing or did not understand (managers/loop_break/obstacle.py). A model stuck on a puzzle comes back to it
+    between walks over ground it knows, rewording the try that failed. 0: no such rule."""
+    retries: int = Field(3, ge=1, le=100_000)
+    """Retries since the last progress that, once `turns` have passed, make the obstacle rule stop."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
+
+
 class ChurnConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.churn]`: the churn rule, busy changes in place that reach nothing new."""
 
@@ -686,6 +704,8 @@ class LoopBreakConfig(_Section):
     """The churn rule."""
     cycle: CycleConfig = Field(default_factory=CycleConfig)
     """The cycle rule."""
+    obstacle: ObstacleConfig = Field(default_factory=ObstacleConfig)
+    """The obstacle rule."""
 
     @model_validator(mode="after")
     def _check_relations(self) -> LoopBreakConfig:

@@ -240,6 +240,17 @@ def load_named(response: str, held: Collection[str]) -> list[str]:
     return [noun for noun in held if noun.lower() in words]
 
 
+ALREADY_PHRASES = ("already",)
+"""How a game says what the command would bring about holds already (`You already have that!`, `It is already on.`):
+the command was moot, not refused."""
+
+
+def moot(response: str) -> bool:
+    """The game answered that what the command would bring about holds already (ALREADY_PHRASES)."""
+    text = response.lower()
+    return any(phrase in text for phrase in ALREADY_PHRASES)
+
+
 def is_failure(command: str, category: str) -> bool:
     """A failed attempt to do something: looking, listening or waiting again is harmless, whatever the answer."""
     return category in FAILURES and not is_observation(command)

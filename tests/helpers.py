@@ -98,6 +98,16 @@ def more_story_file(name: str) -> Path:
     return path
 
 
+def real_play_file(name: str) -> Path:
+    """A recorded game of a real language model, in `../shared/real-play` beside the shared corpus (one command a
+    line, as typed). Missing: the test fails with a message saying where (never skips)."""
+    folder = story_file(CORPUS[0]).parent.parent / "real-play"
+    path = folder / name
+    if not path.is_file():
+        pytest.fail(f"real play {name} not found in {folder} (beside the shared corpus)", pytrace=False)
+    return path
+
+
 # -- episodes --------------------------------------------------------------------------------------------------------
 def make_config(tmp_path: Path, **sections: dict[str, Any]) -> GameConfiguration:
     """Defaults from pyproject.toml, episodes under tmp_path, then `sections` ({section: {key: value}})."""

@@ -11,6 +11,7 @@ from managers.loop_break.churn import OBJECT_STATE_SIGNAL, VARIABLE_SIGNAL, Chur
 from managers.loop_break.cycle import CycleDetector
 from managers.loop_break.detector import Detector, Moment, Proposal, Stretch, Turn, register
 from managers.loop_break.fruitless import FruitlessTries
+from managers.loop_break.obstacle import ObstacleRetries
 from managers.loop_break.penalties import Detections, room_loop_deltas
 from managers.loop_break.repetition import RepetitionResult
 from managers.loop_break.room_loops import (
@@ -28,6 +29,7 @@ from session.config import (
     CycleConfig,
     FruitlessConfig,
     NoProgressConfig,
+    ObstacleConfig,
     RepetitionConfig,
     RoomLoopsConfig,
 )
@@ -449,7 +451,45 @@ class Cycle(Detector):
         return tuple(self.cycle.last_round(nearest[1]))
 
 
-BUILT_IN = (ActionLoops, RoomLoops, NoProgress, Repetition, Fruitless, Churn, Cycle)
+class Obstacle(Detector):
+    """The obstacle rule: a thing the game refused, tried again and again in other words
+    (managers/loop_break/obstacle.py)."""
+
+    name = "obstacle"
+    config_model = ObstacleConfig
+    stop_rule = "obstacle"
+    config: ObstacleConfig
+
+    def __init__(self, config: ObstacleConfig, tools):
+        super().__init__(config, tools)
+        self.retries = ObstacleRetries()
+
+    def observe(self, turn: Turn) -> None:
+        if turn.progress.progress:
+            self.retries.restart()
+        self.retries.observe(turn.record)
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        if not self.config.turns:
+            return None
+        retries, clock = self.retries.retries, stretch.clock(turns_stuck)
+        if retries >= self.config.retries and clock >= self.config.turns:
+            return f"no progress for {turns_stuck} turns, {retries} of them trying again what the game refused"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        if not self.config.turns or self.retries.retries < self.config.retries:
+            return None
+        return self.config.turns - stretch.clock(turns_stuck)
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        if not self.config.turns:
+            return {}
+        clock = stretch.clock(turns_stuck) / self.config.turns
+        return {"obstacle": min(clock, self.retries.retries / self.config.retries)}
+
+
+BUILT_IN = (ActionLoops, RoomLoops, NoProgress, Repetition, Fruitless, Churn, Cycle, Obstacle)
 """The built-in detectors in the registry's order. Registered when this module is first imported (by loop_break.py)."""
 for _detector in BUILT_IN:
     register(_detector)

@@ -119,7 +119,16 @@ def test_unregistering_the_toy_leaves_the_built_in_ones(toy):
     assert "toy" not in REGISTRY and "toy" not in LoopBreakConfig.model_fields
     with pytest.raises(ConfigError, match="unknown key"):
         GameConfiguration.from_dict({"loop_break": {"toy": {"looks": 3}}})
-    assert list(REGISTRY) == ["action_loops", "room_loops", "no_progress", "repetition", "fruitless", "churn", "cycle"]
+    assert list(REGISTRY) == [
+        "action_loops",
+        "room_loops",
+        "no_progress",
+        "repetition",
+        "fruitless",
+        "churn",
+        "cycle",
+        "obstacle",
+    ]
 
 
 def test_a_name_is_registered_once():

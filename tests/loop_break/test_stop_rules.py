@@ -204,9 +204,12 @@ def test_new_tries_that_get_nowhere_are_fruitless():
     error, or a world hash a timer changes). It repeats nothing, so only the no-progress rule would end it; the
     fruitless rule ends it fruitless_turns after the last progress, and the warning counts down to it. Walking to
     and fro between tries changes nothing (the share leaves out moves made again). A player who looks round or
-    checks the inventory between tries, or who says the same wrong verb between new tries, is not fruitless."""
+    checks the inventory between tries, or who says the same wrong verb between new tries, is not fruitless. Every
+    try here is about one thing the game turns down (`frob thing 1`, `frob thing 2`...), which the obstacle rule also
+    ends: it is off where the backstop is watched."""
     config = LoopBreakConfig()
     answers = ("parser_failure", "refused", "no_effect", "success")
+    no_obstacle = {"obstacle": {"turns": 0}}
 
     def tries(every: int, between=lambda turn: ("look", "inventory", "north", "south")[turn % 4]) -> list[tuple]:
         return [
@@ -215,16 +218,22 @@ def test_new_tries_that_get_nowhere_are_fruitless():
         ]
 
     assert play(loop_break(), tries(1)) == (config.fruitless.turns, "fruitless")
-    assert play(loop_break(fruitless={"turns": 0}), tries(1)) == (config.no_progress.max_turns, "no_progress")
+    assert play(loop_break(fruitless={"turns": 0}, **no_obstacle), tries(1)) == (
+        config.no_progress.max_turns,
+        "no_progress",
+    )
     walking = tries(2, between=lambda turn: ("north", "south")[turn // 2 % 2])
     turn, rule = play(loop_break(), walking)
     assert rule == "fruitless" and turn < config.fruitless.turns + 5  # its first three moves were new ones
     assert play(loop_break(), tries(2))[1] != "fruitless"
-    assert play(loop_break(repetition={"enabled": False}), tries(2)) == (
+    assert play(loop_break(repetition={"enabled": False}, **no_obstacle), tries(2)) == (
         config.no_progress.max_turns,
         "no_progress",
     )
-    assert play(loop_break(), tries(2, between=lambda turn: "dance")) == (config.no_progress.max_turns, "no_progress")
+    assert play(loop_break(**no_obstacle), tries(2, between=lambda turn: "dance")) == (
+        config.no_progress.max_turns,
+        "no_progress",
+    )
     breaker = loop_break(repetition={"enabled": False})
     play(breaker, tries(1)[:24])
     assert breaker.turns_to_stop(24) == config.fruitless.turns - 24
