@@ -538,9 +538,10 @@ class ObstacleConfig(DetectorSection):
     turns: int = Field(30, ge=0, le=100_000)
     """Stop (`stuck_no_progress`, rule `obstacle`) after this many turns without progress (on the stop rules' clock)
     when `retries` of them were retries: commands not made in that room before that named a thing the game had
-    refused there (not for being out of sight or in hand already) and that the game refused again, answered as doing
-    nothing or did not understand (managers/loop_break/obstacle.py). A model stuck on a puzzle comes back to it
-    between walks over ground it knows, rewording the try that failed. 0: no such rule."""
+    refused there (not for being out of sight, in hand already or named with a word it does not know) and that the
+    game refused again, answered as doing nothing or asked more of (managers/loop_break/obstacle.py). A model stuck
+    on a puzzle comes back to it between walks over ground it knows, rewording the try that failed. 0: no such
+    rule."""
     retries: int = Field(3, ge=1, le=100_000)
     """Retries since the last progress that, once `turns` have passed, make the obstacle rule stop."""
 

@@ -33,14 +33,21 @@ def test_a_variant_of_a_refused_try_is_a_retry_and_the_same_try_again_is_not():
     assert retries.observe(_turn(2, "unlock grating with knife", "no_effect", "Can you unlock a grating with a knife?"))
     assert not retries.observe(_turn(3, "unlock grating with knife", "no_effect", "Can you unlock it?"))  # said before
     assert not retries.observe(_turn(4, "examine grating", "no_effect", "The grating is closed."))  # looking
-    assert retries.observe(_turn(5, "use knife on grating", "parser_failure", 'I don\'t know the word "use".'))
+    assert retries.observe(_turn(5, "cut grating", "parser_failure", "What do you want to cut the grating with?"))
     assert not retries.observe(_turn(6, "open grating with key", "success", "The grating opens."))  # it worked
     assert retries.retries == 2
 
 
-def test_nothing_out_of_sight_or_in_hand_already_is_an_obstacle():
+def test_nothing_out_of_sight_in_hand_already_or_unknown_to_the_parser_is_an_obstacle():
     """`You can't see any troll here!` and `You already have that!` turn nothing down: a model typing commands
-    meant for another place (a game it restarted in its head) is not working on an obstacle."""
+    meant for another place (a game it restarted in its head) is not working on an obstacle. Nor is a verb the parser
+    does not know, nor a question (it is answered)."""
+    retries = ObstacleRetries()
+    retries.observe(_turn(1, "open grating", "refused", "The grating is locked."))
+    assert not retries.observe(_turn(2, "use knife on grating", "parser_failure", 'I don\'t know the word "use".'))
+    assert not retries.observe(_turn(3, "kick hatch", "refused", "That's not a verb I recognise."))
+    assert not retries.observe(_turn(4, "kick hatch again", "refused", "That's not a verb I recognise."))
+    assert not retries.observe(_turn(5, "ask guard about grating", "no_effect", "The guard shrugs."))
     retries = ObstacleRetries()
     retries.observe(_turn(1, "attack troll with sword", "refused", "You can't see any troll here!"))
     assert not retries.observe(_turn(2, "kill troll with sword", "refused", "You can't see any troll here!"))
