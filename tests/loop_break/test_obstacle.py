@@ -99,8 +99,8 @@ def test_the_obstacle_rule_stops_retries_among_walks_once_its_turns_have_passed(
                 )
         return first_stop(loop_break(**others_off, **settings), records)
 
-    retries_done = 3 * 9 + 1  # the third retry is the fourth try, on turn 28
+    retries_done = 9 * config.obstacle.retries + 1  # the first try makes the obstacle, each later one is a retry
     assert play() == (max(retries_done, config.obstacle.turns), "obstacle")
     backstop = (config.no_progress.max_turns, "no_progress")
-    assert play(obstacle={"retries": 4}) == backstop  # four tries are three retries
+    assert play(obstacle={"retries": len(tries)}) == backstop  # the first try is no retry
     assert play(obstacle={"turns": 0}) == backstop
