@@ -9,18 +9,21 @@ a model gives it (tests/data/replies*.toml hold the shapes, each with where it i
    the gpt-oss harmony channels (only `final`, or a tool call, is the answer), `Thought:`-style labelled sections.
 2. Chat-template tokens are dropped; a hallucinated next user turn is cut off.
 3. The command comes from, in this order: `<command>`-style tags (any tag naming a command, an action, an answer);
-   labelled lines (`Command:`, `Action:`, `**Command:**`, `### Action: north`, ReAct's `Action Input:`, `Next
-   command -> north`, a lead-in announcing it: `I'll type: north`; a table's command column); JSON (`command`,
-   `action`, keys in any case or spelling that name a command, objects nested under any key, tool-call wrappers with
-   `arguments` as an object or a JSON string, Python dicts, trailing commas, comments, raw line breaks in strings); a
-   pythonic tool call (`send(command="north")`); else the last line, when no other line is a command, or the last
-   line holding one when only sentences about it follow.
+   labelled lines (`Command:`, `Action:`, `**Command:**`, `**Final answer.**`, `### Action: north`, ReAct's `Action
+   Input:`, `Next command -> north`, a lead-in announcing it: `I'll type: north`, `**My final answer:**`; a table's
+   command column); JSON (`command`, `action`, keys in any case or spelling that name a command, objects nested
+   under any key, tool-call wrappers with `arguments` as an object or a JSON string, Python dicts, trailing commas,
+   comments, raw line breaks in strings, typographic quotes as string delimiters; an object the reply ends in before
+   its closing brace gives its whole keys, and a command cut inside its string is a truncated reply; a JSON command
+   in a sentence that turns it down, `I could answer {...} but`, `rather than {...}`, is not the answer); a pythonic
+   tool call (`send(command="north")`); else the last line, when no other line is a command (a room's title in
+   brackets, `[West of House]`, is none), or the last line holding one when only sentences about it follow.
 4. Decorations (emoji, typographic bullets, arrows, full-width forms), markdown (bullets, numbering, headings,
    emphasis, code spans and fences, a `>` prompt) and brackets or sentinel tags around the whole line are unwrapped,
    and the command checked: honest failures (InvalidReply) for refusals, acknowledgements, junk, prose, several
-   commands. A command followed by a sentence about it, or quoted at the end of a sentence announcing it, is that
-   command. Given the game's dictionary (the LLM path), the game's own words decide what is prose: a line of words it
-   knows is a command, a sentence opening with a word it does not know is not.
+   commands, a room's title. A command followed by a sentence about it, or quoted (or in bold) at the end of a
+   sentence announcing it, is that command. Given the game's dictionary (the LLM path), the game's own words decide
+   what is prose: a line of words it knows is a command, a sentence opening with a word it does not know is not.
 
 Replies are untrusted input, so every step is bounded in size and time (no regex here backtracks more than a bounded
 amount per position) and failure is reported in one named way: InvalidReply (or None from `json_object`).
@@ -145,12 +148,13 @@ _STOP_LABELS = "observation|result|game response"
 """ReAct stops generating at `Observation:`; whatever a model writes after it is an imagined game response."""
 _LABEL = re.compile(
     rf"^[\[*_`]{{0,3}}\s*(?P<label>{_INPUT_LABELS}|{_COMMAND_LABELS}|{_THOUGHT_LABELS}|{_STOP_LABELS})"
-    r"\s*[\]*_`]{0,3}\s*(?:(?P<sep>[:=]|[-=]>|>{2,3})|(?P<dash>\s-{1,2}\s)|$)\s*[*_]{0,3}\s*",
+    r"\s*[\]*_`]{0,3}\s*(?:(?P<sep>[:=]|[-=]>|>{2,3})|(?P<dash>\s-{1,2}\s)|(?P<stop>\.)(?=[*_\s]|$)|$)"
+    r"\s*[*_]{0,3}\s*",
     re.IGNORECASE,
 )
-"""A label and what separates it from its value: a colon, `=`, an arrow (`->`, `=>`, `>>`; `→` reads as `->`) or
-a dash between spaces (`—` reads as `-`)."""
-_LEAD_IN = re.compile(r"^(?P<lead>[^:\"\n]{1,80}?)\s*:\s+(?=\S)")
+"""A label and what separates it from its value: a colon, `=`, an arrow (`->`, `=>`, `>>`; `→` reads as `->`), a
+dash between spaces (`—` reads as `-`), or a full stop when the label is in emphasis (`**Final answer.** north`)."""
+_LEAD_IN = re.compile(r"^(?P<lead>[^:\"\n]{1,80}?)\s*:(?:[*_]{1,3}(?=\s))?\s+(?=\S)")
 _ANNOUNCING = frozenset(
     "command action move answer try choice choose chosen pick do next step final decision decide decided go going "
     "type typing enter entering send sending input execute executing run submit select selected".split()
@@ -160,9 +164,12 @@ command: north`, `Let me try: climb tree`, `The answer is: pray`, `I'll type: ta
 mailbox".` (but not `We're in the cellar: dark and damp`, nor `I'd recommend "read leaflet".`)."""
 _CHOICE_IN_QUOTES = re.compile(
     r"^(?P<lead>[^\"`\n]{1,120}?)\s(?:\"(?P<double>[^\"\n]{1,100})\"|`(?P<code>[^`\n]{1,100})`"
-    r"|'(?P<single>[^'\n]{1,100})')\s*[.!]?$"
+    r"|'(?P<single>[^'\n]{1,100})'|\*\*(?P<bold>[^*\n]{1,100})\*\*)\s*[.!]?$"
 )
-"""A sentence ending in one quoted or code span: the span is the command when the lead announces it."""
+"""A sentence ending in one quoted, code or bold span: the span is the command when the lead announces it (a bold
+span only right after the announcing word or an `is`: `The final answer is **north**.`, not `Let me pick up the
+**lamp**.`)."""
+_NAMING_VERBS = frozenset({"is", "was", "be", "remains"})
 _PYTHONIC_CALL = re.compile(
     r"\b[a-z_][\w.]{0,40}\(\s*(?:command|action|cmd)\s*=\s*(?:\"([^\"\n]{0,200})\"|'([^'\n]{0,200})')\s*\)",
     re.IGNORECASE,
@@ -199,9 +206,9 @@ _LEADING_SPAN = re.compile(r"^(`+|\*\*|__)(?P<span>[^`*_\n]{1,100}?)\1(?P<rest>.
 _ASIDE = re.compile(r"\s*\([^()]{0,200}\)$")
 _WRAPPERS = "*_` "
 _TRAILING = ".!"
-_SENTENCE_BREAK = re.compile(r";|&|\|\||\||\s[/+]\s|[-=]>|[.!?]\s+(?=[a-z0-9\"'])")
-"""Where one line holds two commands: a full stop or semicolon between them, or a symbol joining them (`&`, `&&`,
-`|`, `/`, `+`, an arrow)."""
+_SENTENCE_BREAK = re.compile(r";|&|\|\||\||\s[/+]\s|[-=]>|\s-{1,2}\s|[.!?]\s+(?=[a-z0-9\"'])")
+"""Where one line holds two commands, or a command and a sentence: a full stop, semicolon or dash between them, or
+a symbol joining them (`&`, `&&`, `|`, `/`, `+`, an arrow)."""
 _ARROW = re.compile(r"\s[-=]>\s")
 _EXPLANATION_BREAK = re.compile(r"[.!?;]\s+|\s-{1,2}\s")
 """Where a command may end and a sentence about it begin: `open mailbox. This should reveal what's inside.`,
@@ -259,6 +266,9 @@ _PROSE_OPENERS = frozenset(
     "that's there's here's here first next now maybe perhaps probably since because as however based given "
     "considering looking according so therefore thus hence hmm well actually also but to thinking".split()
 )
+_SUBJECT_OPENERS = frozenset({"i", "a", "an"})
+"""Words that open a sentence when more follow (`I should look first`, `A tall tree grows here`), and are a command
+alone in some games (`i`, the inventory)."""
 _SENTENCE_WORDS = frozenset(
     "would should could will might must can't cannot won't is are was were seems seem leads need needs want wants "
     "think let's we i'm i'll we'll it's that's probably perhaps maybe because since".split()
@@ -524,6 +534,8 @@ def _label(line: str) -> tuple[str, str]:
     on its line counts only as a heading or in emphasis (`### Command`, `**Action**`): a bare `reply` is a command."""
     stripped = _strip_markers(line)
     match = _LABEL.match(stripped)
+    if match is not None and match.group("stop") and stripped[0] not in "*_":
+        match = None  # `Move. Then north.`: a full stop ends a label only in emphasis
     if match is None:
         lead_in = _LEAD_IN.match(stripped)
         if lead_in and not stripped.startswith("'") and _ANNOUNCING & set(_words(lead_in.group("lead"))):
@@ -572,13 +584,14 @@ def _last_line_command(lines: list[str], reply: _Reply) -> str:
 
 
 def _command_before_commentary(lines: list[str], reply: _Reply) -> str | None:
-    """The command of the last line that holds one, when every line after it only comments on it; else None."""
+    """The command of the last line that holds one, when every line after it only comments on it (or is a room's
+    title in brackets); else None."""
     for index in range(len(lines) - 2, -1, -1):
         try:
             command = _line_command(lines[index], reply)
         except InvalidReply:
             continue
-        if not all(_is_commentary(_unwrap(line), reply) for line in lines[index + 1 :]):
+        if not all(_title(line) or _is_commentary(_unwrap(line), reply) for line in lines[index + 1 :]):
             return None
         _no_other_command(lines[:index], command, reply)
         return command
@@ -586,13 +599,50 @@ def _command_before_commentary(lines: list[str], reply: _Reply) -> str | None:
 
 
 def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
+    """InvalidReply when one of `lines` holds a command other than `command` (a room's title in brackets holds
+    none)."""
     for line in lines:
+        if _title(line) is not None:
+            continue
         try:
             other = _line_command(line, reply)
         except InvalidReply:
             continue  # a lead-in, a sentence, an acknowledgement
         if other != command:
             raise reply.fail("multiple_commands", "several lines hold different commands; reply with one on one line")
+
+
+_TITLE_JOINERS = frozenset("of a an the in on at to by for and with from into under near over behind beyond".split())
+_TITLE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{0,30}")
+MAX_TITLE_WORDS = 8
+
+
+def _title(line: str) -> list[str] | None:
+    """The words of a room's title as a game prints it, set in brackets on a line of its own (`[West of House]`,
+    `(Behind House)`), a heading a model echoes before its plan and command; else None. A title is in title case
+    (every word capitalised but short joining words such as `of` and `a`), opens with no verb (`[Open Mailbox]` is a
+    command) and is not a lone direction (`[North]`); a line in capitals (`[OPEN MAILBOX]`) is a command.
+
+    Before the command a title is never another command. Alone it is no command only when a joining word in lower
+    case marks it as a title (`[West of House]`, `[Up a Tree]`): a title-cased command of a verb no list here holds
+    (`[Light Lamp]`, a spell's `[Gnusto Rezrov]`) reads as one."""
+    text = _plain(line.strip())
+    closer = _BRACKETS.get(text[:1])
+    if closer is None or text[:1] in "{<" or len(text) < 3 or not text.endswith(closer):
+        return None
+    inner = text[1:-1].strip()
+    words = inner.split()
+    if not words or len(words) > MAX_TITLE_WORDS or inner.isupper() or not words[0][:1].isupper():
+        return None
+    if not all(_TITLE_WORD.fullmatch(word) for word in words):
+        return None
+    if not all(word[:1].isupper() or word[:1].isdigit() or word in _TITLE_JOINERS for word in words[1:]):
+        return None
+    first = words[0].lower()
+    verbs = _CHAIN_VERBS | _INTRANSITIVE | _SPEECH_VERBS | _ASKING_VERBS | {"x", "l", "i", "z", "g"}
+    if first in verbs or (len(words) == 1 and direction_of(first) is not None):
+        return None
+    return words
 
 
 def _one(commands: list[str], reply: _Reply) -> str:
@@ -603,16 +653,23 @@ def _one(commands: list[str], reply: _Reply) -> str:
 
 # -- JSON ----------------------------------------------------------------------------------------------------------
 def _json_reading(text: str, reply: _Reply) -> tuple[str, str] | None:
-    """(thought, command) from the JSON values in `text`; None when none of them is a reply object. An explicit
-    empty `command` is the empty command."""
-    thought, commands, reply_object = "", [], False
-    for value in _json_values(text):
-        found, value_thought, is_reply = _commands_in(value, 0)
-        commands += found
-        thought = thought or value_thought
-        reply_object = reply_object or is_reply
+    """(thought, command) from the JSON values in `text`; None when none of them is a reply object, or when every
+    command in them is one a sentence turns down (`I could answer {"command": "north"} but ...`: see
+    `_turned_down`). An explicit empty `command` is the empty command. An object the reply ends in before its
+    closing brace is read for its whole keys (see `_json_found`); when the command is not among them, the reply is
+    a truncated one."""
+    found = _json_found(text)
+    named = [value for value in found if value.commands]
+    cut = next((value for value in found if value.tail is not None), None)
+    if cut is not None and not named and (cut.is_reply or _names_reply_key(cut.tail or "")):
+        raise reply.fail("truncated", "the reply ends inside its JSON, before the command is whole: give it all")
+    meant = [value for value in named if not value.turned_down]
+    if named and not meant:
+        return None  # every command in the JSON is one the reply turns down: read it as text
+    commands = [command for value in meant for command in value.commands]
+    thought = next((value.thought for value in meant + found if value.thought), "")
     if not commands:
-        if reply_object:
+        if any(value.is_reply for value in found):
             raise reply.fail("no_command", 'the JSON has no string "command"; put the command there')
         return None
     read = []
@@ -623,6 +680,74 @@ def _json_reading(text: str, reply: _Reply) -> tuple[str, str] | None:
             raise reply.fail("no_command", 'the JSON "command" is not a string')
         read.append("" if not raw.strip() else _value_command(raw, reply))
     return _thought(thought), _one(read, reply)
+
+
+@dataclass(frozen=True)
+class _Found:
+    """What one JSON value in a reply holds: its command values, thought, whether it is a reply object, whether the
+    sentence it sits in turns it down, and (for an object the reply ends in) what follows its last whole key."""
+
+    commands: list[object]
+    thought: str
+    is_reply: bool
+    turned_down: bool
+    tail: str | None
+
+
+def _json_found(text: str) -> list[_Found]:
+    """What the JSON values in `text` hold, left to right. An object the text ends in before its closing brace
+    counts only when no whole value inside it names a command (`{"id": 1, "arguments": {"command": "north"}, "no`
+    is read by its whole `arguments`); then the whole values inside it do not count."""
+    spans = list(_json_spans(text, cut=True))
+    if spans and spans[-1].tail is not None:
+        cut = spans[-1]
+        inside = [span for span in spans[:-1] if span.start > cut.start]
+        if any(_commands_in(span.value, 0)[0] for span in inside):
+            spans = spans[:-1]
+        else:
+            spans = [span for span in spans[:-1] if span.start < cut.start] + [cut]
+    found: list[_Found] = []
+    previous_end, turned_down = -1, False
+    for span in spans:
+        commands, thought, is_reply = _commands_in(span.value, 0)
+        if previous_end < 0 or _ALTERNATIVE.fullmatch(text[previous_end : span.start]) is None:
+            turned_down = _turned_down(text, span.start)  # else `I could answer {...} or {...}`: the same sentence
+        found.append(_Found(commands, thought, is_reply, turned_down, span.tail))
+        previous_end = span.end
+    return found
+
+
+_CLAUSE_BREAK = re.compile(r"\n|[.!?;:,](?:\s|$)|[}\]]|\b(?:but|so|however|then|and|now)\b")
+"""Where the clause holding a JSON value begins: a line, a sentence, a colon, a comma, an earlier value, or a word
+opening a new clause (`... but the door is boarded, so instead:`)."""
+_TURNING_DOWN = re.compile(
+    r"\b(?:could|might|not|never|avoid|skip|considered|instead of|rather than|other than)\b|n't\b"
+)
+"""Words that put a command in a sentence as one not chosen: `I could answer`, `rather than`, `instead of`, `not`,
+`won't send`."""
+_ALTERNATIVE = re.compile(r"\s{0,8},?\s{0,8}(?:or|and|nor|/)\s{0,8}")
+"""What joins two JSON values named together (`{...} or {...}`): the second is turned down when the first is (a
+comma alone does not: `Rather than {...}, {...}`)."""
+TURNING_DOWN_WORDS = 4
+"""How near the JSON value the turning-down word must be, in words: `I could answer with {...}`, not a `not` earlier in
+a sentence that commits to it."""
+
+
+def _turned_down(text: str, start: int) -> bool:
+    """The JSON value at `start` sits in a sentence that names it only to turn it down: one of its last
+    TURNING_DOWN_WORDS words before the value is `could`, `might`, `not` (or `-n't`), `instead of`, `rather than`..."""
+    lead = _CLAUSE_BREAK.split(text[max(0, start - 200) : start].lower())[-1]
+    words = lead.translate(_QUOTES).split()[-TURNING_DOWN_WORDS:]
+    return bool(words) and _TURNING_DOWN.search(" ".join(words)) is not None
+
+
+_KEY_IN_TEXT = re.compile(r"[\"']([^\"'\n:]{1,40})[\"']\s*:")
+
+
+def _names_reply_key(text: str) -> bool:
+    """`text` (the unread end of a cut JSON object) holds a key of a reply: the command, or the thought before it."""
+    keys = (_key(match.group(1)) for match in _KEY_IN_TEXT.finditer(text[:4000].translate(_QUOTES)))
+    return any(key in (*_COMMAND_KEYS, *_ACTION_KEYS, *_THOUGHT_KEYS) or _is_command_key(key) for key in keys)
 
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -722,28 +847,73 @@ def json_object(reply: str | None) -> dict[str, Any] | None:
 
 
 def _json_values(text: str, openers: str = "{[") -> Iterator[Any]:
-    """The JSON objects (and arrays) in `text`, left to right, not those nested in one already found.
+    """The JSON objects (and arrays) in `text`, left to right, not those nested in one already found (see
+    `_json_spans`)."""
+    return (span.value for span in _json_spans(text, openers))
+
+
+@dataclass(frozen=True)
+class _Span:
+    """A JSON value found in a text: where it starts and ends, and, for an object the text ended in before its
+    closing brace, what follows its last whole key (None for a whole value)."""
+
+    start: int
+    end: int
+    value: Any
+    tail: str | None = None
+
+
+MAX_CUT_POINTS = 16
+"""Places a cut JSON object is tried closed at (the last ones): bounds the work on a cut reply full of commas."""
+
+
+def _json_spans(text: str, openers: str = "{[", cut: bool = False) -> Iterator[_Span]:
+    """The JSON objects (and arrays) in `text`, left to right, not those nested in one already found; with `cut`, an
+    object the text ends in before its closing brace too, last (its whole keys, see `_cut_object`).
 
     Bounded on purpose: at most MAX_REPLY_CHARS are read and at most MAX_JSON_ATTEMPTS openers are tried, so a reply
     of nothing but brackets costs little. Each try decodes one value from its opener (never a greedy regex from the
     first `{` to the last `}`, which is quadratic), taking raw line breaks and tabs inside strings; when that
     fails, the balanced span (at most MAX_JSON_DEPTH deep, comments skipped) is read as a Python literal after
     `true`/`false`/`null` are mapped and `//` and `/* */` comments dropped, so single quotes, trailing commas,
-    comments and unquoted keys pass. Nesting too deep for the decoder (RecursionError) or an integer too long to
-    convert (ValueError) just make that try fail."""
+    comments and unquoted keys pass; when that fails too, the same again with typographic quotes that delimit
+    strings made straight (`{“command”: “north”}`, see `_straightened`). Nesting too deep for the decoder
+    (RecursionError) or an integer too long to convert (ValueError) just make that try fail."""
     text = text[:MAX_REPLY_CHARS]
+    straight = _straightened(text)  # as long as `text`: a place in one is the same place in the other
     decoder = json.JSONDecoder(strict=False)
-    position = 0
+    position, unclosed = 0, -1
     for _ in range(MAX_JSON_ATTEMPTS):
         start = min((i for i in (text.find(o, position) for o in openers) if i >= 0), default=-1)
         if start < 0:
-            return
+            break
         value, end = _decode(text, start, decoder)
+        if not isinstance(value, (dict, list)) and straight != text:
+            value, end = _decode(straight, start, decoder)
         if isinstance(value, (dict, list)):
-            yield value
+            yield _Span(start, end, value)
             position = end
-        else:
-            position = start + 1
+            continue
+        if unclosed < 0 and text[start] == "{" and _balanced_end(straight, start) == -1:
+            unclosed = start  # the first object never closed: every later opener is inside it
+        position = start + 1
+    if cut and unclosed >= 0:  # last: the whole values found after it are inside it
+        yield _Span(unclosed, len(text), *_cut_object(straight, unclosed))
+
+
+_TYPOGRAPHIC_OPENING = re.compile(r"([{\[,:]\s{0,8})([“”„‘’‚])")
+_TYPOGRAPHIC_CLOSING = re.compile(r"([“”„‘’‚])(\s{0,8}(?:[:,}\]]|$))")
+_STRAIGHT = str.maketrans({"“": '"', "”": '"', "„": '"', "‘": "'", "’": "'", "‚": "'"})
+
+
+def _straightened(text: str) -> str:
+    """`text` with the typographic quotes that delimit JSON strings made straight: those after a brace, a bracket, a
+    comma or a colon, and those before one (`{“command”: “north”}`, `{‘command’: ‘north’}`). An apostrophe within a
+    word (`it’s`) stays as it is. Of the same length as `text`."""
+    if not any(quote in text for quote in "“”„‘’‚"):
+        return text
+    text = _TYPOGRAPHIC_OPENING.sub(lambda m: m.group(1) + m.group(2).translate(_STRAIGHT), text)
+    return _TYPOGRAPHIC_CLOSING.sub(lambda m: m.group(1).translate(_STRAIGHT) + m.group(2), text)
 
 
 def _decode(text: str, start: int, decoder: json.JSONDecoder) -> tuple[Any, int]:
@@ -754,19 +924,46 @@ def _decode(text: str, start: int, decoder: json.JSONDecoder) -> tuple[Any, int]
     end = _balanced_end(text, start)
     if end < 0:
         return None, start
+    return _literal(text[start:end]), end
+
+
+def _literal(span: str) -> Any:
+    """The value of a JSON-ish span read as a Python literal (see `_python_literal`), or None."""
     try:
-        return ast.literal_eval(_python_literal(text[start:end])), end
+        return ast.literal_eval(_python_literal(span))
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-        return None, start
+        return None
 
 
-_STRUCTURE = re.compile(r"[{}\[\]\"'\\/]")
+def _cut_object(text: str, start: int) -> tuple[dict, str]:
+    """(its whole keys, what follows them) of the object opening at `start` that the text ends in before its
+    closing brace (a reply cut by the token limit, or a model that forgot the brace). The object is tried closed at
+    its end and after each of its last commas, latest first: a string the text ends in (a cut value) is never
+    closed, and neither is a list (its items may go on). ({}, all of it) when no key is whole."""
+    cuts: list[tuple[int, str]] = []
+    _balanced_end(text, start, cuts)
+    decoder = json.JSONDecoder(strict=False)
+    for index, closers in reversed(cuts):
+        closed = f"{text[start:index]}\n{closers}"  # on a line of their own: not in a `//` comment
+        try:
+            value = decoder.decode(closed)
+        except (ValueError, RecursionError):
+            value = _literal(closed)
+        if isinstance(value, dict):
+            return value, text[index:]
+    return {}, text[start:]
 
 
-def _balanced_end(text: str, start: int) -> int:
+_STRUCTURE = re.compile(r"[{}\[\]\"'\\/,]")
+
+
+def _balanced_end(text: str, start: int, cuts: list[tuple[int, str]] | None = None) -> int:
     """The index after the bracket closing the one at `start` (strings of either quote and `//`, `/* */` comments
-    skipped), or -1."""
-    depth, quote, position = 0, "", start
+    skipped); -1 when the text ends first, -2 when the value nests deeper than MAX_JSON_DEPTH. When the text ends
+    first and `cuts` is given, it gets the last MAX_CUT_POINTS places the value could be closed at, outside strings
+    and lists (each comma, and the end), each with the brackets that would close it there."""
+    closers: list[str] = []
+    quote, position = "", start
     while (match := _STRUCTURE.search(text, position)) is not None:
         char, position = match.group(), match.end()
         if quote:
@@ -786,13 +983,17 @@ def _balanced_end(text: str, start: int) -> int:
         elif char in "\"'":
             quote = char
         elif char in "{[":
-            depth += 1
-            if depth > MAX_JSON_DEPTH:
-                return -1
+            closers.append("}" if char == "{" else "]")
+            if len(closers) > MAX_JSON_DEPTH:
+                return -2
         elif char in "}]":
-            depth -= 1
-            if depth == 0:
+            closers.pop()
+            if not closers:
                 return match.end()
+        elif char == "," and cuts is not None and "]" not in closers:
+            cuts[:] = [*cuts[-MAX_CUT_POINTS + 1 :], (match.start(), "".join(reversed(closers)))]
+    if cuts is not None and not quote and closers and "]" not in closers:
+        cuts.append((len(text), "".join(reversed(closers))))
     return -1
 
 
@@ -825,6 +1026,9 @@ def _line_command(line: str, reply: _Reply) -> str:
     """The command one line holds, unwrapped and checked; InvalidReply saying why there is none. A line that fails
     as a whole may still hold one command: followed by a sentence about it, or quoted at the end of a sentence
     announcing it."""
+    title = _title(line)
+    if title is not None and any(word in _TITLE_JOINERS for word in title):
+        raise reply.fail("no_command", "a room's title in brackets is no command: give the command on its own line")
     command = _unwrap(line)
     if not command:
         raise reply.fail("empty", "no command after removing labels, quotes and markup")
@@ -882,9 +1086,11 @@ def _quoted_choice(line: str, reply: _Reply) -> str | None:
     kind, value = _label(text)
     text = value if kind in ("command", "input") else text
     match = _CHOICE_IN_QUOTES.match(text.strip())
-    if match is None or not _ANNOUNCING & set(_words(match.group("lead"))):
+    if match is None or not _ANNOUNCING & set(lead := _words(match.group("lead"))):
         return None
-    command = _unwrap(match.group("double") or match.group("code") or match.group("single") or "")
+    if match.group("bold") and lead[-1] not in _ANNOUNCING | _NAMING_VERBS:
+        return None  # bold marks a word as often as a command: `Let me pick up the **lamp**.`
+    command = _unwrap(match.group("double") or match.group("code") or match.group("single") or match.group("bold"))
     if not command:
         return None
     try:
@@ -1034,7 +1240,7 @@ def _reads_as_prose(text: str, dictionary: GameDictionary | None) -> bool:
     if not words:
         return False
     first = words[0]
-    if first in _PROSE_OPENERS or (first == "i" and len(words) > 1):
+    if first in _PROSE_OPENERS or (first in _SUBJECT_OPENERS and len(words) > 1):
         return True
     if dictionary is not None and all(word == '"x"' or dictionary.knows(word) for word in words):
         return False

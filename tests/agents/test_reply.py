@@ -552,3 +552,128 @@ def test_json_with_comments_line_breaks_and_other_keys(reply):
 
 def test_json_object_reads_comments_and_line_breaks():
     assert json_object('{"score": 0.5, // sure\n "reason": "two\nlines"}') == {"score": 0.5, "reason": "two\nlines"}
+
+
+# -- typographic quotes, cut objects and turned-down commands in JSON ----------------------------------------------
+def test_typographic_quotes_delimit_json_strings_but_an_apostrophe_stays():
+    assert parse_reply("{“thought”: “It’s here, I’m sure”, “command”: “take it”}") == ("It’s here, I’m sure", "take it")
+    assert parse_command("{‘command’: ‘north’}") == "north"
+    # valid JSON with typographic quotes inside a string is read as it is, never straightened
+    assert parse_reply('{"thought": "he said “go”, then left", "command": "north"}') == (
+        "he said “go”, then left",
+        "north",
+    )
+    assert json_object("{“score”: 0.5, “reason”: “fine”}") == {"score": 0.5, "reason": "fine"}
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ('{"thought": "locked", "command": "unlock door with key"', "unlock door with key"),
+        ('{"command": "north", "thought": "the passage goes on pa', "north"),
+        ('{"command": "north" // a comment and no brace', "north"),
+        ('{"id": "c1", "arguments": {"command": "move rug"}, "no', "move rug"),  # the whole value inside it
+        ('{"command": "take lamp"} {"thought": "cut', "take lamp"),  # a whole command, then a cut object
+    ],
+)
+def test_json_cut_before_its_closing_brace_gives_its_whole_keys(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"thought": "the troll", "command": "attack troll wi',  # the command's own string is cut
+        '{"command":',
+        '{"thought": "I should first',
+        '{"command": ["north", "east"',  # a list is never closed: its items may go on
+    ],
+)
+def test_json_cut_inside_its_command_is_truncated(reply):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply)
+    assert caught.value.kind == "truncated"
+
+
+def test_a_cut_object_is_no_json_object_for_other_readers():
+    assert json_object('{"score": 0.5, "reason": "cut') is None
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ('I could answer {"command": "north"} but it is boarded, so instead:\n{"command": "south"}', "south"),
+        ('Rather than {"command": "west"}, {"command": "east"}', "east"),
+        ('Not {"command": "west"} - the river. {"command": "east"}', "east"),
+        ('I won\'t send {"command": "west"}; better:\n{"command": "east"}', "east"),
+        ('I could answer {"command": "north"} but it is boarded.\nsouth', "south"),
+        ('I\'m not sure, but {"command": "north"}', "north"),  # the `not` is in a clause of its own
+        ('Since the door isn\'t locked, {"command": "open door"}', "open door"),
+    ],
+)
+def test_a_json_command_a_sentence_turns_down_is_not_the_answer(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'I could answer {"command": "north"} but the trees look the same.',  # turned down, nothing after it
+        'I could answer {"command": "up"} or {"command": "down"}.',  # both named in the same hedge
+        '{"command": "north"} or {"command": "south"}',
+    ],
+)
+def test_a_json_command_only_turned_down_or_offered_as_a_choice_is_no_answer(reply):
+    with pytest.raises(InvalidReply):
+        parse_command(reply)
+
+
+# -- a room's title in brackets ----------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ("[West of House]\nI should look in the mailbox first.\nopen mailbox", "open mailbox"),
+        ("[Kitchen]\nThe window leads outside.\nwest", "west"),
+        ("open mailbox\n[West of House]", "open mailbox"),
+        ("[Kitchen]", "kitchen"),  # one word alone may be a command (`[Ulysses]`): the game says what it reads
+        ("[North]", "north"),
+        ("[Open Mailbox]", "open mailbox"),  # a verb opens it: a command
+        ("[OPEN MAILBOX]", "open mailbox"),
+        ("A tall tree grows here.\nclimb tree", "climb tree"),  # a sentence opening with an article is prose
+    ],
+)
+def test_a_room_title_in_brackets_is_no_command(reply, command):
+    assert parse_command(reply) == command
+
+
+def test_a_room_title_alone_is_no_command():
+    with pytest.raises(InvalidReply) as caught:
+        parse_command("[West of House]")
+    assert caught.value.kind == "no_command"
+
+
+# -- final-answer lines -------------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ("**Final answer.** open window", "open window"),
+        ("**Final answer**. open window", "open window"),
+        ("**My final answer:** open window", "open window"),
+        ("The final answer is **open window**.", "open window"),
+        ("I'll go **north**.", "north"),
+    ],
+)
+def test_final_answer_lines_in_other_phrasings(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Let me pick up the **lamp**.",  # bold marks a word, not the command, unless right after what announces it
+        "**Final answer:** open window — then I can climb in.",  # a dash before another step: not one command
+    ],
+)
+def test_a_bold_word_or_a_dash_before_another_step_is_no_command(reply):
+    with pytest.raises(InvalidReply):
+        parse_command(reply)
