@@ -222,6 +222,7 @@ def summarize(rows: list[dict]) -> dict:
             for r in long_tails
             if not r["stopped_in_time"]
         ],
+        "warned": sum(r["warned"] for r in rows),
         "warned_before_score": sum(r["warned_before_score"] for r in rows),
         "rejected": sum(r["rejected"] for r in rows),
         "rejected_progress": sum(r["rejected_progress"] for r in rows),
@@ -240,7 +241,7 @@ COLUMNS = (
     "stop - progress",
     "saved",
     "false stop",
-    "warned before a score",
+    "warned (before a later score)",
     "rejected (progressing)",
 )
 
@@ -278,7 +279,7 @@ def markdown(rows: list[dict], summary: dict, argv: list[str] | None) -> str:
                 f"{r['stop_after_progress']}{late}" if r["stop"] is not None else f"-{late}",
                 r["saved"],
                 "**yes**" if r["false_stop"] else "no",
-                r["warned_before_score"],
+                f"{r['warned']} ({r['warned_before_score']})",
                 f"{r['rejected']} ({r['rejected_progress']})",
             )
         )
@@ -295,7 +296,7 @@ def markdown(rows: list[dict], summary: dict, argv: list[str] | None) -> str:
             "",
             f"{summary['turns_saved']} ({summary['saved_share']:.0%})" if summary["saved_share"] is not None else "-",
             len(summary["false_stops"]),
-            summary["warned_before_score"],
+            f"{summary['warned']} ({summary['warned_before_score']})",
             f"{summary['rejected']} ({summary['rejected_progress']})",
         )
     ]
@@ -323,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folders = [Path(g) for g in args.games] if args.games else [g for g in DEFAULT_GAMES if g.is_dir()]
     try:
+        if not folders:
+            raise RealPlayError(f"no folder of story files at {' or '.join(map(str, DEFAULT_GAMES))}: give --games")
         overrides = _overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         play_folder = Path(args.play)

@@ -5,8 +5,9 @@ then `cut grating with knife`, `pull grating`, `break grating with sword`, `unlo
 A thing the game refused in a room (a command naming it answered as refused) is an obstacle there, when the game
 refused it for what it is: not for being out of sight or out of hand (`You can't see any troll here!`, `You don't
 have that!`: nothing there turned the player down), for being so already (`You already have that!`), or for a word
-the parser does not know (`That's not a verb I recognise.`: it never got as far as the thing). The room is known by its title, as a player knows it: zork1 has two rooms called Clearing, and a
-player stuck on the locked grating of one tries to cut it in the other.
+the parser does not know (`That's not a verb I recognise.`: it never got as far as the thing). The room is known by
+its title, as a player knows it: zork1 has two rooms called Clearing, and a player stuck on the locked grating of one
+tries to cut it in the other.
 
 A retry is a command not made in that room before, naming an obstacle of the room, that the game refused again,
 answered as doing nothing or did not understand (such answers again, not for a word the parser does not know): a
