@@ -545,13 +545,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", default="1", help="noisy: seeds")
     parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
     parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override a config key, e.g. --set loop_break.enabled=false or loop_break.churn.changes=0",
-    )
+    add_set_argument(parser)
     parser.add_argument("--out", default="benchmarks/results/corpus")
     parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
     parser.add_argument("--records", help="keep every episode's records in this folder")
@@ -587,6 +581,18 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary, indent=1))
     print(f"wrote {args.out / 'corpus.json'} and {args.out / 'corpus.md'}")
     return 0
+
+
+def add_set_argument(parser: argparse.ArgumentParser) -> None:
+    """`--set SECTION.KEY=VALUE`, as every benchmark that plays or replays under a configuration takes it (read with
+    `_overrides`)."""
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="SECTION.KEY=VALUE",
+        help="override a config key, e.g. --set loop_break.enabled=false or loop_break.churn.changes=0",
+    )
 
 
 def _overrides(pairs: list[str]) -> dict:

@@ -45,7 +45,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target
+from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target, add_set_argument
 from benchmarks.real_play import LONG_TAIL, REAL, STOP_WITHIN
 from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
@@ -385,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         "--runs", action="append", required=True, help="an --out folder of benchmarks.corpus or .generated run"
     )
     parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="replay under this")
+    add_set_argument(parser)
     parser.add_argument("--out", default="benchmarks/results/margins")
     args = parser.parse_args(argv)
     from loguru import logger

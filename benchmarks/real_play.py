@@ -38,7 +38,7 @@ from loguru import logger
 
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from benchmarks.corpus import _overrides
+from benchmarks.corpus import _overrides, add_set_argument
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
@@ -312,13 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--only", help="comma-separated game names (file stems) to run")
     parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override a config key, e.g. --set loop_break.no_progress.max_turns=40",
-    )
+    add_set_argument(parser)
     parser.add_argument("--records", help="keep the records of the plays with the loop break off in this folder")
     parser.add_argument("--out", default="benchmarks/results/real_play")
     args = parser.parse_args(argv)
