@@ -20,7 +20,10 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   not refuse and answered with something it never said (the command's own words left out), or on a move that walked
   within one room id (hollywood's hedge maze keeps the player's spot in a variable, and describes many spots alike).
   Never on a turn the parser noted how it read the command (`(the white onion)`, session.outcomes.PARSER_NOTES): it
-  keeps what it inferred in globals of its own, which a first inference sets to values never seen.
+  keeps what it inferred in globals of its own, which a first inference sets to values never seen. Nor on a command
+  that only looks (`look under bug`, `examine glass`, `read note`): the library notes there what was looked at (a
+  TextWorld busy loop restarted its count on `look under bug` answered `You find nothing of interest.`); what looking
+  reveals moves things or is news (`new_object_state`, `new_information`).
   The parser's own globals are left out: those that differ between harmless probes (`JerichoSession.noisy_globals`),
   those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
   reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too,
@@ -59,7 +62,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from session.commands import QUESTION_PREFIXES, direction_of
+from session.commands import QUESTION_PREFIXES, direction_of, is_observation
 from session.config import STATE_SIGNALS
 from session.jericho_session import JerichoSession
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS, parser_noted, without_parser_notes
@@ -226,7 +229,8 @@ class WorldNovelty:
         new_global = self._globals(before, after, category, idle_world, within)
         walked_again = repeated_walk and after.room_id != before.room_id
         inferred = parser_noted(after.text)  # the parser's own globals took what it inferred (module docstring)
-        if (new_global and not inferred and (within or (new_answer and not repeated_walk))) or (
+        looked = is_observation(command)  # what a look sets is the library's note of what was looked at
+        if (new_global and not inferred and not looked and (within or (new_answer and not repeated_walk))) or (
             self._curated(before, after) and not walked_again
         ):
             kinds.append("new_game_variable")

@@ -106,6 +106,19 @@ def _cooking_game(tmp_path_factory, seed: int, size: int) -> Path:
 
 
 @pytest.fixture(scope="session")
+def textworld_quest(tmp_path_factory) -> Path:
+    """A TextWorld quest of several rooms, made here (the benchmark's third quest size), whose kitchen holds a bug, a
+    fly larva, a glass and a loaf: `look under bug` is answered `You find nothing of interest.` and its library notes
+    in a global what was looked under."""
+    from benchmarks.generated import make
+
+    game = make("quest", 41144, 2, tmp_path_factory.mktemp("textworld"))
+    if game is None:
+        pytest.fail("TextWorld made no game from seed 41144", pytrace=False)
+    return Path(game.path)
+
+
+@pytest.fixture(scope="session")
 def textworld_kitchen(tmp_path_factory) -> Path:
     """A TextWorld cooking game of a few rooms around a kitchen, made here (story files are never committed; tw-make
     compiles it offline). Like every TextWorld game, its things have no names in the object table."""

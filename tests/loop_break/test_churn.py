@@ -316,3 +316,13 @@ def test_the_parsers_note_on_a_shared_word_is_no_progress_textworld(textworld_on
     loop = _busy_loop_ended_by_churn(textworld_onions, 0.75, tmp_path)
     noted = [r for r in loop if r["response"].lstrip().startswith("(the white onion)")]
     assert noted and not any("new_game_variable" in r["novelty"] for r in noted[1:])
+
+
+@pytest.mark.slow  # TextWorld compiles the game (tw-make)
+def test_what_a_look_sets_is_no_progress_for_the_churn_rule_textworld(textworld_quest, tmp_path):
+    """A busy loop in a quest's kitchen: `look under bug`, answered `You find nothing of interest.`, sets a global its
+    library keeps of what was looked under, a value never seen with an answer never given. Looking changes nothing,
+    so it is no new game variable and the loop ends by churn within its 40 turns (58 when it counted)."""
+    loop = _busy_loop_ended_by_churn(textworld_quest, 0.25, tmp_path)
+    looks = [r for r in loop if r["command"].startswith("look under")]
+    assert looks and not any("new_game_variable" in r["novelty"] for r in looks)

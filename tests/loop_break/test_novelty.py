@@ -151,6 +151,21 @@ def test_a_variable_set_on_a_turn_the_parser_noted_is_the_parsers():
     assert "new_game_variable" in novelty.observe(noted, flag, "push button", "success", lambda: world([0, 0, 1])).kinds
 
 
+def test_a_variable_a_look_sets_is_the_librarys_note_of_what_was_looked_at():
+    """TextWorld's library writes a global when the player looks under something (`look under bug`, answered `You
+    find nothing of interest.`, a new answer): looking changes nothing, so no new variable; the same change on a
+    command that does something counts."""
+    start = view(world([0, 0, 1]), text="start")
+    novelty = WorldNovelty(start)
+    looked = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 3, 0]), text="You find nothing of interest.")
+    assert (
+        "new_game_variable"
+        not in novelty.observe(start, looked, "look under bug", "success", lambda: start.world).kinds
+    )
+    pushed = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 5, 0]), text="Something clicks.")
+    assert "new_game_variable" in novelty.observe(looked, pushed, "push bug", "success", lambda: looked.world).kinds
+
+
 def test_the_parsers_note_on_the_noun_it_chose_is_no_new_answer():
     """ "(the white onion) You find nothing of interest." answers as "You find nothing of interest." did."""
     plain = "You find nothing of interest."
