@@ -18,7 +18,10 @@ What each game shows, read from the records:
 - **turns saved**: of the turns after the last real progress, those the stop spares;
 - **a false stop**: the model, left alone, scored again or reached `FALSE_STOP_ROOMS` new rooms after the stop;
 - **warned before a later score**: turns the model was warned of being stuck on which it went on to score later;
-- **rejected but progressing**: commands the loop break would have turned away that scored or reached a new room.
+- **rejected but progressing**: commands the loop break would have turned away that scored or reached a new room;
+- **the longest quiet stretch**: the most turns the model went without real progress before it progressed again.
+  Beside it, in the summary, what a stop exactly N turns after every game's last real progress would save: no rule
+  can stop stuck play sooner after its last progress than healthy play goes quiet without a false stop somewhere.
 
 Writes `real_play.json` (every game, and a summary) and `real_play.md`; with `--records DIR` the records of the plays
 with the loop break off, which `benchmarks.margins` replays as healthy play up to the last real progress.
@@ -59,6 +62,9 @@ LONG_TAIL = 60
 """Turns after the last real progress from which a game must be stopped ..."""
 STOP_WITHIN = 50
 """... within this many turns of that progress."""
+SPARE_AFTER = (50, 40, 30, 20)
+"""Turns after the last real progress at which `saved_by_a_stop_after` stops every game: what a rule that knew which
+play is stuck, and waited that long, would save; beside the longest stretch healthy play went without progress."""
 MAX_LINES = 10_000
 """The most commands read from one game's file: far more than any recorded game, and a bound on a file that is not
 one."""
@@ -150,6 +156,7 @@ def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list
     reason = summary["termination_reason"]
     stop = records[-1]["turn"] if reason in LOOP_ENDINGS and records else None
     tail = end - last
+    quiet = max(((after - before, before, after) for before, after in zip([0, *progress], progress)), default=(0, 0, 0))
     scores = [r["turn"] for r in alone_records if r["turn"] in progress and r["score_after"] > r["score_before"]]
     warned = sorted({r["turn"] for r in records for e in r["events"] if e["event_type"] == "loop_break_warning"})
     rule = next((e["rule"] for r in records for e in r["events"] if e["event_type"] == "stuck_termination"), None)
@@ -164,6 +171,7 @@ def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list
         "real_progress": len(progress),
         "last_real_progress": last,
         "after_last_progress": tail,
+        "longest_quiet": {"turns": quiet[0], "from": quiet[1], "to": quiet[2]},
         "stop": stop,
         "stop_rule": rule or (reason if stop else None),
         "stop_after_progress": stop - last if stop is not None else None,
@@ -206,6 +214,7 @@ def summarize(rows: list[dict]) -> dict:
     after = sum(r["after_last_progress"] for r in rows)
     saved = sum(r["saved"] for r in rows)
     long_tails = [r for r in rows if r["long_tail"]]
+    quietest = max(rows, key=lambda r: r["longest_quiet"]["turns"], default=None)
     return {
         "games": len(rows),
         "commands": sum(r["commands"] for r in rows),
@@ -215,6 +224,16 @@ def summarize(rows: list[dict]) -> dict:
         "turns_after_last_progress": after,
         "turns_saved": saved,
         "saved_share": round(saved / after, 3) if after else None,
+        "saved_by_a_stop_after": {
+            turns: round(sum(max(0, r["after_last_progress"] - turns) for r in rows) / after, 3) if after else None
+            for turns in SPARE_AFTER
+        },
+        "longest_quiet_before_progress": (
+            f"{quietest['longest_quiet']['turns']} ({quietest['game']}, turns {quietest['longest_quiet']['from']}"
+            f"-{quietest['longest_quiet']['to']})"
+            if quietest is not None
+            else None
+        ),
         "long_tails": len(long_tails),
         "long_tails_stopped_in_time": sum(r["stopped_in_time"] for r in long_tails),
         "long_tails_late": [

@@ -35,6 +35,8 @@ def test_a_model_going_round_is_stopped_and_the_turns_after_its_last_progress_ar
     assert game["saved"] == game["turns"] - game["stop"]
     assert game["after_last_progress"] == game["turns"] - 7
     assert played["summary"]["saved_share"] == round(game["saved"] / game["after_last_progress"], 3)
+    # a stop exactly 30 turns after the last progress spares all but those 30
+    assert played["summary"]["saved_by_a_stop_after"]["30"] == round(1 - 30 / game["after_last_progress"], 3)
 
 
 def test_a_stop_before_the_model_would_score_again_is_false(tmp_path, rom_path):
@@ -45,6 +47,10 @@ def test_a_stop_before_the_model_would_score_again_is_false(tmp_path, rom_path):
     records = [json.loads(line) for line in open(game["records"])]
     assert real_progress(records)[-1] > game["stop"] and false_stop(records, game["stop"])
     assert game["false_stop"] and played["summary"]["false_stops"] == ["test_zork1_round"]
+    # from the living room (turn 7) round and round, then to the cellar's points at turn 72: a quiet stretch that
+    # ended in progress
+    assert game["longest_quiet"] == {"turns": 65, "from": 7, "to": 72}
+    assert played["summary"]["longest_quiet_before_progress"] == "65 (test_zork1_round, turns 7-72)"
 
 
 def test_margins_counts_a_game_of_real_play_as_healthy_up_to_its_last_progress(tmp_path, rom_path):
