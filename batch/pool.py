@@ -3,17 +3,20 @@
 multiprocessing.Pool never notices a worker that died (a crash in C code, the kernel's out-of-memory killer, a
 kill): the job it held never comes back and `imap_unordered` waits for ever. Here each worker holds one job at a
 time and the parent reads its pipe: a worker that died closes it, its job is reported dead (`on_death`) and another
-worker takes its place. Workers are spawned (no fork of a parent that may run threads) and exit when the parent's
-end of their pipe closes, however the parent ended.
+worker takes its place. Workers are spawned (no fork of a parent that may run threads) and end with the parent,
+however it ended: at once, in the middle of a job too (`session.emulator.watch_parent`).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import traceback
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import Any
+
+from session.emulator import watch_parent
 
 JOIN_SECONDS = 5.0
 """How long a worker that was told to stop, or whose pipe closed, is given to exit before it is killed."""
@@ -45,7 +48,7 @@ def run_jobs(
 
     def spawn() -> tuple[Connection, multiprocessing.process.BaseProcess]:
         ours, theirs = context.Pipe()
-        process = context.Process(target=_work, args=(theirs, target, initializer, initargs), daemon=True)
+        process = context.Process(target=_work, args=(theirs, target, initializer, initargs, os.getpid()), daemon=True)
         process.start()
         theirs.close()
         return ours, process
@@ -106,17 +109,23 @@ def _stop(workers: list[tuple[Connection, multiprocessing.process.BaseProcess]])
             process.join()
 
 
-def _work(conn: Connection, target: Callable[[Any], Any], initializer, initargs: tuple) -> None:
-    """A worker: run the jobs the parent sends, one at a time, until its pipe closes."""
+def _work(conn: Connection, target: Callable[[Any], Any], initializer, initargs: tuple, parent: int) -> None:
+    """A worker: run the jobs the parent sends, one at a time, until its pipe closes. A worker whose parent dies
+    (killed, even by SIGKILL) ends quietly and at once: nobody would read its answer, and an episode left running
+    would go on spending; what it wrote is on disk, and a resumed batch runs the job again."""
+    watch_parent(parent)
     if initializer is not None:
         initializer(*initargs)
     while True:
         try:
             job = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):
             return
         try:
             answer = (True, target(job))
         except Exception:
             answer = (False, traceback.format_exc())
-        conn.send(answer)
+        try:
+            conn.send(answer)
+        except OSError:
+            return

@@ -48,6 +48,7 @@ from batch.results import write_results
 from batch.tales import write_table
 from orchestration.wiring import check_budget, chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
+from session.emulator import watch_parent
 from session.jericho_session import STORY_SUFFIXES
 from session.plugins import modules_of
 
@@ -233,7 +234,9 @@ def run_local(todo: list[dict], workers: int, on_result, budget: float | None = 
     `budget`: the batch's (USD), of which the jobs run before spent `earlier`; no job is handed out once it is
     spent."""
     context = multiprocessing.get_context("spawn")
-    with BatchManager(ctx=context) as manager:
+    manager = BatchManager(ctx=context)
+    manager.start(watch_parent, (os.getpid(),))  # a killed batch must not leave its manager's process behind
+    with manager:
         limits = {url: manager.BoundedSemaphore(n) for url, n in slot_counts(todo).items()}
         ledger = manager.BudgetLedger(earlier) if budget is not None else None
         target = run_job if ledger is None else functools.partial(run_job, budget=ManagerLink(ledger, budget))

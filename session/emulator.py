@@ -518,6 +518,13 @@ def _die_with_parent(parent: int) -> None:
             return
     except (AttributeError, OSError):
         pass
+    watch_parent(parent)
+
+
+def watch_parent(parent: int) -> None:
+    """End this process, quietly, once `parent` is no longer its parent (checked every WATCH_SECONDS by a daemon
+    thread). For a process whose parent may start it from any thread: PR_SET_PDEATHSIG fires when the thread that
+    started it ends, not the process."""
 
     def watch() -> None:
         while os.getppid() == parent:
@@ -534,7 +541,7 @@ def _serve(conn: Connection) -> None:
     while True:
         try:
             name, args = pickle.loads(conn.recv_bytes())
-        except EOFError:
+        except (EOFError, OSError):  # the harness closed its end, or died with bytes unread (a reset)
             return
         notes: list[tuple[type[Warning], str]] = []
         if name in WARNING_CALLS:
@@ -548,7 +555,10 @@ def _serve(conn: Connection) -> None:
             data = pickle.dumps((*answer, notes), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception as exc:  # an answer that does not pickle
             data = pickle.dumps((False, RuntimeError(f"{name}: {exc}"), notes), protocol=pickle.HIGHEST_PROTOCOL)
-        conn.send_bytes(data)
+        try:
+            conn.send_bytes(data)
+        except OSError:  # the harness is gone: nobody is left to answer
+            return
 
 
 def _answer(env: Any, name: str, args: tuple) -> tuple[Any, tuple[bool, Any]]:

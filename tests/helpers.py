@@ -235,6 +235,33 @@ def running(pid: int) -> bool:
         return False
 
 
+def descendants(pid: int) -> list[int]:
+    """Every process below `pid` (Linux /proc)."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                continue
+    found, below = [], [pid]
+    while below:
+        parent = below.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                found.append(child)
+                below.append(child)
+    return found
+
+
+def assert_all_end(pids: list[int], timeout: float = 10) -> None:
+    """Every process of `pids` has ended within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and any(running(pid) for pid in pids):
+        time.sleep(0.05)
+    assert not [pid for pid in pids if running(pid)], "a process (a worker, a zygote, an emulator) outlived the harness"
+
+
 # -- the toy plugin --------------------------------------------------------------------------------------------------
 TOY_COMMANDS = ["open mailbox", "look", "take leaflet", "look", "read leaflet", "look", "north", "look"]
 """What the toy agent plays, in order, then it stops (script exhausted)."""

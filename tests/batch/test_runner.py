@@ -3,6 +3,7 @@ LLM requests in flight against a server that answers 429 to excess."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -20,7 +21,7 @@ from agents.scripted_llm import send_json
 from batch.runner import MANIFEST
 from batch.runner import main as batch_main
 from session.records import SUMMARY_FILE, read_summary
-from tests.helpers import ROOT, batch_table, story_file
+from tests.helpers import ROOT, assert_all_end, batch_table, descendants, story_file
 from tests.local_http import bypass_proxies
 
 pytestmark = pytest.mark.slow  # batches of real episodes in subprocesses, local and Ray
@@ -79,6 +80,32 @@ def test_a_killed_batch_resumes_without_losing_or_repeating_an_episode(tmp_path)
     results = json.loads((out / "results.json").read_text())
     assert results["episodes"] == 6 and results["crashed"] == 0
     assert {row["game"] for row in results["games"]} == {"zork1", "detective"}
+
+
+def test_a_batch_killed_alone_takes_its_workers_with_it_quietly(tmp_path):
+    """SIGKILL to the batch's own process, not its group: the workers, in the middle of their episodes, end at once
+    with their emulators, and nothing but the batch's own lines reaches stderr (no worker's traceback of a broken
+    pipe)."""
+    out = tmp_path / "batch"
+    command = [sys.executable, "main.py", "batch", "--games", games(), "--seeds", "1,2,3", "--workers", "2"]
+    command += ["--max-turns", "400", "--agent", "offline", "--critic", "offline", "--out", str(out), "--quiet"]
+    process = subprocess.Popen(
+        command, cwd=ROOT, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and len(list(out.glob("episodes/**/events.jsonl"))) < 2:
+        time.sleep(0.02)
+    below = descendants(process.pid)
+    assert len(below) >= 2 and process.poll() is None, "both workers in an episode"
+    process.kill()
+    try:
+        _, err = process.communicate(timeout=60)
+        assert_all_end(below)
+    finally:  # a failure here must not leave the batch's processes running
+        for pid in below:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert "Traceback" not in err and "Error" not in err, err
 
 
 @pytest.mark.xdist_group("ray")  # one Ray cluster at a time on the machine

@@ -19,7 +19,7 @@ import pytest
 
 from session.jericho_session import JerichoSession
 from session.records import EVENTS_FILE, SUMMARY_FILE, read_record_dicts, read_summary
-from tests.helpers import GATE_GUIDANCE, comparable_records, running, start_main
+from tests.helpers import GATE_GUIDANCE, assert_all_end, comparable_records, descendants, start_main
 
 pytestmark = pytest.mark.slow  # main.py in subprocesses, signalled, killed and resumed
 
@@ -94,32 +94,6 @@ def uninterrupted(rom_path, script, config, tmp_path) -> list[dict]:
     return comparable_records(Path(out.strip().splitlines()[-1]).parent)
 
 
-def descendants(pid: int) -> list[int]:
-    """Every process below `pid` (Linux /proc)."""
-    parents = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-    found, below = [], [pid]
-    while below:
-        parent = below.pop()
-        for child, its_parent in parents.items():
-            if its_parent == parent:
-                found.append(child)
-                below.append(child)
-    return found
-
-
-def assert_all_end(pids: list[int], timeout: float = 10) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and any(running(pid) for pid in pids):
-        time.sleep(0.05)
-    assert not [pid for pid in pids if running(pid)], "an emulator process outlived the harness"
-
-
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
 def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, tmp_path, signum):
     episodes = tmp_path / "episodes"
@@ -139,15 +113,16 @@ def test_sigterm_and_sighup_write_the_summary_and_map(rom_path, script, config, 
 
 def test_the_emulators_processes_die_with_a_killed_harness(rom_path, script, config, tmp_path):
     """SIGKILL leaves main.py no handler to run: its zygote sees its socket close and exits, and the emulators
-    (the live game and the shadow) die with the zygote."""
+    (the live game and the shadow) die with the zygote, quietly."""
     episodes = tmp_path / "episodes"
     process = start_main(episode_args(rom_path, script, config, episodes))
     wait_at_gate(process, episodes)
     emulators = descendants(process.pid)
     assert len(emulators) >= 3  # the zygote, the live game and the shadow
     process.kill()
-    process.communicate(timeout=60)
+    _, err = process.communicate(timeout=60)
     assert_all_end(emulators)
+    assert "Traceback" not in err and "Error" not in err, err  # no child's broken pipe or reset on stderr
 
 
 def test_kill_then_resume_gives_the_records_of_an_uninterrupted_run(rom_path, script, config, tmp_path):
