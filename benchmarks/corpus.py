@@ -166,7 +166,7 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
         )
     else:
         start = trajectory.loop_start
-        limit = _target(trajectory.kind)
+        limit = stuck_target(trajectory.kind)
         # A death by hunger, time or a fall ends some loops before any stop rule: the game ended them.
         stopped = reason in LOOP_ENDINGS or (reason == "game_over" and end >= start)
         row.update(
@@ -191,7 +191,8 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
     return row
 
 
-def _target(kind: str) -> int:
+def stuck_target(kind: str) -> int:
+    """Turns from a stuck loop's start by which it must end (TARGETS, by its kind)."""
     if kind in PURE_REPETITION:
         return TARGETS["pure_repetition"]
     return TARGETS["semi_novel"] if kind in SEMI_NOVEL else TARGETS["stuck"]
@@ -523,7 +524,7 @@ def per_kind_table(rows: list[dict]) -> str:
         table.append(
             (
                 kind,
-                _target(kind),
+                stuck_target(kind),
                 len(mine),
                 sum(r["within_target"] for r in mine),
                 ended[len(ended) // 2] if ended else "-",
@@ -557,7 +558,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out = Path(args.out)
     folder = Path(args.games)
     try:
-        overrides = _overrides(args.set)
+        overrides = set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         if not folder.is_dir():
             raise StoryFileError(f"--games {folder}: not a folder of story files")
@@ -585,7 +586,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def add_set_argument(parser: argparse.ArgumentParser) -> None:
     """`--set SECTION.KEY=VALUE`, as every benchmark that plays or replays under a configuration takes it (read with
-    `_overrides`)."""
+    `set_overrides`)."""
     parser.add_argument(
         "--set",
         action="append",
@@ -595,7 +596,9 @@ def add_set_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _overrides(pairs: list[str]) -> dict:
+def set_overrides(pairs: list[str]) -> dict:
+    """The configuration overrides `--set SECTION.KEY=VALUE` gives: {section: {key: value}}, a value read as JSON or
+    else as a bare word. A pair without a section or a value is a ConfigError."""
     overrides: dict[str, dict] = {}
     for pair in pairs:
         key, _, value = pair.partition("=")

@@ -45,7 +45,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.corpus import LLM_WALKTHROUGH, _overrides, _target, add_set_argument
+from benchmarks.corpus import LLM_WALKTHROUGH, add_set_argument, set_overrides, stuck_target
 from benchmarks.real_play import LONG_TAIL, REAL, STOP_WITHIN
 from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
@@ -165,7 +165,7 @@ def stuck_figures(row: dict, config: GameConfiguration) -> dict:
         ended_after = None if stop is None or stop < row["loop_start"] else stop - row["loop_start"] + 1
     else:
         ended_after = row["ended_after"]
-    target = STOP_WITHIN if row["kind"] == REAL else _target(row["kind"])
+    target = STOP_WITHIN if row["kind"] == REAL else stuck_target(row["kind"])
     return {
         "stem": row["stem"],
         "run": f"{row['kind']}/{row['variant']}",
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logger.remove()
     try:
-        config = GameConfiguration.from_toml(args.config, _overrides(args.set))
+        config = GameConfiguration.from_toml(args.config, set_overrides(args.set))
         rows = load([Path(folder) for folder in args.runs])
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
         print(f"error: {exc}", file=sys.stderr)

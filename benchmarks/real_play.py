@@ -41,7 +41,7 @@ from loguru import logger
 
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from benchmarks.corpus import _overrides, add_set_argument
+from benchmarks.corpus import add_set_argument, set_overrides
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import STORY_SUFFIXES, StoryFileError
@@ -339,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not folders:
             raise RealPlayError(f"no folder of story files at {' or '.join(map(str, DEFAULT_GAMES))}: give --games")
-        overrides = _overrides(args.set)
+        overrides = set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         play_folder = Path(args.play)
         if not play_folder.is_dir():

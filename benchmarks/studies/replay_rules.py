@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.corpus import _overrides, _target
+from benchmarks.corpus import set_overrides, stuck_target
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
 from session.config import ConfigError, GameConfiguration
@@ -101,7 +101,7 @@ def evaluate(rows: list[dict], config: GameConfiguration) -> dict:
         after = None if stop is None else stop - row["loop_start"] + 1
         if after is None:
             never.append(name)
-        elif 0 < after <= _target(row["kind"]):
+        elif 0 < after <= stuck_target(row["kind"]):
             within += 1
             ended.append(after)
         else:
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
 
     logger.remove()
     try:
-        config = GameConfiguration.from_toml(args.config, _overrides(args.set))
+        config = GameConfiguration.from_toml(args.config, set_overrides(args.set))
         corpus = json.loads((Path(args.corpus) / "corpus.json").read_text())
         rows = corpus["runs"]
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
