@@ -94,14 +94,14 @@ def browser():
         launched.close()
 
 
-def _cooking_game(tmp_path_factory, seed: int, size: int) -> Path:
-    """A TextWorld cooking game made here from `seed` at the benchmark's `size` (benchmarks.generated.make); a seed
-    TextWorld makes no game of fails the test."""
+def _textworld_game(tmp_path_factory, kind: str, seed: int, size: int) -> Path:
+    """A TextWorld game of `kind` ("cooking" or "quest") made here from `seed` at the benchmark's `size`
+    (benchmarks.generated.make); a seed TextWorld makes no game of fails the test."""
     from benchmarks.generated import make
 
-    game = make("cooking", seed, size, tmp_path_factory.mktemp("textworld"))
+    game = make(kind, seed, size, tmp_path_factory.mktemp("textworld"))
     if game is None:
-        pytest.fail(f"TextWorld made no game from seed {seed}", pytrace=False)
+        pytest.fail(f"TextWorld made no {kind} game from seed {seed}", pytrace=False)
     return Path(game.path)
 
 
@@ -110,30 +110,25 @@ def textworld_quest(tmp_path_factory) -> Path:
     """A TextWorld quest of several rooms, made here (the benchmark's third quest size), whose kitchen holds a bug, a
     fly larva, a glass and a loaf: `look under bug` is answered `You find nothing of interest.` and its library notes
     in a global what was looked under."""
-    from benchmarks.generated import make
-
-    game = make("quest", 41144, 2, tmp_path_factory.mktemp("textworld"))
-    if game is None:
-        pytest.fail("TextWorld made no game from seed 41144", pytrace=False)
-    return Path(game.path)
+    return _textworld_game(tmp_path_factory, "quest", 41144, 2)
 
 
 @pytest.fixture(scope="session")
 def textworld_kitchen(tmp_path_factory) -> Path:
     """A TextWorld cooking game of a few rooms around a kitchen, made here (story files are never committed; tw-make
     compiles it offline). Like every TextWorld game, its things have no names in the object table."""
-    return _cooking_game(tmp_path_factory, 12043, 1)
+    return _textworld_game(tmp_path_factory, "cooking", 12043, 1)
 
 
 @pytest.fixture(scope="session")
 def textworld_onions(tmp_path_factory) -> Path:
     """A one-room TextWorld cooking game, made here, whose kitchen holds several onions: `look under white` is
     answered "(the white onion)" first, the parser's note on the thing it chose."""
-    return _cooking_game(tmp_path_factory, 28965, 0)
+    return _textworld_game(tmp_path_factory, "cooking", 28965, 0)
 
 
 @pytest.fixture(scope="session")
 def textworld_one_room(tmp_path_factory) -> Path:
     """A TextWorld cooking game of one room, made here: its walkthrough never walks, so a player without Jericho's
     bindings is found only once a thing moves (JerichoSession.reset leaves it unknown)."""
-    return _cooking_game(tmp_path_factory, 17786, 0)
+    return _textworld_game(tmp_path_factory, "cooking", 17786, 0)
