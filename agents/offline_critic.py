@@ -6,11 +6,10 @@ from agents.base import Critic
 from session.commands import (
     ATTACK_VERBS,
     canonical_command,
-    command_words,
     direction_of,
     is_observation,
     normalize_command,
-    why_not_run,
+    read_command,
 )
 from session.context import AgentContext
 from session.records import Judgement
@@ -39,7 +38,8 @@ class OfflineCritic(Critic):
             return Judgement(0.75, f"untried exit {direction}")
         if not text:
             return Judgement(0.55, "an empty line: answers a 'press a key' pause")
-        refusal = why_not_run(text)  # the harness refuses these before any critic; a critic asked anyway agrees
+        # the harness refuses these before any critic; a critic asked anyway agrees
+        refusal = read_command(text).refusal
         if refusal is not None:
             return Judgement(0.0, refusal)
         if text.split()[0] in ATTACK_VERBS:
@@ -49,6 +49,6 @@ class OfflineCritic(Critic):
         if is_observation(text) and len(text.split()) == 1:
             return Judgement(0.55, "information only")
         visible = {obj.noun for obj in context.view.room_objects + context.view.inventory}
-        if visible.intersection(command_words(text)):
+        if visible.intersection(read_command(text).words):
             return Judgement(0.75, "acts on an object that is here")
         return Judgement(0.65, "plausible interaction")

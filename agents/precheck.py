@@ -12,7 +12,7 @@ character, and scenery is often no object at all.
 
 from __future__ import annotations
 
-from session.commands import command_words, direction_of, why_not_run
+from session.commands import read_command
 from session.jericho_session import JerichoSession
 from session.outcomes import not_here, unknown_word
 from session.records import Judgement
@@ -39,14 +39,15 @@ class ObjectPrecheck:
         thing", which is no refusal of an object. Interpreter commands never reach the shadow (they are refused
         before, with their own reason). A command the shadow emulator crashed or hung on is not refused: the game's
         answer is unknown."""
-        words = command_words(command)
-        if not words or why_not_run(command) is not None:
+        read = read_command(command)
+        words = read.words
+        if not words or read.refusal is not None:
             return None
         refused_anyway = f"{words[0]} {self.nonsense}" if self.nonsense else None
         trial = self.session.trial(command, refused_anyway)
         if trial is None:  # the shadow emulator could not play it: nothing to quote, nothing refused
             return None
-        names_something = len(words) > 1 and direction_of(command) is None
+        names_something = len(words) > 1 and read.direction is None
         refused = unknown_word(trial.text) or (names_something and not_here(trial.text))
         if not refused or trial.changed:
             return None

@@ -106,16 +106,15 @@ def replay(records: list[dict], config: GameConfiguration, through: bool = False
     loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), threshold)
     replayed = Replay()
     for data in records:
-        record = TurnRecord(**data)
+        record = TurnRecord(**{**data, "events": []})
         view = GameView(
             record.room_id_before, record.room_name_before, record.score_before, 0, (), (), record.world_hash_before, ""
         )
-        if loop_break.status(record.turn, view, (), []).warning:
+        if loop_break.status(record.turn, view, ()).warning:
             replayed.warned += 1
-        judged = loop_break.adjust(record.command, Judgement(NOMINAL_SCORE, ""), view, [], record.turn)
+        judged = loop_break.adjust(record.command, Judgement(NOMINAL_SCORE, ""), view, record.turn).judgement
         replayed.penalised += judged.score < NOMINAL_SCORE
         replayed.turned += judged.score < threshold
-        record.events = []
         game_map.observe(record)
         verdict = loop_break.observe(record)
         steering = loop_break.stretch.steering

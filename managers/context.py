@@ -12,6 +12,7 @@ inventory answer, the things in sight, the exits that still work. Prompts are re
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass, field
 
 from managers.action_memory import ActionMemory
 from managers.game_reader import GameReader
@@ -20,13 +21,48 @@ from session.commands import (
     LOOK_COMMANDS,
     PRIMARY_DIRECTIONS,
     GameDictionary,
-    command_words,
     directions_named,
     normalize_command,
+    words_in,
 )
-from session.context import AgentContext
+from session.context import AgentContext, Guidance, Readings
 from session.jericho_session import JerichoSession
 from session.records import NOT_RUN, GameView, TurnRecord
+
+
+@dataclass(frozen=True)
+class Surroundings:
+    """What a player can know of where they stand this turn (ContextBuilder.surroundings)."""
+
+    untried: tuple[str, ...]
+    """Directions never tried here, in the map's order."""
+    readings: Readings | None
+    """What the game itself says (agents shown a prompt; None for the others)."""
+    visible: tuple[str, ...]
+    """The names of this room's objects a player has been told of (`ContextBuilder.visible_objects`)."""
+    things: tuple[str, ...]
+    """What a player has been shown here, in the game's words."""
+
+    @property
+    def untried_primary(self) -> tuple[str, ...]:
+        """The untried directions among the primary ones, in their order."""
+        return tuple(d for d in self.untried if d in PRIMARY_DIRECTIONS)
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What the harness shows beside the game's facts in a turn's context."""
+
+    objectives: tuple[str, ...] = ()
+    completed_objectives: tuple[str, ...] = ()
+    loop_status: str = ""
+    banned: tuple[str, ...] = ()
+    rewinds: int = 0
+    max_score: int | None = None
+    max_turns: int | None = None
+    review_objectives: bool = False
+    knowledge: Guidance = field(default_factory=Guidance)
+
 
 FULL_DESCRIPTION_SHARE = 0.7
 """An arrival text this much as long as the room's known description replaces it; shorter ones are brief revisits."""
@@ -82,7 +118,19 @@ class ContextBuilder:
             # A brief revisit ("Kitchen" and the objects) does not replace the full description.
             if len(described) >= FULL_DESCRIPTION_SHARE * len(known):
                 self.room_texts[room_id] = described
-        self.heard.setdefault(room_id, set()).update(command_words(text))
+        self.heard.setdefault(room_id, set()).update(words_in(text))
+
+    def surroundings(self, turn: int, view: GameView, game_map: MapGraph) -> Surroundings:
+        """What a player can know of where they stand this turn, read once for the objectives, the loop status and
+        the context."""
+        visible = self.visible_here(view)
+        readings = self.reader.read(turn, view, game_map) if self.reader is not None else None
+        things = (
+            readings.seen
+            if readings is not None
+            else tuple(dict.fromkeys(o.noun for o in view.room_objects if o.name in visible))
+        )
+        return Surroundings(tuple(game_map.untried_directions(view.room_id)), readings, visible, things)
 
     def for_agent(
         self,
@@ -90,49 +138,49 @@ class ContextBuilder:
         view: GameView,
         game_map: MapGraph,
         memory: ActionMemory,
-        objectives: tuple[str, ...] = (),
-        loop_status: str = "",
-        banned: tuple[str, ...] = (),
-        completed_objectives: tuple[str, ...] = (),
-        rewinds: int = 0,
+        here: Surroundings,
+        shown: Shown,
     ) -> AgentContext:
+        """The turn's context, whole: what the game and the map say of `here`, and what the harness `shown`s."""
         room = game_map.rooms.get(view.room_id) if view.room_id is not None else None
         room_text = self.room_texts.get(view.room_id, view.text.strip())
-        untried = tuple(game_map.untried_directions(view.room_id))
-        path = tuple(self._path_to_named_exit(view.room_id, game_map))
-        heard = self._heard_here(view)
+        untried = here.untried
         return AgentContext(
             turn=turn,
             view=view,
             game=self.game,
             recent=tuple(self.recent),
             nothing_ran=tuple(self.nothing_ran),
-            readings=self.reader.read(turn, view, game_map) if self.reader is not None else None,
+            readings=here.readings,
             known_exits={d: game_map.name_of(r) for d, r in (room.exits.items() if room else ())},
             untried_exits=untried,
             named_exits=tuple(d for d in directions_named(room_text) if d in untried),
             failed_exits=tuple(sorted(room.failed_exits)) if room else (),
             room_text=room_text,
-            visible_objects=self.visible_objects(view, heard),
+            visible_objects=here.visible,
             tried_here=memory.tried(view.room_id),
             refused_here=memory.refused(view.room_id),
             failed_here=memory.failed(view.room_id, view.world_hash),
-            path_to_frontier=path,
+            path_to_frontier=tuple(self._path_to_named_exit(view.room_id, game_map)),
             path_to_primary_frontier=tuple(game_map.path_to_frontier(view.room_id, PRIMARY_DIRECTIONS)),
-            objectives=objectives,
-            completed_objectives=completed_objectives,
-            loop_status=loop_status,
-            banned=banned,
-            rewinds=rewinds,
+            objectives=shown.objectives,
+            completed_objectives=shown.completed_objectives,
+            loop_status=shown.loop_status,
+            banned=shown.banned,
+            rewinds=shown.rewinds,
             dictionary=self.dictionary,
+            max_score=shown.max_score,
+            max_turns=shown.max_turns,
+            review_objectives=shown.review_objectives,
+            knowledge=shown.knowledge,
         )
-
-    def _heard_here(self, view: GameView) -> frozenset[str]:
-        return frozenset(self.heard.get(view.room_id, set()) | set(command_words(view.text)))
 
     def visible_here(self, view: GameView) -> tuple[str, ...]:
         """The names of this room's objects a player has been told of (see `visible_objects`)."""
         return self.visible_objects(view, self._heard_here(view))
+
+    def _heard_here(self, view: GameView) -> frozenset[str]:
+        return frozenset(self.heard.get(view.room_id, set()) | set(words_in(view.text)))
 
     @staticmethod
     def visible_objects(view: GameView, heard: frozenset[str]) -> tuple[str, ...]:

@@ -29,11 +29,12 @@ from session.commands import (
     OPPOSITE,
     ROUTINE_COMMANDS,
     canonical_command,
-    command_words,
     direction_of,
     directions_named,
     is_wait,
+    read_command,
     spellings_of,
+    words_in,
 )
 from session.context import Readings
 from session.jericho_session import Trial
@@ -138,7 +139,7 @@ class GameReader:
         if record.ran and record.score_after > record.score_before:
             title = self.titles.get(room, record.room_name_before)
             self.scored.append((record.turn, title, record.command, record.score_after - record.score_before))
-        if record.ran and command_words(record.command)[:1] == ["read"] and record.response.strip():
+        if record.ran and read_command(record.command).words[:1] == ("read",) and record.response.strip():
             self.texts_read.append((record.turn, record.command, record.response.strip()[:READ_TEXT_CHARS]))
         direction = direction_of(record.command) if record.ran else None
         came = record.room_id_before is not None and record.room_id_after not in (None, record.room_id_before)
@@ -356,8 +357,8 @@ def room_line(line: str, look_text: str, body: bool) -> bool:
     changes, also when most of its longer words are that look's. (Blank lines are kept as layout.)"""
     if not line.strip() or _squeeze(line) in {_squeeze(x) for x in look_text.splitlines()}:
         return True
-    own = [word for word in command_words(line) if len(word) > 3]
-    words = set(command_words(look_text))
+    own = [word for word in words_in(line) if len(word) > 3]
+    words = set(words_in(look_text))
     return body and bool(own) and sum(word in words for word in own) >= ROOM_WORDS_SHARE * len(own)
 
 

@@ -10,7 +10,7 @@ from agents.offline_critic import OfflineCritic
 from agents.precheck import ObjectPrecheck
 from managers.loop_break import LoopBreak
 from managers.loop_break.penalties import why_rejected
-from session.commands import canonical_command, why_not_run
+from session.commands import read_command
 from session.context import AgentContext, ObjectiveReview
 from session.events import EventType, emit
 from session.records import BLOCKING_SOURCES, NOT_RUN, UNPARSEABLE_FALLBACK, Candidate, Judgement
@@ -36,6 +36,9 @@ class Choice:
     review: ObjectiveReview | None
     """The critic's objective review this turn (llm objectives), read after the command ran."""
 
+    events: tuple[dict, ...] = ()
+    """What choosing raised: refusals, blocks, penalties, rejections noted."""
+
     @property
     def command(self) -> str:
         """What runs: the chosen candidate's command, or "" when a fallback runs nothing."""
@@ -44,7 +47,7 @@ class Choice:
     @property
     def refusal(self) -> str | None:
         """Why nothing runs this turn (None: the command runs)."""
-        return NOT_RUN_REASONS[self.fallback.split(":")[0]] if self.fallback else why_not_run(self.command)
+        return NOT_RUN_REASONS[self.fallback.split(":")[0]] if self.fallback else read_command(self.command).refusal
 
 
 class Chooser:
@@ -59,8 +62,9 @@ class Chooser:
         self.precheck: ObjectPrecheck | None = None
         """Built from the episode's first state (the emulator still holds the last episode's end until reset)."""
 
-    def choose(self, context: AgentContext, events: list[dict], turn: int, forced: bool) -> Choice:
+    def choose(self, context: AgentContext, turn: int, forced: bool) -> Choice:
         attempts = 1 if forced else self.max_rejections + 1
+        events: list[dict] = []
         candidates: list[Candidate] = []
         judged: dict[str, Judgement] = {}  # this turn's rejected proposals by canonical command
         fallback = None
@@ -75,8 +79,9 @@ class Chooser:
                 break
             parse_failures.extend(proposal.parse_failures)
             command, thought = proposal.command, proposal.thought
-            refusal = why_not_run(command)
-            again = canonical_command(command) in judged
+            read = read_command(command)
+            refusal = read.refusal
+            again = read.canonical in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
                 judgement = Judgement(0.0, refusal, source=NOT_RUN)
                 emit(
@@ -89,7 +94,8 @@ class Chooser:
                     reason=refusal,
                 )
             else:
-                judgement = self._judge(command, replace(context, proposal_thought=thought), events, turn, judged)
+                judgement, raised = self._judge(command, replace(context, proposal_thought=thought), turn, judged)
+                events += raised
                 drained = self.critic.drain_review() if context.review_objectives else None
                 if drained is not None:
                     review = drained
@@ -99,31 +105,36 @@ class Chooser:
             if accepted or forced:
                 break
             if refusal is None:
-                self.loop_break.note_rejection(turn, context.view.room_id, command, events)
-                judged[canonical_command(command)] = judgement
+                events += self.loop_break.note_rejection(turn, context.view.room_id, command)
+                judged[read.canonical] = judgement
             if again:  # the agent insists on a command already rejected this turn: more asks would only repeat it
                 break
             context = context.with_feedback(command, why_rejected(judgement, self.threshold))
         if not forced and candidates and all(c.judgement.source in BLOCKING_SOURCES for c in candidates):
             fallback = "every_candidate_blocked"
-        return Choice(tuple(candidates), _pick(candidates, forced), fallback, tuple(parse_failures), review)
+        chosen = _pick(candidates, forced)
+        return Choice(tuple(candidates), chosen, fallback, tuple(parse_failures), review, tuple(events))
 
-    def _judge(self, command: str, context, events: list[dict], turn: int, judged: dict[str, Judgement]) -> Judgement:
+    def _judge(
+        self, command: str, context, turn: int, judged: dict[str, Judgement]
+    ) -> tuple[Judgement, tuple[dict, ...]]:
         """Precheck, loop-break block, critic, loop-break adjustments: the critic is called only when its verdict
         can change the outcome (never for a command off the table, nor again for one it judged this turn).
 
         The pre-check tells the agent the game's own answer once a turn: an agent that proposes the command again,
         having read it, is judged as any other command (the game would answer the same, and nothing else runs in
-        its place)."""
+        its place). Returns the judgement and the events the loop break raised on the way."""
         view = context.view
-        earlier = judged.get(canonical_command(command))
+        earlier = judged.get(read_command(command).canonical)
         insists = earlier is not None and earlier.source == "precheck"
-        checked = None if insists else self.precheck.check(command)
-        judgement = checked or self.loop_break.blocked(command, view, events, turn)
+        judgement = None if insists else self.precheck.check(command)
+        events: tuple[dict, ...] = ()
+        if judgement is None and (blocked := self.loop_break.blocked(command, view, turn)) is not None:
+            judgement, events = blocked.judgement, blocked.events
         if judgement is None and earlier is not None and not insists:
-            return earlier
-        judgement = judgement or self._evaluate(command, context)
-        return self.loop_break.adjust(command, judgement, view, events, turn)
+            return earlier, events
+        adjusted = self.loop_break.adjust(command, judgement or self._evaluate(command, context), view, turn)
+        return adjusted.judgement, events + adjusted.events
 
     def _propose(self, context) -> Proposal:
         while True:

@@ -16,9 +16,9 @@ from agents.base import Agent, Critic
 from agents.llm_client import LLMClient
 from agents.precheck import ObjectPrecheck
 from managers.action_memory import ActionMemory
-from managers.context import ContextBuilder
+from managers.context import ContextBuilder, Shown, Surroundings
 from managers.knowledge import Knowledge
-from managers.loop_break import DestinationPredictor, LoopBreak, Verdict
+from managers.loop_break import DestinationPredictor, LoopBreak, LoopStatus, Verdict
 from managers.loop_break.rewind import Rewinder
 from managers.map_graph import MapGraph
 from managers.novelty import WorldNovelty
@@ -40,7 +40,6 @@ from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
 from orchestration.spending import Spending
 from orchestration.turn_record import turn_record
-from session.commands import PRIMARY_DIRECTIONS
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance
 from session.events import EventType
@@ -155,7 +154,7 @@ class Orchestrator:
         self.recorder.muted = True
         try:
             for recorded in records:
-                record = self._execute_turn_logic(recorded)
+                record = self._replay_turn(recorded)
                 stop = self._after_turn(record, replaying=True)
                 try:
                     self._check_ending(record, stop)
@@ -176,65 +175,46 @@ class Orchestrator:
         except EpisodeOver as over:
             self._end(over)
 
-    def _execute_turn_logic(self, recorded: TurnRecord | None = None) -> TurnRecord:
-        """One turn: the command chosen, run in the game, and the turn's record. `recorded`: a turn of an
-        interrupted episode played again to resume it; its command runs, and the game must answer as recorded."""
+    def _execute_turn_logic(self) -> TurnRecord:
+        """One turn: the command chosen, run in the game, and the turn's record, built once and whole."""
         started = time.perf_counter()
         turn = self.game_state.turn_count + 1
         view = self.view
         usage_before = self.spending.snapshot()
-        events: list[dict] = []
         forced = self.agent.forced  # read once: a looper agent is forced only during its prefix
-        self.objectives.discover(turn, view, self.map, self.contexts.visible_here(view))
-        if recorded is None:
-            choice = self.chooser.choose(self._context(turn, view, events), events, turn, forced)
-            command, refusal = choice.command, choice.refusal
-            after = self.session.step(command) if refusal is None else replace(view, text=f"[not run: {refusal}]")
-        else:
-            command, after = recorded.command, self._run_recorded(recorded, view)
+        here = self.contexts.surroundings(turn, view, self.map)
+        self.objectives.discover(turn, view, self.map, here.visible)
+        context, status = self._context(turn, view, here)
+        choice = self.chooser.choose(context, turn, forced)
+        command, refusal = choice.command, choice.refusal
+        after = self.session.step(command) if refusal is None else replace(view, text=f"[not run: {refusal}]")
         category = outcome_between(command, view, after)
         novelty = self.novelty.observe(view, after, command, category, self.session.idle_world, self.session.player)
-        if recorded is None:
-            memory = self.agent.memory()
-            record = turn_record(
-                turn,
-                self.agent.kind,
-                forced,
-                (view, after),
-                choice,
-                (category, novelty),
-                events,
-                self.spending.since(usage_before),
-                round(time.perf_counter() - started, 6),
-                self.rewinder.rewinds,
-                memory if memory != self.agent_memory else None,
-            )
-        else:
-            record = recorded
-            self.spending.add_resumed(recorded)
-        if record.agent_memory is not None:
-            self.agent_memory = record.agent_memory
-        self._learn(record)
-        if recorded is None:
-            record.objectives_completed, record.objectives_added = self.objectives.reached(
-                record, choice.review, self.last_record
-            )
-        else:
-            self.objectives.restore(record)
-        self.last_record = record
-        self.view = after
-        logger.bind(event_type=EventType.TURN, turn=turn).info(
-            f"turn {turn:>4} | {view.room_name} | {command} | score {after.score}"
-            + (f" | rejected {record.rejections}" if record.rejections else "")
+        memory = self.agent.memory()
+        draft = turn_record(
+            turn,
+            self.agent.kind,
+            forced,
+            (view, after),
+            choice,
+            (category, novelty),
+            [*status.events, *choice.events],
+            self.spending.since(usage_before),
+            round(time.perf_counter() - started, 6),
+            self.rewinder.rewinds,
+            memory if memory != self.agent_memory else None,
         )
-        return record
+        completed, added = self.objectives.reached(draft, choice.review, self.last_record)
+        return self._took(replace(draft, objectives_completed=completed, objectives_added=added), view, after)
 
-    def _run_recorded(self, recorded: TurnRecord, view: GameView) -> GameView:
-        """A resumed turn: its rejected proposals noted as when it was played, its command run (ResumeError when the
-        game answers otherwise than recorded)."""
+    def _replay_turn(self, recorded: TurnRecord) -> TurnRecord:
+        """A turn of an interrupted episode played again to resume it: its rejected proposals noted as when it was
+        played, its command run (ResumeError when the game answers otherwise than recorded), its record as written."""
+        view = self.view
+        self.objectives.discover(recorded.turn, view, self.map, self.contexts.visible_here(view))
         for candidate in recorded.candidates:
             if not candidate["accepted"] and candidate["source"] != NOT_RUN:
-                self.loop_break.note_rejection(recorded.turn, view.room_id, candidate["command"], [])
+                self.loop_break.note_rejection(recorded.turn, view.room_id, candidate["command"])
         after = self.session.step(recorded.command) if recorded.ran else replace(view, text=recorded.response)
         if (after.room_id, after.score, after.text) != (
             recorded.room_id_after,
@@ -242,42 +222,64 @@ class Orchestrator:
             recorded.response,
         ):
             raise ResumeError(f"turn {recorded.turn}: the game does not replay as recorded ({recorded.command!r})")
-        return after
+        category = outcome_between(recorded.command, view, after)
+        self.novelty.observe(view, after, recorded.command, category, self.session.idle_world, self.session.player)
+        self.spending.add_resumed(recorded)
+        self.objectives.restore(recorded)
+        return self._took(recorded, view, after)
+
+    def _took(self, record: TurnRecord, view: GameView, after: GameView) -> TurnRecord:
+        """What every turn's record is taken into, live or resumed: the managers learn from it, and the game moves
+        on to `after`."""
+        if record.agent_memory is not None:
+            self.agent_memory = record.agent_memory
+        self._learn(record)
+        self.last_record = record
+        self.view = after
+        logger.bind(event_type=EventType.TURN, turn=record.turn).info(
+            f"turn {record.turn:>4} | {view.room_name} | {record.command} | score {after.score}"
+            + (f" | rejected {record.rejections}" if record.rejections else "")
+        )
+        return record
 
     def _after_turn(self, record: TurnRecord, replaying: bool = False) -> Verdict | None:
-        """What follows every executed turn, in live play and when resuming alike: the loop break's verdict (its
-        events into the record's; a resumed record has its own), the guidance a human gate asks for (when resuming,
-        the guidance recorded), the objectives pruned, the best score kept, a rewind instead of a loop's stop,
-        and the record written (counted when resuming). Returns the stop verdict that ends the episode, if any."""
+        """What follows every executed turn, in live play and when resuming alike: the loop break's verdict, the
+        guidance a human gate asks for (when resuming, the guidance recorded), the objectives pruned, the best score
+        kept, a rewind instead of a loop's stop, and the record written with the events they raised (counted when
+        resuming: a resumed record has its own). Returns the stop verdict that ends the episode, if any."""
         self.game_state.turn_count = record.turn
-        events = [] if replaying else record.events
         verdict = self.loop_break.observe(record)
-        events.extend(verdict.events)
+        raised = list(verdict.events)
         if verdict.gate is not None and verdict.gate.action == "human":
             guidance = _recorded_guidance(record) if replaying else self._ask_human(verdict.gate.description)
-            self.loop_break.accept_guidance(guidance, record.turn, events)
-        self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
+            raised += self.loop_break.accept_guidance(guidance, record.turn)
+        self.objectives.prune(record.turn, verdict.progress.last_progress_turn)
         self.best_score = max(self.best_score, record.score_after)
         try:
             self.rewinder.observe(record, verdict.progress.progress)
             rewound = verdict.terminate and self.rewinder.may_rewind(verdict.reason)
             if rewound:
-                self._rewind(record, verdict, events)
+                raised += self._rewind(record, verdict)
         finally:  # written also when a progress point's snapshot or a rewind's restore fails the emulator
-            (self.recorder.count if replaying else self.recorder.write)(record)
+            if replaying:
+                self.recorder.count(record)
+            else:
+                self.last_record = replace(record, events=[*record.events, *raised])
+                self.recorder.write(self.last_record)
         return verdict if verdict.terminate and not rewound else None
 
-    def _rewind(self, record: TurnRecord, verdict: Verdict, events: list[dict]) -> None:
+    def _rewind(self, record: TurnRecord, verdict: Verdict) -> tuple[dict, ...]:
         """Put the game back exactly as it was right after the last progress and play on from there: the turns
         since stay in the records (their branch abandoned), the agent is told what they tried, and what they
-        repeated is off the table there for a while."""
-        rewound = self.rewinder.rewind(record, verdict.reason, verdict.rule, verdict.why, events)
+        repeated is off the table there for a while. Returns the rewind's events."""
+        rewound = self.rewinder.rewind(record, verdict.reason, verdict.rule, verdict.why)
         self.view = rewound.view
         self.contexts.rewind()
         situation = self.novelty.restart(rewound.view)
         self.loop_break.rewind(record.turn, situation, rewound.abandoned, rewound.note, start=rewound.point.situation)
         if self.knowledge is not None:
             self.knowledge.note_loop(rewound.abandoned, verdict.reason, self.game_state.episode_id)
+        return rewound.events
 
     def _check_ending(self, record: TurnRecord, stop: Verdict | None) -> None:
         """Raise EpisodeOver when the episode ends after this turn: the game won or lost, a loop's stop verdict
@@ -310,37 +312,24 @@ class Orchestrator:
         if self.knowledge is not None:
             self.knowledge.observe(record, self.game_state.episode_id)
 
-    def _context(self, turn: int, view: GameView, events: list[dict]) -> AgentContext:
-        """What the agent and critic may know this turn, with the loop status built on the same facts."""
+    def _context(self, turn: int, view: GameView, here: Surroundings) -> tuple[AgentContext, LoopStatus]:
+        """What the agent and critic may know this turn, built once, with the loop status built on the same facts.
+        Directions never tried here steer a stuck warning in their own order: the text's mentions are unverified (a
+        quarter of them lead nowhere: benchmarks.context_truth)."""
         objectives = self.objectives.current()
-        context = self.contexts.for_agent(
-            turn,
-            view,
-            self.map,
-            self.memory,
-            objectives,
+        status = self.loop_break.status(turn, view, objectives, here.untried_primary, here.things)
+        shown = Shown(
+            objectives=objectives,
             completed_objectives=self.objectives.completed(),
-            rewinds=self.rewinder.rewinds,
-        )
-        read = context.readings
-        # Directions never tried here, in their own order: the text's mentions are unverified (a quarter of them
-        # lead nowhere: benchmarks.context_truth), so they do not steer a stuck warning.
-        untried = tuple(d for d in context.untried_exits if d in PRIMARY_DIRECTIONS)
-        things = (
-            read.seen
-            if read is not None
-            else tuple(dict.fromkeys(o.noun for o in view.room_objects if o.name in context.visible_objects))
-        )
-        status = self.loop_break.status(turn, view, objectives, events, untried, things)
-        return replace(
-            context,
-            max_score=self.session.max_score,
-            max_turns=self.config.gameplay.max_turns_per_episode,
             loop_status=status.text,
             banned=status.banned,
+            rewinds=self.rewinder.rewinds,
+            max_score=self.session.max_score,
+            max_turns=self.config.gameplay.max_turns_per_episode,
             review_objectives=self.objectives.wants_review(turn, self.last_record),
             knowledge=self.knowledge.guidance(view) if self.knowledge is not None else Guidance(),
         )
+        return self.contexts.for_agent(turn, view, self.map, self.memory, here, shown), status
 
 
 def _recorded_guidance(record: TurnRecord) -> str:

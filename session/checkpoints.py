@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 
-from session.commands import why_not_run
+from session.commands import read_command
 from session.emulator import DEFAULT_TIME_LIMIT
 from session.jericho_session import JerichoSession
 
@@ -128,7 +128,7 @@ def derive(story_file: str | Path, seed: int | None = None, time_limit: float = 
         found: list[Checkpoint] = []
         played = 0
         for step, command in enumerate(commands, start=1):
-            if why_not_run(command) is not None:
+            if read_command(command).refusal is not None:
                 continue
             view = session.step(command)
             played = step

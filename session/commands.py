@@ -130,7 +130,7 @@ def canonical_command(command: str) -> str:
     direction = direction_of(command)
     if direction is not None:
         return direction
-    words = [word for word in command_words(command) if word not in ARTICLES]
+    words = [word for word in words_in(command) if word not in ARTICLES]
     for opening, verb in VERB_SYNONYMS.items():
         rest = words[len(opening) :]
         if tuple(words[: len(opening)]) == opening and not (opening == ("get",) and rest and rest[0] in PARTICLES):
@@ -166,9 +166,34 @@ def direction_of(command: str) -> str | None:
     return _CANONICAL.get(text)
 
 
-def command_words(command: str) -> list[str]:
-    """The words of a command, lower-case, punctuation dropped."""
-    return re.findall(r"[a-z0-9][a-z0-9'-]*", command.lower())
+_WORD = re.compile(r"[a-z0-9][a-z0-9'-]*")
+
+
+def words_in(text: str) -> list[str]:
+    """The words of a text (a command or what the game printed), lower-case, punctuation dropped."""
+    return _WORD.findall(text.lower())
+
+
+@dataclass(frozen=True)
+class Command:
+    """A command as read once, for every step of a turn that asks about it: the agent's choice, the critic, the
+    loop break, the shadow emulator and the session all read the same value (`read_command`)."""
+
+    text: str
+    words: tuple[str, ...]
+    """Its words, lower-case, punctuation dropped."""
+    canonical: str
+    """The form under which commands are compared (`canonical_command`)."""
+    direction: str | None
+    """The canonical direction it moves in, or None (`direction_of`)."""
+    refusal: str | None
+    """Why it must never reach the emulator, or None (`why_not_run`)."""
+
+
+@lru_cache(maxsize=8192)  # the same few commands are asked about by every step of a turn, and turn after turn
+def read_command(text: str) -> Command:
+    """`text` read as a command: its words, canonical form, direction and what would refuse it."""
+    return Command(text, tuple(words_in(text)), canonical_command(text), direction_of(text), why_not_run(text))
 
 
 _NUMBER = re.compile(r"\$?\d{1,12}(?:[-.:,]\d{1,12}){0,3}")
@@ -199,7 +224,7 @@ class GameDictionary:
 
 def is_wait(command: str) -> bool:
     """The command lets time pass (`wait`, `z`, `wait for the train`)."""
-    words = command_words(command)
+    words = read_command(command).words
     return bool(words) and words[0] in WAIT_VERBS
 
 
@@ -269,7 +294,7 @@ def tries_something(command: str) -> bool:
 
 def is_observation(command: str) -> bool:
     """The command only observes (`look`, `examine carpet`, `listen`, `inventory`, `wait`...)."""
-    words = command_words(command)
+    words = read_command(command).words
     return bool(words) and words[0] in OBSERVATION_VERBS
 
 
@@ -293,9 +318,10 @@ def why_invalid(command: str) -> str | None:
 
 
 def why_not_run(command: str) -> str | None:
-    """Why a command must never reach the emulator (None: it may run). The one check every path goes through."""
+    """Why a command must never reach the emulator (None: it may run). The one check every path goes through; a
+    step that holds the command's `Command` reads its `refusal` instead of checking again."""
     for part in _SUB_COMMANDS.split(command):
-        words = command_words(part)
+        words = words_in(part)
         if words and words[0] in INTERPRETER_VERBS:
             return f"'{words[0]}' is an interpreter command (files, restart, quit or undo): the harness never runs it"
     return why_invalid(command)

@@ -23,8 +23,8 @@ from session.commands import (
     CommandFileError,
     canonical_command,
     direction_of,
+    read_command,
     read_command_file,
-    why_not_run,
 )
 from session.emulator import DEFAULT_TIME_LIMIT, LIVE, SHADOW, Emulator, EmulatorFailed, EmulatorHung, Observation
 from session.events import EventType
@@ -399,7 +399,7 @@ class JerichoSession:
 
     def step(self, command: str) -> GameView:
         """Run one command; the returned view carries the game's response as `text`."""
-        reason = why_not_run(command)
+        reason = read_command(command).refusal
         if reason is not None:  # the orchestrator refuses these first: this is the last line of defence
             raise CommandRefused(f"{command[:40]!r}: {reason}")
         walked_from = self.world() if self._watching_for_walker(command) else None
@@ -597,7 +597,7 @@ class JerichoSession:
     def answer_on_copy(self, command: str) -> Trial | None:
         """`trial`, or None for a command that must never run (where `trial` raises CommandRefused) or that the
         shadow emulator could not play."""
-        return None if why_not_run(command) is not None else self.trial(command)
+        return None if read_command(command).refusal is not None else self.trial(command)
 
     def trial(self, command: str, refused: str | None = None) -> Trial | None:
         """What `command` would do from here, played on the shadow emulator from the live state: the game itself
@@ -608,7 +608,7 @@ class JerichoSession:
         `refused`: a command the game surely refuses (e.g. the verb with a word no game knows). What it leaves is
         no change either: some parsers mark the objects they weighed (gold), or count the first move (zork1)."""
         for line in (command, refused or ""):
-            reason = why_not_run(line)
+            reason = read_command(line).refusal
             if reason is not None:
                 raise CommandRefused(f"{line[:40]!r}: {reason}")
         state = self.env.get_state()

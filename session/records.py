@@ -156,9 +156,10 @@ class Candidate:
     """A fact the agent asked to keep for the episode with this proposal (see agents.base.Proposal.note)."""
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class TurnRecord:
-    """Everything one turn did. Written to events.jsonl as one line, read by every detector."""
+    """Everything one turn did, built once and whole as the turn ends (frozen: every manager and detector reads the
+    same record). Written to events.jsonl as one line, read by every detector."""
 
     turn: int
     command: str

@@ -498,3 +498,9 @@ def assert_stopped_by_the_budget(out: Path, budget: float, jobs: int) -> dict[st
         lines = list(csv.DictReader(handle))
     assert lines[0]["cut_by_budget"] == str(len(started)) and lines[0]["not_run"] == str(len(unstarted))
     return rows
+
+
+def raised(events: list[dict], result):
+    """`result` of a loop-break call (a status, a judged proposal), its events added to a test's `events`."""
+    events.extend(result.events)
+    return result

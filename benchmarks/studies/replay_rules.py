@@ -52,11 +52,10 @@ def replay(records: list[dict], config: GameConfiguration) -> Replayed:
     loop_break = LoopBreak(config.loop_break, game_map, DestinationPredictor("map", game_map), 0.5)
     replayed = Replayed()
     for data in records:
-        record = TurnRecord(**data)
+        record = TurnRecord(**{**data, "events": []})
         view = GameView(record.room_id_before, record.room_name_before, record.score_before, 0, (), (), "", "")
-        if loop_break.status(record.turn, view, (), []).warning:
+        if loop_break.status(record.turn, view, ()).warning:
             replayed.warned += 1
-        record.events = []
         game_map.observe(record)
         verdict = loop_break.observe(record)
         clock = loop_break.clock(verdict.progress.turns_stuck)

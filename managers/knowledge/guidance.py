@@ -14,9 +14,10 @@ from session.commands import (
     HANDING_VERBS,
     PRIMARY_DIRECTIONS,
     canonical_command,
-    command_words,
     direction_of,
     is_observation,
+    read_command,
+    words_in,
 )
 from session.context import Guidance
 from session.outcomes import title_like
@@ -32,7 +33,7 @@ ROUTE_BLOWS = 12
 
 def _at_hand(command: str, held: set[str]) -> bool:
     """The command does not hand over something, or the player holds what it hands over."""
-    words = command_words(command)
+    words = read_command(command).words
     if len(words) < 2 or words[0] not in HANDING_VERBS:
         return True
     return words[1] in held or (len(words) > 2 and words[2] in held)  # `put egg in case`, `give red apple to...`
@@ -172,7 +173,7 @@ class Guide:
             (x.words, x.room_name) for x in self.store.losses
         ]
         for words, place in harms:
-            for word in set(command_words(words)):
+            for word in set(words_in(words)):
                 places.setdefault(word, set()).add(place)
         return {word for word, where in places.items() if len(where) >= 2}
 
@@ -194,7 +195,7 @@ class Guide:
         """A death worth avoiding for good: not a fight (blows land at random, and a foe may guard the way on), nor
         a move out of a lit room (the killer was more likely what waited there than the way itself), nor a move
         that got somewhere (the game printed another room's title: what killed was waiting there)."""
-        words = command_words(death.command)
+        words = read_command(death.command).words
         if words and words[0] in ATTACK_VERBS:
             return False
         if direction_of(death.command) is None:
@@ -259,7 +260,7 @@ class Guide:
         last = route.steps[position - 1] if position else None
         if last is not None and not last.ends_as(view.room_id, view.score, [o.name for o in view.inventory]):
             return ""  # off the route: the player's own play may bring it back to where the route goes on
-        words = command_words(last.command) if last is not None else []
+        words = read_command(last.command).words if last is not None else ()
         if len(words) > 1 and words[0] in ATTACK_VERBS and words[1] in {o.noun for o in view.room_objects}:
             return (
                 last.command if self.learning.route_blows < ROUTE_BLOWS else ""

@@ -24,7 +24,7 @@ from managers.knowledge.store import (
     StuckLoop,
 )
 from managers.map_graph import MapGraph
-from session.commands import DICE_ROLL, HANDING_VERBS, TAKE_VERBS, canonical_command, command_words, direction_of
+from session.commands import DICE_ROLL, HANDING_VERBS, TAKE_VERBS, canonical_command, direction_of, read_command
 from session.outcomes import DARK_PHRASES, DEATH, burdened, load_named, not_at_hand
 from session.records import DEATH_ENDING, LOOP_ENDINGS, TurnRecord, noun_of
 
@@ -129,7 +129,7 @@ class Learning:
                     turn=record.turn,
                 )
             )
-            for noun in set(command_words(command)[1:]):
+            for noun in set(read_command(command).words[1:]):
                 if noun in self.items and record.room_name_before not in self.items[noun].scored_in:
                     self.items[noun].scored_in.append(record.room_name_before)
         if record.result_category == DEATH:
@@ -336,7 +336,7 @@ class Learning:
         """Nouns of items whose `take` or `put` scored in some episode (this one included)."""
         nouns = set()
         for event in [*self.store.score_events, *self.scored]:
-            words = command_words(event.command)
+            words = read_command(event.command).words
             if len(words) > 1 and words[0] in TAKE_VERBS:
                 nouns.add(words[-1])
             nouns.add(put_away(event.command)[0])
@@ -346,7 +346,7 @@ class Learning:
 def put_away(command: str) -> tuple[str, str]:
     """(item, container) of `put <item> in <container>`, each its last word (("", "") for any other command; the
     container "" when nothing follows `in`)."""
-    words = command_words(command)
+    words = read_command(command).words
     if len(words) < 4 or words[0] != "put" or "in" not in words[2:]:
         return "", ""
     at = words.index("in", 2)

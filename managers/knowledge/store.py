@@ -16,7 +16,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
-from session.commands import why_not_run
+from session.commands import read_command
 
 KNOWLEDGE_VERSION = 1
 """The store's format. A store of another version is refused with a clear error, never misread."""
@@ -31,7 +31,7 @@ class _Strict(BaseModel):
 
 
 def _runnable(command: str) -> str:
-    reason = why_not_run(command)
+    reason = read_command(command).refusal
     if reason is not None:
         raise ValueError(reason)
     return command

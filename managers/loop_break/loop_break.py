@@ -54,10 +54,20 @@ class LoopStatus:
     """Design 000's `_build_loop_context_info` (docs/design.md): every detector's notes, one line each."""
     banned: tuple[str, ...] = ()
     """Commands the loop break rejects outright this turn."""
+    events: tuple[dict, ...] = ()
+    """What making the status raised (the stuck warning)."""
 
     @property
     def text(self) -> str:
         return "\n\n".join(part for part in (self.warning, self.loop_info) if part)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A proposal's judgement after the loop break, with the events that raised."""
+
+    judgement: Judgement
+    events: tuple[dict, ...] = ()
 
 
 @dataclass
@@ -98,6 +108,8 @@ class LoopBreak:
         """The situation the last turn left the player in (TurnRecord.situation; "" before the first)."""
         self.bans = RewindBans()
         """What the abandoned loop of the last rewind repeated, refused for a while."""
+        self._this_turn: tuple[int, int | None, bool] | None = None
+        """(turn, room, walled in) as the turn's status found them, until a rejection or the turn's end."""
         self._start_detectors()
 
     def _start_detectors(self) -> None:
@@ -115,6 +127,7 @@ class LoopBreak:
         """The game was put back to the last progress after `turn`, the player in `situation`: the detectors start
         again from here (the stuck clock with them), and what `abandoned` (begun in situation `start`) repeated is
         refused for rewind_ban_turns, with `note` to the agent."""
+        self._this_turn = None
         self.bans.start(turn, self.config.rewind_ban_turns, start, abandoned, note)
         self.progress.last_progress_turn = turn
         self.situation = situation
@@ -137,6 +150,7 @@ class LoopBreak:
     # -- after each turn ---------------------------------------------------------------------------------
     def observe(self, record: TurnRecord) -> Verdict:
         """Update progress and detectors from one executed turn; decide on termination."""
+        self._this_turn = None
         before = self.progress.last_progress_turn
         progress = self.progress.observe(record)
         verdict = Verdict(progress)
@@ -245,7 +259,6 @@ class LoopBreak:
         turn: int,
         view: GameView,
         objectives: tuple[str, ...],
-        events: list[dict],
         untried_directions: tuple[str, ...] | None = None,
         things: tuple[str, ...] | None = None,
     ) -> LoopStatus:
@@ -254,6 +267,7 @@ class LoopBreak:
         what a player knows; None: every untried direction and every object in the room."""
         if not self.enabled:
             return LoopStatus(0)
+        events: list[dict] = []
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
         untried = (
             list(untried_directions)
@@ -261,7 +275,9 @@ class LoopBreak:
             else self.game_map.untried_directions(view.room_id)
         )
         names = list(things) if things is not None else [o.noun for o in view.room_objects]
-        banned = self._banned(view.room_id, self._walled_in(view.room_id), turn)
+        walled_in = self._walled_in(view.room_id)
+        self._this_turn = (turn, view.room_id, walled_in)
+        banned = self._banned(view.room_id, walled_in, turn)
         hints = self._novelty_hints(view, untried, names, banned) if self.config.enable_exploration_hints else ()
         warning = ""
         remaining = self.turns_to_stop(turns_stuck)
@@ -292,7 +308,7 @@ class LoopBreak:
             lines.insert(0, self.bans.note)
         if lines and hints and not warning:
             lines.append(f"{NOT_TRIED_RECENTLY}: {', '.join(hints)}.")
-        return LoopStatus(turns_stuck, warning, "\n".join(lines), tuple(banned))
+        return LoopStatus(turns_stuck, warning, "\n".join(lines), tuple(banned), tuple(events))
 
     def _banned(self, room_id: int | None, walled_in: bool = False, turn: int | None = None) -> list[str]:
         """Every detector's refused commands here, once each, and (given the turn) what a rewind refuses in this
@@ -328,21 +344,28 @@ class LoopBreak:
         return tuple(fresh[:5])
 
     # -- while proposals are judged ----------------------------------------------------------------------
-    def blocked(self, command: str, view: GameView, events: list[dict], turn: int) -> Judgement | None:
+    def blocked(self, command: str, view: GameView, turn: int) -> Judged | None:
         """A blocking judgement when `command` is off the table here (banned, rejected for good), else None.
 
         Asked before the critic: a verdict that cannot change the outcome is not worth a call."""
         if not self.enabled:
             return None
-        walled_in = self._walled_in(view.room_id)
+        events: list[dict] = []
+        walled_in = self._walled_in_now(view.room_id, turn)
         for detector in self.detectors.values():
             judgement = detector.blocked(command, view, turn, events, walled_in)
             if judgement is not None:
-                return judgement
+                return Judged(judgement, tuple(events))
         if not walled_in and canonical_command(command) in self._rewind_banned(view.room_id, turn):
             reason = "Rewind ban (repeated in this same situation by the loop the game was rewound from)"
-            return block(command, "ban", reason, events, turn)
+            return Judged(block(command, "ban", reason, events, turn), tuple(events))
         return None
+
+    def _walled_in_now(self, room_id: int | None, turn: int) -> bool:
+        """`_walled_in` as the turn's status found it, while no rejection since has changed what is refused."""
+        if self._this_turn is not None and self._this_turn[:2] == (turn, room_id):
+            return self._this_turn[2]
+        return self._walled_in(room_id)
 
     def _walled_in(self, room_id: int | None) -> bool:
         """Every known way out of this room is rejected for good here and no direction is left untried."""
@@ -352,12 +375,13 @@ class LoopBreak:
         final = self._banned(room_id)
         return all(canonical_command(way) in final for way in room.exits)
 
-    def adjust(self, command: str, judgement: Judgement, view: GameView, events: list[dict], turn: int) -> Judgement:
+    def adjust(self, command: str, judgement: Judgement, view: GameView, turn: int) -> Judged:
         """Apply every detector's penalties and bonuses to the critic's score used for acceptance: each detector's
         summed and clamped as one step, the steps in the registry's order (the action-loop penalty before the room
         loops' steering, as measured)."""
         if not self.enabled or judgement.source in BLOCKING_SOURCES:
-            return judgement
+            return Judged(judgement)
+        events: list[dict] = []
         proposal = Proposal(command, judgement, view, turn, self.progress.turns_stuck(turn - 1), self.stretch)
         adjusted = judgement
         for detector in self.detectors.values():
@@ -376,15 +400,20 @@ class LoopBreak:
                 **{"destination": None, **proposal.facts},
                 turned_to_reject=turned,
             )
-        return adjusted
+        return Judged(adjusted, tuple(events))
 
-    def note_rejection(self, turn: int, room_id: int | None, command: str, events: list[dict]) -> None:
-        """A proposal was rejected (after adjustments): agent<->critic loop bookkeeping."""
+    def note_rejection(self, turn: int, room_id: int | None, command: str) -> tuple[dict, ...]:
+        """A proposal was rejected (after adjustments): agent<->critic loop bookkeeping. Returns the events raised."""
+        events: list[dict] = []
         if self.enabled:
+            self._this_turn = None  # a rejection may refuse more here
             for detector in self.detectors.values():
                 detector.note_rejection(turn, room_id, command, events)
+        return tuple(events)
 
-    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
-        """A human answered a loop gate."""
+    def accept_guidance(self, guidance: str, turn: int) -> tuple[dict, ...]:
+        """A human answered a loop gate. Returns the events raised."""
+        events: list[dict] = []
         for detector in self.detectors.values():
             detector.accept_guidance(guidance, turn, events)
+        return tuple(events)

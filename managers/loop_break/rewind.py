@@ -92,6 +92,8 @@ class Rewound:
     view: GameView
     note: str
     """What the agent is told (rewind_note)."""
+    events: tuple[dict, ...] = ()
+    """The rewind's event."""
 
 
 class Rewinder:
@@ -132,7 +134,7 @@ class Rewinder:
             return False
         return self.point.turn not in self.rewound_to
 
-    def rewind(self, record: TurnRecord, reason: Ending, rule: str | None, why: str, events: list[dict]) -> Rewound:
+    def rewind(self, record: TurnRecord, reason: Ending, rule: str | None, why: str) -> Rewound:
         """Put the game back exactly as it was right after the last progress (after `record`'s turn ended in a stop
         verdict); the turns since stay in the records, their branch abandoned. Raises EmulatorFailed when the
         restore's emulator fails."""
@@ -142,6 +144,7 @@ class Rewinder:
         self.rewound_to.add(point.turn)
         self.abandoned_turns += len(abandoned)
         self.abandoning = []
+        events: list[dict] = []
         emit(
             events,
             EventType.REWIND,
@@ -158,4 +161,5 @@ class Rewinder:
             why=why,
             restored=how,
         )
-        return Rewound(point, abandoned, view, rewind_note(abandoned, point.turn, view.room_name, view.score))
+        note = rewind_note(abandoned, point.turn, view.room_name, view.score)
+        return Rewound(point, abandoned, view, note, tuple(events))

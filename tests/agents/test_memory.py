@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -50,8 +51,8 @@ def test_a_resumed_offline_episode_goes_on_as_the_uninterrupted_one(rom_path, tm
 def test_a_memory_that_does_not_read_is_one_clear_resume_error(rom_path, tmp_path):
     clean = read_episode(offline(tmp_path, rom_path, "clean").play_episode(), None)
     records = [TurnRecord(**r) for r in clean.records[:10]]
-    last = [r for r in records if r.agent_memory is not None][-1]  # the memory a resume gives back
-    last.agent_memory = {**last.agent_memory, "read": 5}
+    at = max(i for i, r in enumerate(records) if r.agent_memory is not None)  # the memory a resume gives back
+    records[at] = replace(records[at], agent_memory={**records[at].agent_memory, "read": 5})
     with pytest.raises(ResumeError, match=r"^the agent's recorded memory does not read: read: Input should be a va"):
         offline(tmp_path, rom_path, "bad", episode_id="bad").play_episode(resume=records)
 

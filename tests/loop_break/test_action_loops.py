@@ -22,6 +22,7 @@ from session.commands import DIRECTIONS, canonical_command, command_similarity
 from session.config import ActionLoopsConfig, LoopBreakConfig
 from session.records import GameView
 from tests.factories import turn_record
+from tests.helpers import raised
 
 NO_PROGRESS = ProgressResult(turn=0, signals=(), turns_stuck=1, last_progress_turn=0)
 PROGRESS = ProgressResult(turn=0, signals=("score",), turns_stuck=0, last_progress_turn=0)
@@ -340,16 +341,16 @@ def test_a_move_rejected_for_good_opens_again_once_every_other_way_is_a_wall():
     game_map.observe(turn_record(3, command="south", room_id_before=1, room_id_after=3))
     events: list[dict] = []
     for turn in range(4, 8):
-        breaker.note_rejection(turn, 1, "west", events)
-        breaker.note_rejection(turn, 1, "south", events)
+        events.extend(breaker.note_rejection(turn, 1, "west"))
+        events.extend(breaker.note_rejection(turn, 1, "south"))
     walls = [d for d in DIRECTIONS if d not in ("west", "south")]
     for turn, wall in enumerate(walls[:-1], start=10):
         game_map.observe(turn_record(turn, command=wall, room_id_before=1, room_id_after=1))
-    assert breaker.blocked("west", hall, events, 30) is not None  # one direction still untried
-    assert "west" in breaker.status(30, hall, (), events).banned
+    assert breaker.blocked("west", hall, 30) is not None  # one direction still untried
+    assert "west" in raised(events, breaker.status(30, hall, ())).banned
     game_map.observe(turn_record(31, command=walls[-1], room_id_before=1, room_id_after=1))
-    assert breaker.blocked("w", hall, events, 32) is None and breaker.blocked("south", hall, events, 32) is None
-    assert not {"west", "south"} & set(breaker.status(32, hall, (), events).banned)
+    assert breaker.blocked("w", hall, 32) is None and breaker.blocked("south", hall, 32) is None
+    assert not {"west", "south"} & set(raised(events, breaker.status(32, hall, ())).banned)
 
 
 def test_a_move_the_game_took_is_never_rejected_for_good_there():
@@ -366,8 +367,8 @@ def test_a_move_the_game_took_is_never_rejected_for_good_there():
         breaker.observe(record)
     events: list[dict] = []
     for turn in range(3, 8):
-        breaker.note_rejection(turn, 1, "south", events)
-        breaker.note_rejection(turn, 1, "west", events)
-    assert breaker.blocked("south", maze, events, 9) is None
-    assert breaker.blocked("west", maze, events, 9) is not None
-    assert "south" not in breaker.status(9, maze, (), events).banned
+        events.extend(breaker.note_rejection(turn, 1, "south"))
+        events.extend(breaker.note_rejection(turn, 1, "west"))
+    assert breaker.blocked("south", maze, 9) is None
+    assert breaker.blocked("west", maze, 9) is not None
+    assert "south" not in raised(events, breaker.status(9, maze, ())).banned

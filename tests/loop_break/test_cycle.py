@@ -121,7 +121,7 @@ def test_the_warning_before_a_cycle_stop_names_the_cycle():
     warned = {}
     for turn, (command, before, after) in enumerate(ab(20), start=1):
         view = GameView(before, f"room {before}", 0, turn, (), (), "hash", "")
-        warning = breaker.status(turn, view, (), []).warning
+        warning = breaker.status(turn, view, ()).warning
         if warning:
             warned[turn] = warning
         if breaker.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after)).terminate:

@@ -24,6 +24,7 @@ from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
 from tests.factories import detections_of, seed_loop_break, turn_record
+from tests.helpers import raised
 
 DAM, LOBBY, MAINTENANCE, DAM_BASE = 15, 18, 20, 22
 NAMES = {DAM: "Dam", LOBBY: "Lobby", MAINTENANCE: "Maintenance Room", DAM_BASE: "Dam Base"}
@@ -271,7 +272,7 @@ def test_penalty_applied_on_oscillation_return():
     oscillate(loop_break, 6)  # Lobby, Dam, Lobby, Dam, Lobby, Dam
     assert loop_break.detectors["room_loops"].active.oscillation.detected
     events: list[dict] = []
-    through = loop_break.adjust("north", Judgement(0.9, "good move"), make_view(DAM), events, turn=7)
+    through = raised(events, loop_break.adjust("north", Judgement(0.9, "good move"), make_view(DAM), turn=7)).judgement
     assert through.score == pytest.approx(0.1)
     (event,) = events
     assert event["event_type"] == "loop_penalty_applied"
@@ -293,7 +294,7 @@ def test_bonus_applied_on_exploration():
     loop_break = make_loop_break()
     oscillate(loop_break, 6)
     events: list[dict] = []
-    through = loop_break.adjust("south", Judgement(0.6, "ok"), make_view(DAM), events, turn=7)
+    through = raised(events, loop_break.adjust("south", Judgement(0.6, "ok"), make_view(DAM), turn=7)).judgement
     assert through.score == 1.0
     (event,) = events
     assert event["base_score"] == 0.6 and event["adjusted_score"] == 1.0 and event["destination"] == DAM_BASE
@@ -315,7 +316,7 @@ def test_penalty_not_applied_without_prediction():
     events: list[dict] = []
     view = make_view(DAM)
     for command in ("examine lamp", "west", "take all"):  # "west" from the Dam is not on the map
-        assert loop_break.adjust(command, judgement, view, events, turn=7) is judgement
+        assert raised(events, loop_break.adjust(command, judgement, view, turn=7)).judgement is judgement
     assert events == []
 
 
@@ -334,7 +335,7 @@ def test_penalties_stack_with_location_revisit_penalty_and_clamp():
     loop_break = make_loop_break()
     oscillate(loop_break, 6)
     events: list[dict] = []
-    adjusted = loop_break.adjust("north", Judgement(0.9, "ok"), make_view(DAM), events, turn=7)
+    adjusted = raised(events, loop_break.adjust("north", Judgement(0.9, "ok"), make_view(DAM), turn=7)).judgement
     assert adjusted.score == 0.0
     assert any("Oscillation penalty" in a for a in adjusted.adjustments)
     assert any("Revisit penalty" in a and "Lobby" in a for a in adjusted.adjustments)
@@ -345,7 +346,7 @@ def test_loop_penalty_event_not_turned_to_reject_when_already_below_threshold():
     loop_break = make_loop_break(room_loops={"enable_location_penalty": False})
     oscillate(loop_break, 6)
     events: list[dict] = []
-    loop_break.adjust("north", Judgement(0.4, "weak"), make_view(DAM), events, turn=7)
+    raised(events, loop_break.adjust("north", Judgement(0.4, "weak"), make_view(DAM), turn=7))
     (event,) = events
     assert event["base_score"] == 0.4 and event["adjusted_score"] == 0.0 and event["turned_to_reject"] is False
 
@@ -358,10 +359,10 @@ def test_flag_velocity_detection_disabled_turns_everything_off():
     assert not any(v.terminate for v in verdicts)
     assert all(v.events == [] for v in verdicts)
     events: list[dict] = []
-    status = loop_break.status(101, make_view(DAM), ("Open the mailbox",), events)
+    status = raised(events, loop_break.status(101, make_view(DAM), ("Open the mailbox",)))
     assert status.warning == "" and status.text == "" and events == []
     judgement = Judgement(0.9, "ok")
-    assert loop_break.adjust("north", judgement, make_view(DAM), events, turn=101) is judgement
+    assert raised(events, loop_break.adjust("north", judgement, make_view(DAM), turn=101)).judgement is judgement
     assert events == []
 
     enabled = make_loop_break(no_progress={"max_turns": 30})
@@ -379,9 +380,9 @@ def test_flag_loop_detection_disabled_no_detections_no_penalties():
     events: list[dict] = []
     judgement = Judgement(0.9, "ok")
     for command in ("north", "south"):
-        assert loop_break.adjust(command, judgement, make_view(DAM), events, turn=25) is judgement
+        assert raised(events, loop_break.adjust(command, judgement, make_view(DAM), turn=25)).judgement is judgement
     assert events == []
-    status = loop_break.status(25, make_view(DAM), (), [])
+    status = loop_break.status(25, make_view(DAM), ())
     assert status.loop_info == ""
     # Velocity detection still works.
     assert [i + 1 for i, v in enumerate(oscillate(make_loop_break(room_loops={"enabled": False}), 40)) if v.terminate]
@@ -407,7 +408,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
     wander(on)
     assert not on.detectors["room_loops"].active.any and LOBBY in on.detectors["room_loops"].active.recent_rooms
     events: list[dict] = []
-    adjusted = on.adjust("north", Judgement(0.7, "ok"), make_view(DAM), events, turn=6)
+    adjusted = raised(events, on.adjust("north", Judgement(0.7, "ok"), make_view(DAM), turn=6)).judgement
     assert adjusted.score == pytest.approx(0.5) and "Revisit penalty" in adjusted.adjustments[0]
     assert events[0]["turned_to_reject"] is False  # 0.5 is not below the 0.5 threshold
 
@@ -415,7 +416,7 @@ def test_flag_location_penalty_disabled_no_revisit_penalty():
     wander(off)
     judgement = Judgement(0.7, "ok")
     assert off.detectors["room_loops"].active.recent_rooms == ()
-    assert off.adjust("north", judgement, make_view(DAM), [], turn=6) is judgement
+    assert off.adjust("north", judgement, make_view(DAM), turn=6).judgement is judgement
     # apply_loop_penalties honours the flag too, even when given recent rooms.
     detections = detections_of(recent_rooms=(LOBBY,))
     assert apply_loop_penalties(judgement, LOBBY, detections, off.config.room_loops, name_of) is judgement
@@ -434,7 +435,7 @@ def test_flag_penalty_min_turns_stuck_gates_detections_and_penalties(min_stuck):
         assert loop_break.detectors["room_loops"].active.oscillation.detected is expected, turn
         other = DAM if here == LOBBY else LOBBY
         command = "north" if here == DAM else "south"
-        adjusted = loop_break.adjust(command, judgement, make_view(here), [], turn=turn + 1)
+        adjusted = loop_break.adjust(command, judgement, make_view(here), turn=turn + 1).judgement
         assert (adjusted.score == pytest.approx(0.1)) is expected, turn
         assert loop_break.predictor.predict(here, command) == other
 
@@ -446,7 +447,7 @@ def test_flag_penalty_min_turns_stuck_resets_with_progress():
     loop_break.observe(make_record(7, LOBBY, room_before=DAM, score_before=0, score_after=5))
     assert not loop_break.detectors["room_loops"].active.any  # progress: turns_stuck 0 < 4
     judgement = Judgement(0.9, "ok")
-    assert loop_break.adjust("south", judgement, make_view(LOBBY), [], turn=8) is judgement
+    assert loop_break.adjust("south", judgement, make_view(LOBBY), turn=8).judgement is judgement
 
 
 def test_flag_stuck_check_interval_terminates_only_on_multiples():

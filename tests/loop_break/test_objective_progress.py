@@ -8,6 +8,8 @@ objectives.observe -> record.objectives_completed, then LoopBreak.observe, then 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from loguru import logger
 
@@ -68,9 +70,9 @@ class Episode:
 
     def turn(self, record: TurnRecord):
         self.map.observe(record)
-        record.objectives_completed = self.objectives.observe(record)
+        record = replace(record, objectives_completed=self.objectives.observe(record))
         verdict = self.loop_break.observe(record)
-        self.objectives.prune(record.turn, self.loop_break.progress.last_progress_turn)
+        self.objectives.prune(record.turn, verdict.progress.last_progress_turn)
         return verdict
 
     def idle(self, first: int, last: int, score: int = 0):

@@ -12,6 +12,7 @@ from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
 from tests.factories import SEED_LOOP_BREAK, detections_of, seed_loop_break, turn_record
+from tests.helpers import raised
 
 NAMES = {1: "Kitchen", 2: "Living Room", 3: "Attic", 4: "Behind House", 5: "Clearing"}
 
@@ -139,28 +140,28 @@ def test_camping_penalty_through_loop_break():
         and not loop_break.detectors["room_loops"].active.region.detected
     )
     events: list[dict] = []
-    back = loop_break.adjust("south", Judgement(0.8, "ok"), view_at(5), events, turn=11)
+    back = raised(events, loop_break.adjust("south", Judgement(0.8, "ok"), view_at(5), turn=11)).judgement
     assert back.score == pytest.approx(0.8)  # south from the Clearing is Behind House, not the Kitchen
-    forth = loop_break.adjust("west", Judgement(0.8, "ok"), view_at(4), events, turn=11)
+    forth = raised(events, loop_break.adjust("west", Judgement(0.8, "ok"), view_at(4), turn=11)).judgement
     assert forth.score == pytest.approx(0.2)
     assert [e["event_type"] for e in events] == ["loop_penalty_applied"]
     assert events[0]["destination"] == 1 and events[0]["turned_to_reject"] is True
     line = "You have spent 6 of the last 10 turns in Kitchen, repeating what you did before."
     assert line in room_loop_lines(loop_break.detectors["room_loops"].active)
     # Shown to the agent only while it repeats itself: these ten turns each went somewhere new.
-    assert line not in loop_break.status(11, view_at(1), (), []).loop_info
+    assert line not in loop_break.status(11, view_at(1), ()).loop_info
 
 
 def test_adjust_without_active_detections_is_a_no_op():
     game_map = house_map()
     loop_break = LoopBreak(LoopBreakConfig(**SEED_LOOP_BREAK), game_map, DestinationPredictor("map", game_map))
     judgement = Judgement(0.9, "ok")
-    assert loop_break.adjust("west", judgement, view_at(1), [], turn=1) is judgement  # nothing observed yet
+    assert loop_break.adjust("west", judgement, view_at(1), turn=1).judgement is judgement  # nothing observed yet
     loop_break.observe(make_record(1, 1))
     loop_break.observe(make_record(2, 2, room_before=1))
     # turns_stuck 2 < penalty_min_turns_stuck 4: even the revisit penalty waits.
     assert loop_break.detectors["room_loops"].active.recent_rooms == ()
-    assert loop_break.adjust("east", judgement, view_at(2), [], turn=3) is judgement
+    assert loop_break.adjust("east", judgement, view_at(2), turn=3).judgement is judgement
 
 
 def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
@@ -184,11 +185,11 @@ def test_the_way_out_of_a_loop_is_not_walled_in_by_the_loops_penalties():
     assert loop_break.detectors["room_loops"].active.oscillation.detected
     # From the Living Room the only way anywhere is east, through the Kitchen, to Behind House and beyond.
     turn = config.repetition.window + 1
-    way_out = loop_break.adjust("east", Judgement(0.6, "ok"), view_at(2), [], turn=turn)
+    way_out = loop_break.adjust("east", Judgement(0.6, "ok"), view_at(2), turn=turn).judgement
     assert way_out.score == pytest.approx(1.0)
     assert [a.split(" (")[0] for a in way_out.adjustments] == ["Way-out bonus"]
     # Back into the loop from the Kitchen is still penalised.
-    back = loop_break.adjust("west", Judgement(0.6, "ok"), view_at(1), [], turn=turn)
+    back = loop_break.adjust("west", Judgement(0.6, "ok"), view_at(1), turn=turn).judgement
     assert back.score < 0.5 and any("Oscillation penalty" in a for a in back.adjustments)
 
 
@@ -211,7 +212,7 @@ def test_no_way_out_known_gives_no_bonus_to_anything():
                 room_name_after=name_of(there),
             )
         )
-    judged = loop_break.adjust("examine door", Judgement(0.6, "ok"), view_at(2), [], turn=13)
+    judged = loop_break.adjust("examine door", Judgement(0.6, "ok"), view_at(2), turn=13).judgement
     assert not any("Way-out" in a for a in judged.adjustments)
 
 

@@ -136,10 +136,10 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
         in room_loop_lines(loop_break.detectors["room_loops"].active)[0]
     )
     # Staying inside the region is penalised; leaving it (Round Room) is not.
-    penalised = loop_break.adjust("up", Judgement(0.9, "ok"), cellar, [], 21)
+    penalised = loop_break.adjust("up", Judgement(0.9, "ok"), cellar, 21).judgement
     assert penalised.score == 0.3 and "Region-loop penalty" in penalised.adjustments[0]
     out = Judgement(0.9, "ok")
-    assert loop_break.adjust("south", out, cellar, [], 21) is out
+    assert loop_break.adjust("south", out, cellar, 21).judgement is out
 
 
 # -- oscillation and camping edge cases ----------------------------------------------------------------------

@@ -13,6 +13,7 @@ from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameObject, GameView, TurnRecord
 from tests.factories import seed_loop_break, turn_record
+from tests.helpers import raised
 
 CELLAR, TROLL_ROOM = 60, 61
 SIGNALS = ("score", "objective", "new_room")
@@ -108,7 +109,7 @@ def test_status_no_warning_below_threshold():
     loop_break = make_loop_break(warning_lead_turns=20, no_progress={"max_turns": 40})
     run_turns(loop_break, 19)
     events: list[dict] = []
-    status = loop_break.status(20, cellar_view(), OBJECTIVES, events)  # 19 turns stuck before turn 20
+    status = raised(events, loop_break.status(20, cellar_view(), OBJECTIVES))  # 19 turns stuck before turn 20
     assert status.turns_stuck == 19 and status.warning == "" and events == []
 
 
@@ -117,7 +118,7 @@ def test_status_warning_at_and_after_threshold(observed):
     loop_break = make_loop_break(warning_lead_turns=20, no_progress={"max_turns": 40})
     run_turns(loop_break, observed)
     events: list[dict] = []
-    status = loop_break.status(observed + 1, cellar_view(), OBJECTIVES[:2], events)
+    status = raised(events, loop_break.status(observed + 1, cellar_view(), OBJECTIVES[:2]))
     assert status.turns_stuck == observed
     assert f"NO PROGRESS for {observed} turns" in status.warning
     assert countdown(status.warning) == max(0, 40 - observed)
@@ -132,14 +133,14 @@ def test_status_warning_at_and_after_threshold(observed):
 def test_status_warning_without_objectives_omits_them():
     loop_break = make_loop_break()
     run_turns(loop_break, 25)
-    status = loop_break.status(26, cellar_view(), (), [])
+    status = loop_break.status(26, cellar_view(), ())
     assert status.warning and "objective" not in status.warning.lower()
 
 
 def test_status_warning_omits_objective_phrase_when_objective_progress_disabled():
     loop_break = make_loop_break(enable_objective_based_progress=False)
     run_turns(loop_break, 25)
-    status = loop_break.status(26, cellar_view(), OBJECTIVES[:2], [])
+    status = loop_break.status(26, cellar_view(), OBJECTIVES[:2])
     assert "complete an objective" not in status.warning
     assert "Work on the objectives listed above" in status.warning  # still pointed to as guidance
 
@@ -148,14 +149,14 @@ def test_status_no_warning_when_disabled():
     loop_break = make_loop_break(enable_stuck_warnings=False)
     run_turns(loop_break, 30)
     events: list[dict] = []
-    status = loop_break.status(31, cellar_view(), OBJECTIVES, events)
+    status = raised(events, loop_break.status(31, cellar_view(), OBJECTIVES))
     assert status.turns_stuck == 30 and status.warning == "" and events == []
 
 
 def test_status_hints_and_unexplored_exits():
     loop_break = make_loop_break()
     run_turns(loop_break, 25, commands=("north", "wait"))
-    status = loop_break.status(26, cellar_view(), (), [])
+    status = loop_break.status(26, cellar_view(), ())
     hints = suggestion(status.warning, "Commands you have not tried recently")
     assert hints and len(hints) <= 5
     assert "north" not in hints and "wait" not in hints  # tried within action_novelty_window
@@ -167,7 +168,7 @@ def test_status_hints_and_unexplored_exits():
 def test_status_hints_absent_when_disabled():
     loop_break = make_loop_break(enable_exploration_hints=False)
     run_turns(loop_break, 25)
-    status = loop_break.status(26, cellar_view(), (), [])
+    status = loop_break.status(26, cellar_view(), ())
     assert status.warning
     assert "Commands you have not tried recently" not in status.warning
     assert "Directions never tried from here (not verified)" not in status.warning
@@ -183,7 +184,7 @@ def test_quiet_but_varied_play_is_not_warned_until_the_no_progress_limit_nears()
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     warned = []
     for turn in range(1, config.no_progress.max_turns + 1):
-        if loop_break.status(turn, cellar_view(), (), []).warning:
+        if loop_break.status(turn, cellar_view(), ()).warning:
             warned.append(turn - 1)  # turns stuck when warned
         command = f"examine thing {turn}" if turn % 2 else ("look", "inventory")[turn // 2 % 2]
         loop_break.observe(make_record(turn, command))
@@ -200,7 +201,7 @@ def test_repetitive_play_is_warned_before_the_repetition_stop(cycle_turns, rule)
     loop_break = LoopBreak(config, game_map, DestinationPredictor("map", game_map))
     first_warning = None
     for turn in range(1, config.no_progress.max_turns):
-        status = loop_break.status(turn, cellar_view(), (), [])
+        status = loop_break.status(turn, cellar_view(), ())
         if status.warning and first_warning is None:
             first_warning = turn
             assert countdown(status.warning) <= config.warning_lead_turns
@@ -219,5 +220,5 @@ def test_hints_never_suggest_dropping_what_is_carried():
     run_turns(loop_break, 25)
     sword = GameObject(9, "sword")
     view = replace(cellar_view(), inventory=(sword, GameObject(5, "brass lantern")))
-    status = loop_break.status(26, view, (), [], things=("trap door",))
+    status = loop_break.status(26, view, (), things=("trap door",))
     assert status.warning and "drop" not in status.text
