@@ -63,7 +63,7 @@ SYNTHESIS_SCHEMA = json_schema(
 
 
 @dataclass(frozen=True)
-class Verdict:
+class CriticReading:
     """A critic reply read: the judgement, or what was wrong with it (said to the model on the one retry)."""
 
     judgement: Judgement | None
@@ -75,7 +75,7 @@ def parse_judgement(reply: str | None) -> Judgement | None:
     return read_verdict(reply).judgement
 
 
-def read_verdict(reply: str | None) -> Verdict:
+def read_verdict(reply: str | None) -> CriticReading:
     """The critic's verdict, read from what it says outside its reasoning (a `<think>` holding `score: 0.1` before a
     final `Score: 0.9` reads 0.9).
 
@@ -90,16 +90,16 @@ def read_verdict(reply: str | None) -> Verdict:
     if key is not None:
         score, problem = _unit_score(data[key])
         judgement = Judgement(score, _reason(data.get("reason")), source="llm") if score is not None else None
-        return Verdict(judgement, problem)
+        return CriticReading(judgement, problem)
     lines = list(_SCORE.finditer(answer))
     written = lines[-1].group(1) if lines else None
     if written is None and _SCORE_TEXT.fullmatch(answer):
         written = answer.strip()
     if written is None:
-        return Verdict(None, 'no score found; give one as {"score": 0.7, ...}')
+        return CriticReading(None, 'no score found; give one as {"score": 0.7, ...}')
     score, problem = _score_text(written)
     judgement = Judgement(score, "score given without a reason", source="llm") if score is not None else None
-    return Verdict(judgement, problem)
+    return CriticReading(judgement, problem)
 
 
 def _unit_score(value: object) -> tuple[float | None, str]:
