@@ -29,9 +29,10 @@ from orchestration.recorder import RecordsUnwritable
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.config import ConfigError, GameConfiguration
 from session.emulator import EmulatorFailed
-from session.jericho_session import JerichoSession, StoryFileError
+from session.jericho_session import JerichoSession
 from session.records import Ending, TurnRecord, read_summary
 from session.safe_text import printable
+from session.story_file import StoryFileError
 from session.tables import markdown_table
 
 EXIT_USAGE = 2

@@ -30,8 +30,9 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.risky_critic import WhenRiskyCritic
 from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
-from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.jericho_session import JerichoSession
 from session.plugins import PluginError, import_object, is_object_path
+from session.story_file import WALKTHROUGH_SUFFIX
 
 T = TypeVar("T", Agent, Critic)
 

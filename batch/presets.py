@@ -14,7 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from session.emulator import EmulatorFailed
-from session.jericho_session import StoryFileError, check_story_bytes, start_emulator
+from session.story_file import StoryFileError, check_story_bytes, start_emulator
 
 DATA = Path(__file__).resolve().parent / "data"
 """Published figures the presets' tables set beside a run (JSON files, each naming its source)."""

@@ -49,8 +49,8 @@ from batch.tales import write_table
 from orchestration.wiring import check_budget, chosen_kinds
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.emulator import watch_parent
-from session.jericho_session import STORY_SUFFIXES
 from session.plugins import modules_of
+from session.story_file import STORY_SUFFIXES
 
 MANIFEST = "manifest.jsonl"
 RAY_LOG = "ray-join.log"

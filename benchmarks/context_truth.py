@@ -67,10 +67,11 @@ from managers.game_reader import IDLE_COMMAND, room_line
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, start_emulator
+from session.jericho_session import JerichoSession
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, empty_handed, not_here, title_like
 from session.provenance import commit
 from session.records import EVENTS_FILE, read_record_dicts
+from session.story_file import STORY_SUFFIXES, StoryFileError, start_emulator
 from session.tables import markdown_table
 
 CATEGORIES = ("room", "carried", "seen", "exits_worked", "description", "future_text")

@@ -43,9 +43,9 @@ from benchmarks import llm_calls, trajectories
 from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import STORY_SUFFIXES, StoryFileError
 from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 LLM_WALKTHROUGH = "llm_walkthrough"

@@ -39,9 +39,10 @@ from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError, resolve_story_file
+from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
+from session.story_file import STORY_SUFFIXES, StoryFileError, resolve_story_file
 from session.tables import markdown_table
 
 DETECTOR_EVENTS = {

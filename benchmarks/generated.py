@@ -41,9 +41,10 @@ from loguru import logger
 from benchmarks import corpus
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import WALKTHROUGH_SUFFIX, JerichoSession
+from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import read_summary
+from session.story_file import WALKTHROUGH_SUFFIX
 from session.tables import markdown_table
 
 QUEST_SIZES = ((6, 12, 6), (8, 15, 10), (10, 20, 12), (12, 25, 15))

@@ -20,9 +20,9 @@ from pathlib import Path
 from loguru import logger
 
 from session.config import GameConfiguration
-from session.jericho_session import STORY_SUFFIXES
 from session.provenance import command, commit
 from session.records import read_record_dicts, read_summary
+from session.story_file import STORY_SUFFIXES
 from session.tables import markdown_table
 
 

@@ -39,9 +39,10 @@ from benchmarks.scenarios import ScenarioError, build_scenario
 from benchmarks.trajectories import clean_outcomes
 from session.commands import GameDictionary, normalize_command
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession, StoryFileError
+from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK, read_record_dicts, read_summary
+from session.story_file import StoryFileError
 from session.tables import markdown_table
 
 DEFAULT_SCENARIOS = ("healthy_walkthrough", "dam_back_and_forth", "camp_in_room")

@@ -32,9 +32,9 @@ from agents.replay_agent import ReplayAgent
 from session.checkpoints import CheckpointKind, checkpoints_for
 from session.commands import DIRECTIONS, why_not_run
 from session.config import GameConfiguration
-from session.jericho_session import STORY_SUFFIXES
 from session.provenance import command, commit
 from session.records import read_summary
+from session.story_file import STORY_SUFFIXES
 from session.tables import markdown_table, percent
 
 RANDOM_KIND = "random"

@@ -44,9 +44,9 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.corpus import add_set_argument, set_overrides
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import STORY_SUFFIXES, StoryFileError
 from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -31,8 +31,9 @@ from pathlib import Path
 from agents.base import InvalidReply
 from agents.reply import parse_reply
 from session.commands import GameDictionary
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.jericho_session import JerichoSession
 from session.provenance import commit
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -38,7 +38,8 @@ from managers.loop_break.loop_break import LoopBreak
 from managers.novelty import WorldNovelty
 from orchestration.wiring import RunOptions, build_orchestrator
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession, StoryFileError, resolve_story_file
+from session.jericho_session import JerichoSession
+from session.story_file import StoryFileError, resolve_story_file
 
 
 def raw_ms_per_step(rom: Path, commands: list[str]) -> float:

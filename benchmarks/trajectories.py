@@ -576,11 +576,11 @@ def _same_objects(a: GameView, b: GameView, ignored: frozenset[int] = frozenset(
 
 
 def _listing_flags(explorer: Explorer) -> frozenset[int]:
-    """The attributes a game without Jericho's bindings sets on what it prints (`JerichoSession.listing_attributes`),
+    """The attributes a game without Jericho's bindings sets on what it prints (`Shadow.listing_attributes`),
     which the harness does not count as changes either; none for a game with bindings, whose builders compare every
     attribute."""
     session = explorer.session
-    return frozenset() if session.supported else session.listing_attributes()
+    return frozenset() if session.supported else session.shadow.listing_attributes(session.env)
 
 
 def _camping(explorer, rng, length, visited) -> list[str]:

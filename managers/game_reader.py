@@ -37,9 +37,9 @@ from session.commands import (
     words_in,
 )
 from session.context import Readings
-from session.jericho_session import Trial
 from session.outcomes import DARK_PHRASES, PARSER_PHRASES, not_here, title_like
 from session.records import GameView, TurnRecord
+from session.shadow import Trial
 
 AnswerOnCopy = Callable[[str], "Trial | None"]
 

@@ -26,7 +26,7 @@ from session.checkpoints import checkpoints_for
 from session.config import ConfigError, GameConfiguration
 from session.emulator import EmulatorFailed
 from session.events import EventType
-from session.jericho_session import JerichoSession, StoryFileError
+from session.jericho_session import JerichoSession
 from session.records import (
     BROKEN_ENDINGS,
     FINISHED_ENDINGS,
@@ -39,6 +39,7 @@ from session.records import (
     read_records,
     read_summary,
 )
+from session.story_file import StoryFileError
 
 EPISODE_FILE = "episode.json"
 """What `--resume` needs to rebuild an episode, in its folder."""
@@ -204,8 +205,8 @@ def _summary(played: Played, wall_seconds: float) -> dict[str, Any]:
         "unreadable": session.unreadable(),
         "termination_reason": played.game_state.termination_reason,
         "emulator_failure": played.emulator_failure,
-        # probes of the shadow emulator skipped because it crashed or hung, by probe (JerichoSession._probe)
-        "probe_failures": dict(session.probe_failures),
+        # probes of the shadow emulator skipped because it crashed or hung, by probe (session.shadow)
+        "probe_failures": dict(session.shadow.probe_failures),
         **played.spending.summary(),
         # critic verdicts it could not read (no score, or one outside 0..1): asked again once, then scored offline
         "critic_retries": unreadable["retried"],

@@ -15,7 +15,8 @@ from managers.knowledge import Knowledge, load_store
 from managers.objectives import ObjectiveManager
 from orchestration.orchestrator import Orchestrator
 from session.config import ConfigError, GameConfiguration, RunOptions
-from session.jericho_session import JerichoSession, resolve_story_file
+from session.jericho_session import JerichoSession
+from session.story_file import resolve_story_file
 from viewer.report import write_report
 
 

@@ -327,6 +327,18 @@ def why_not_run(command: str) -> str | None:
     return why_invalid(command)
 
 
+class CommandRefused(Exception):
+    """A command that must never reach the emulator (why_not_run) was about to."""
+
+
+def refuse_unrunnable(command: str) -> None:
+    """Raise CommandRefused for a command that must never reach an emulator (why_not_run): the last line of defence
+    of every emulator the session plays a command on, as the orchestrator refuses these first."""
+    reason = read_command(command).refusal
+    if reason is not None:
+        raise CommandRefused(f"{command[:40]!r}: {reason}")
+
+
 class CommandFileError(ValueError):
     """A file of commands that cannot be read, or holds a line that is no command; the message names the line."""
 

@@ -59,7 +59,7 @@ repeat exactly, as those of Jericho's seeded games do."""
 LIVE = "live"
 """The emulator that plays the game."""
 SHADOW = "shadow"
-"""The emulator that plays probes from copies of the live state (JerichoSession.idle_world, trial)."""
+"""The emulator that plays probes from copies of the live state (session.shadow)."""
 PR_SET_PDEATHSIG = 1
 """prctl option (Linux): the signal a process gets when its parent dies."""
 WATCH_SECONDS = 0.5

@@ -1,8 +1,10 @@
-"""What in a story file's header would crash, hang or stop Jericho's C core, and so the whole process.
+"""The story file: where it is (`resolve_story_file`), whether Jericho's C core can run it (`check_story_bytes`), an
+emulator started on it (`start_emulator`) and its walkthrough (`walkthrough`); each failure one clear StoryFileError.
 
-Each rule is kept because copies of real story files (zork1 v3, detective v5, lostpig v8) that break it crashed,
-hung or exited the C core when loaded, reset and played for a few turns, or made the session raise; no legal story
-file breaks one (Z-Machine Standard 1.1, sections 1, 6, 11, 13). `uv run python -m
+`check_header` refuses what in a story file's header would crash, hang or stop Jericho's C core, and so the whole
+process. Each rule is kept because copies of real story files (zork1 v3, detective v5, lostpig v8) that break it
+crashed, hung or exited the C core when loaded, reset and played for a few turns, or made the session raise; no legal
+story file breaks one (Z-Machine Standard 1.1, sections 1, 6, 11, 13). `uv run python -m
 benchmarks.studies.story_headers --main` measures every fault (docs/results/story_headers.md) and
 tests/session/test_story_file.py keeps a copy on each side:
 
@@ -26,9 +28,20 @@ alphabet, terminating-characters and header extension tables.
 
 from __future__ import annotations
 
+import os
 import struct
+import warnings
+from pathlib import Path
 
+from session.commands import CommandFileError, read_command_file
+from session.emulator import DEFAULT_TIME_LIMIT, LIVE, Emulator
 from session.zmachine import GLOBAL_COUNT
+
+ZORK1_MD5 = "b732a93a6244ddd92a9b9a3e3a46c687"
+STORY_SUFFIXES = frozenset({".z1", ".z2", ".z3", ".z4", ".z5", ".z7", ".z8"})
+"""File suffixes of the Z-machine story files a folder of games holds."""
+WALKTHROUGH_SUFFIX = ".walkthrough"
+"""A walkthrough for a game Jericho has none for: `game.walkthrough` beside `game.z8`."""
 
 HEADER_BYTES = 64
 GLOBALS_BYTES = 2 * GLOBAL_COUNT
@@ -37,6 +50,63 @@ BYTE_SWAPPED = 0x01
 (every version); both exit."""
 JERICHO_LONGEST_ENTRY = 10
 """Jericho's dictionary reader exits on dictionary entries longer than this (bytes)."""
+
+
+class StoryFileError(Exception):
+    """The story file is missing or is not a Z-machine game Jericho can run."""
+
+
+def resolve_story_file(cli_rom: str | None, config_path: str) -> Path:
+    """`--rom`, else `ZORK_ROM`, else the configured `game_file_path`; a clear error when it is not there."""
+    for origin, candidate in (("--rom", cli_rom), ("ZORK_ROM", os.environ.get("ZORK_ROM")), ("config", config_path)):
+        if candidate:
+            path = Path(candidate).expanduser()
+            if not path.is_file():
+                raise StoryFileError(
+                    f"story file not found: {path} (from {origin}). "
+                    f"Put zork1.z5 (md5 {ZORK1_MD5}) at {config_path}, or pass --rom PATH, or set ZORK_ROM=PATH."
+                )
+            return path
+    raise StoryFileError(f"no story file given: put zork1.z5 (md5 {ZORK1_MD5}) at games/zork1.z5 or set ZORK_ROM.")
+
+
+def check_story_bytes(path: Path) -> bytes:
+    """The story file's bytes; a clear StoryFileError for one whose header would crash, hang or exit Jericho's C
+    core and so the whole process (`check_header` says which, and the module's docstring why each rule is there)."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise StoryFileError(f"cannot read story file {path}: {exc.strerror}") from None
+    try:
+        check_header(data)
+    except UnplayableStory as exc:
+        raise StoryFileError(f"{path} {exc}") from None
+    return data
+
+
+def start_emulator(path: Path, seed: int | None, role: str = LIVE, time_limit: float = DEFAULT_TIME_LIMIT) -> Emulator:
+    """A new FrotzEnv, in a process of its own (session.emulator). Jericho copies its C library to a temporary
+    folder for every emulator: a full disk there is a StoryFileError (one clear line), not a traceback."""
+    try:
+        return Emulator(path, seed, role, time_limit)
+    except OSError as exc:
+        raise StoryFileError(f"cannot start the Z-machine emulator for {path.name}: {exc.strerror or exc}") from None
+
+
+def walkthrough(live: Emulator, path: Path) -> list[str]:
+    """The walkthrough of the story file at `path`: Jericho's (asked of `live`, an emulator of it), else the commands
+    of a `<story>.walkthrough` file beside the story file (one per line, as `--actions` reads them: what
+    benchmarks.generated writes for a generated game); [] when there is neither."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        commands = list(live.get_walkthrough())
+    beside = path.with_suffix(WALKTHROUGH_SUFFIX)
+    if commands or not beside.is_file():
+        return commands
+    try:
+        return read_command_file(beside)
+    except CommandFileError as exc:
+        raise StoryFileError(f"walkthrough {exc}") from None
 
 
 class UnplayableStory(Exception):

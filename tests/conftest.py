@@ -13,7 +13,8 @@ import pytest
 from loguru import logger
 
 from orchestration.wiring import RunOptions, build_orchestrator
-from session.jericho_session import ZORK1_MD5, JerichoSession
+from session.jericho_session import JerichoSession
+from session.story_file import ZORK1_MD5
 from tests.helpers import DEFAULT_ROM, EpisodeResult, make_config, read_episode
 from tests.local_http import bypass_proxies
 

@@ -21,7 +21,8 @@ from loguru import logger
 from agents.replay_agent import ReplayAgent
 from benchmarks.evaluate import run_episode
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, StoryFileError
+from session.jericho_session import JerichoSession
+from session.story_file import STORY_SUFFIXES, StoryFileError
 
 TARGET_SHARE = 0.02
 

@@ -27,8 +27,10 @@ from pathlib import Path
 from statistics import mean
 
 from session.commands import DICE_ROLL
-from session.jericho_session import STORY_SUFFIXES, JerichoSession, start_emulator, state_digest
+from session.jericho_session import JerichoSession
 from session.provenance import command, commit
+from session.snapshots import state_digest
+from session.story_file import STORY_SUFFIXES, start_emulator
 from session.tables import markdown_table
 
 UNGUIDED = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")

@@ -42,9 +42,9 @@ from managers.loop_break.rewind import RewindBans
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
-from session.jericho_session import STORY_SUFFIXES, StoryFileError
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 MODES = ("end", "rewind")

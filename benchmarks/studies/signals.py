@@ -19,7 +19,7 @@ from agents.replay_agent import ReplayAgent
 from benchmarks.evaluate import progress_over, run_episode
 from benchmarks.scenarios import build_scenario, scenario_names
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import StoryFileError, resolve_story_file
+from session.story_file import StoryFileError, resolve_story_file
 from session.tables import markdown_table
 
 SIGNALS = ("score", "objective", "new_room", "new_world_state")

@@ -39,9 +39,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from session.jericho_session import STORY_SUFFIXES, StoryFileError, check_story_bytes
 from session.provenance import command, commit
-from session.story_file import UnplayableStory, check_header, length_unit
+from session.story_file import (
+    STORY_SUFFIXES,
+    StoryFileError,
+    UnplayableStory,
+    check_header,
+    check_story_bytes,
+    length_unit,
+)
 from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -238,9 +244,9 @@ def play_walkthrough(path: str, original: str) -> int:
 def play_unchecked(path: str) -> int:
     """`main.py` run as a program with the offline agent for a few turns on `path`, its header check turned off:
     what the check spares the user. An exception is left to print its traceback."""
-    from session import jericho_session
+    from session import story_file
 
-    jericho_session.check_header = lambda data: None
+    story_file.check_header = lambda data: None
     with tempfile.TemporaryDirectory() as episodes:
         argv = ["--rom", path, "--agent", "offline", "--critic", "offline", "--max-turns", str(len(PLAYED))]
         sys.argv = ["main.py", *argv, "--episode-dir", episodes, "--no-knowledge", "--quiet"]

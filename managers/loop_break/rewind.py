@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
 from session.events import EventType, emit
-from session.jericho_session import JerichoSession, Snapshot
+from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS, Ending, GameView, TurnRecord
+from session.snapshots import Snapshot
 
 REWOUND = "REWOUND"
 """Opens the harness note after a rewind (the agent's context, while the bans last and no progress came)."""

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from agents.precheck import ObjectPrecheck
-from session.commands import normalize_command
-from session.jericho_session import CommandRefused, JerichoSession
+from session.commands import CommandRefused, normalize_command
+from session.jericho_session import JerichoSession
 from tests.helpers import story_file
 
 

@@ -12,7 +12,8 @@ from agents.base import InvalidReply
 from agents.reply import parse_reply
 from benchmarks.reply_corpus import FAILURE, SETS, TARGET_EXPECTED, dictionaries, load_corpus, measure
 from session.commands import GameDictionary
-from session.jericho_session import STORY_SUFFIXES, JerichoSession
+from session.jericho_session import JerichoSession
+from session.story_file import STORY_SUFFIXES
 from tests.helpers import story_file
 
 SOURCES, REPLIES = load_corpus()

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 import main
-from session.jericho_session import ZORK1_MD5
 from session.records import SUMMARY_FILE, read_record_dicts, read_summary
+from session.story_file import ZORK1_MD5
 from tests.helpers import PYPROJECT, ROOT, story_file
 from tests.local_http import bypass_proxies, closed_port
 

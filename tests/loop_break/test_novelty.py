@@ -485,7 +485,7 @@ def test_probing_never_touches_the_game():
     probed = JerichoSession(story)
     probed.reset()
     probed.noisy_globals()
-    probed.jericho_noise()
+    probed.noise()
     for command in plain.walkthrough()[:60]:
         expected = plain.step(command)
         got = probed.step(command)
@@ -516,7 +516,7 @@ def test_bumping_into_a_known_wall_again_repeats_across_progress():
 @pytest.mark.slow  # TextWorld compiles the game (tw-make)
 def test_examining_what_a_table_holds_is_no_new_object_state_textworld(textworld_kitchen):
     """Inform 7 flags what it lists: `examine table` lists the cookbook on it and leaves the flags otherwise than any
-    turn before. A game without Jericho's bindings has them found by probing (JerichoSession.listing_attributes),
+    turn before. A game without Jericho's bindings has them found by probing (Shadow.listing_attributes),
     and they are no change of the world: looking around a kitchen reaches no new object state."""
     session = JerichoSession(textworld_kitchen)
     view = session.reset()

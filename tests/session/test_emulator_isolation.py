@@ -19,8 +19,10 @@ from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
 from orchestration.wiring import RunOptions, build_orchestrator, build_session
 from session.emulator import LIVE, SHADOW, Emulator, EmulatorCrashed, EmulatorFailed, EmulatorHung
-from session.jericho_session import SHADOW_HANGS_ALLOWED, JerichoSession, state_digest
+from session.jericho_session import JerichoSession
 from session.records import BROKEN_ENDINGS, EVENTS_FILE, Ending, read_record_dicts, read_summary
+from session.shadow import SHADOW_HANGS_ALLOWED
+from session.snapshots import state_digest
 from tests.helpers import make_config, more_story_file, read_episode, running
 from viewer.report import REPORT_FILE
 
@@ -76,7 +78,7 @@ def test_closing_a_session_ends_its_emulators_processes(rom_path):
     session = JerichoSession(rom_path)
     session.reset()
     session.trial("open mailbox")  # starts the shadow
-    pids = [session.env.pid, session._shadow.pid]
+    pids = [session.env.pid, session.shadow.emulator.pid]
     assert all(running(pid) for pid in pids)
     session.close()
     deadline = time.monotonic() + 10
@@ -114,7 +116,7 @@ class Saboteur(ReplayAgent):
 
     def propose(self, context):
         if context.turn in self.at:
-            target = self.session.env if self.emulator == LIVE else self.session._shadow
+            target = self.session.env if self.emulator == LIVE else self.session.shadow.emulator
             os.kill(target.pid, self.signum)
         return super().propose(context)
 
@@ -157,9 +159,9 @@ def test_a_failed_idle_probe_counts_every_change_as_the_commands(rom_path, walkt
         session.step(command)
     assert session.idle_world() is not None
     session.step(walkthrough[5])
-    os.kill(session._shadow.pid, signal.SIGKILL)
+    os.kill(session.shadow.emulator.pid, signal.SIGKILL)
     assert session.idle_world() is None and session.idle_world() is None  # asked twice, failed once
-    assert session.probe_failures == {"idle_world": 1}
+    assert session.shadow.probe_failures == {"idle_world": 1}
     assert session.trial("look") is not None  # a fresh shadow for the next probe
     session.close()
 
@@ -169,13 +171,13 @@ def test_after_its_last_allowed_hang_the_shadow_is_given_up_for_the_episode(rom_
     session = JerichoSession(rom_path, time_limit=TINY_LIMIT)
     session.reset()
     for command in ("open mailbox", "north", "south", "east")[:SHADOW_HANGS_ALLOWED]:  # a command's answer is kept
-        shadow = session._shadow_env()
+        shadow = session.shadow.ready()
         os.kill(shadow.pid, signal.SIGSTOP)
         assert session.trial(command) is None
-    assert session.trial("look") is None and session._shadow is shadow  # skipped unplayed: no fresh shadow
-    assert session.probe_failures == {"trial": SHADOW_HANGS_ALLOWED + 1}
+    assert session.trial("look") is None and session.shadow.emulator is shadow  # skipped unplayed: no fresh shadow
+    assert session.shadow.probe_failures == {"trial": SHADOW_HANGS_ALLOWED + 1}
     session.reset()  # the next episode tries a fresh shadow again
-    assert session.trial("look") is not None and session.probe_failures == {}
+    assert session.trial("look") is not None and session.shadow.probe_failures == {}
     session.close()
 
 

@@ -16,8 +16,8 @@ from agents.llm_client import LLMClient
 from agents.prompts import role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from session.commands import INTERPRETER_VERBS, why_not_run
-from session.jericho_session import CommandRefused, JerichoSession
+from session.commands import INTERPRETER_VERBS, CommandRefused, why_not_run
+from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode
 
 INTERPRETER_COMMANDS = sorted(INTERPRETER_VERBS) + [

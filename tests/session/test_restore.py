@@ -10,7 +10,8 @@ import pytest
 
 from benchmarks.studies.restore import DICE, UNGUIDED
 from session.commands import DICE_ROLL
-from session.jericho_session import JerichoSession, Restored, RestoreError
+from session.jericho_session import JerichoSession
+from session.snapshots import Restored, RestoreError
 from tests.helpers import CORPUS, story_file
 
 CONTINUATION = 15

@@ -22,8 +22,7 @@ from benchmarks.studies.story_headers import (
     with_version,
     with_word,
 )
-from session.jericho_session import StoryFileError, check_story_bytes
-from session.story_file import UnplayableStory, check_header
+from session.story_file import StoryFileError, UnplayableStory, check_header, check_story_bytes
 from tests.helpers import CORPUS, ROOT, story_file
 
 
