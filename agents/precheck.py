@@ -1,7 +1,7 @@
 """Object pre-check: refuse, without any LLM call and without a turn, a command the game itself would refuse as
 naming something not in sight or a word it does not know.
 
-The command is played on the session's shadow emulator from the live state (`JerichoSession.trial`), and it is
+The command is played on the session's shadow emulator from the live state (`GameSession.trial`), and it is
 refused only when the game's own answer says so (session.outcomes: not in sight, unknown word) and the command
 changed nothing there (room, score, what the player holds, the world hash), or nothing more than the same verb with
 a word the game does not know changes (some parsers mark what they weighed). The reason is the game's answer,
@@ -13,7 +13,7 @@ character, and scenery is often no object at all.
 from __future__ import annotations
 
 from session.commands import read_command
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 from session.outcomes import not_here, unknown_word
 from session.records import Judgement
 
@@ -25,7 +25,7 @@ the parser's own marks, which are no change the command made."""
 
 
 class ObjectPrecheck:
-    def __init__(self, session: JerichoSession):
+    def __init__(self, session: GameSession):
         self.session = session
         length = session.dictionary_word_length
         known = {entry.word[:length] for entry in session.dictionary()}

@@ -30,7 +30,7 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.risky_critic import WhenRiskyCritic
 from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 from session.plugins import PluginError, import_object, is_object_path
 from session.story_file import WALKTHROUGH_SUFFIX
 
@@ -47,7 +47,7 @@ class Kind(Generic[T]):
 
     name: str
     """What the configuration and the command line call it (session.config.KIND_NAME)."""
-    build: Callable[[JerichoSession, GameConfiguration, RunOptions, LLMClient | None], T]
+    build: Callable[[GameSession, GameConfiguration, RunOptions, LLMClient | None], T]
     """`build(session, config, options, client)`: one for an episode. `client` is None unless `models` is set."""
     models: Callable[[LLMConfig], tuple[str, ...]] | None = None
     """The configured models its calls go to (a budget needs a price for each); None: it calls no model, and
@@ -138,18 +138,18 @@ turn (docs/results/llm_calls_when_risky.md)."""
 
 
 # -- the built-in kinds ----------------------------------------------------------------------------------------------
-def _offline_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> OfflineAgent:
+def _offline_agent(session: GameSession, config: GameConfiguration, options: RunOptions, client) -> OfflineAgent:
     # Every word, not only those Jericho flags as nouns: its flags differ from one process to the next on some story
     # files (lgop, sherlock), which made the offline agent's play differ from run to run.
     words = frozenset(w.word for w in session.dictionary())
     return OfflineAgent(words, session.dictionary_word_length)
 
 
-def _llm_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> LLMAgent:
+def _llm_agent(session: GameSession, config: GameConfiguration, options: RunOptions, client) -> LLMAgent:
     return LLMAgent(client, config.llm, config.orchestrator.max_invalid_replies, session.game_name)
 
 
-def _walkthrough_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
+def _walkthrough_agent(session: GameSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
     commands = session.walkthrough()
     if not commands:
         raise ConfigError(
@@ -159,11 +159,11 @@ def _walkthrough_agent(session: JerichoSession, config: GameConfiguration, optio
     return ReplayAgent(commands, kind="walkthrough")
 
 
-def _replay_agent(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
+def _replay_agent(session: GameSession, config: GameConfiguration, options: RunOptions, client) -> ReplayAgent:
     return ReplayAgent.from_file(options.actions)
 
 
-def _llm_critic(session: JerichoSession, config: GameConfiguration, options: RunOptions, client) -> LLMCritic:
+def _llm_critic(session: GameSession, config: GameConfiguration, options: RunOptions, client) -> LLMCritic:
     return LLMCritic(client, config.llm, session.game_name, config.gameplay.critic_rejection_threshold)
 
 

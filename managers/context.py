@@ -26,7 +26,7 @@ from session.commands import (
     words_in,
 )
 from session.context import AgentContext, Guidance, Readings
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 from session.records import NOT_RUN, GameView, TurnRecord
 
 
@@ -82,7 +82,7 @@ class ContextBuilder:
         self.heard: dict[int | None, set[str]] = {}
         """Room id -> words the game printed while the player was there (which objects a player has been told of)."""
 
-    def read_game(self, session: JerichoSession) -> None:
+    def read_game(self, session: GameSession) -> None:
         """For agents shown a prompt: read what the game itself says (on copies of the live game) and its
         dictionary."""
         self.reader = GameReader(session.answer_on_copy, session.object_vocabulary(), session.dictionary_word_length)

@@ -3,7 +3,7 @@
 Stuck loops revisit the same states; healthy play, even slow and clumsy, keeps reaching states it never reached.
 A whole-world hash never saturates (a thief or a clock anywhere makes every state new), so the world is split into
 small facts, each of which a loop exhausts quickly, and a fact only counts when the player's command caused it:
-the session replays the turn as one idle `look` on a shadow emulator (`JerichoSession.idle_world`), and what came
+the session replays the turn as one idle `look` on a shadow emulator (`GameSession.idle_world`), and what came
 out the same there is the game's own doing (a clock, an NPC walking in).
 
 Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py, README "Results"):
@@ -13,7 +13,7 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
 - `new_object_state`: an object reached a parent or attributes it never had, and an idle turn would not have, on a
   turn the game did not refuse. Jericho's own noise (the "touched" and "visited" attributes, NPCs that wander on
   their own) is left out, and in a game without Jericho's bindings the flags its library sets on what it lists
-  (`JerichoSession.noise`); so is what changes when a move is made again from a situation it was already made from:
+  (`GameSession.noise`); so is what changes when a move is made again from a situation it was already made from:
   that is a character reacting to an arrival it has seen before (a dwarf, a gnome waving), not the player changing
   the world.
 - `new_game_variable`: a global variable took a value it never had because of the command, on a turn the game did
@@ -24,7 +24,7 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   that only looks (`look under bug`, `examine glass`, `read note`): the library notes there what was looked at (a
   TextWorld busy loop restarted its count on `look under bug` answered `You find nothing of interest.`); what looking
   reveals moves things or is news (`new_object_state`, `new_information`).
-  The parser's own globals are left out: those that differ between harmless probes (`JerichoSession.noisy_globals`),
+  The parser's own globals are left out: those that differ between harmless probes (`GameSession.noisy_globals`),
   those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
   reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too,
   from then on (partyfoul keeps the parser's verb where the start-of-game probes never see it move; an Inform 7
@@ -64,7 +64,7 @@ import numpy as np
 
 from session.commands import QUESTION_PREFIXES, direction_of, is_observation
 from session.config import STATE_SIGNALS
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 from session.outcomes import PARSER_FAILURE, REFUSED, SUCCESS, parser_noted, without_parser_notes
 from session.records import GameView
 from session.zmachine import WorldSnapshot, attribute_mask
@@ -124,7 +124,7 @@ class WorldNovelty:
     not by its length."""
 
     @classmethod
-    def of(cls, start: GameView, session: JerichoSession) -> WorldNovelty:
+    def of(cls, start: GameView, session: GameSession) -> WorldNovelty:
         """What the episode's first view shows, with what the session knows of the game's noisy state."""
         return cls(start, session.noisy_globals(), session.dictionary_range, session.noise(), session.player)
 

@@ -4,7 +4,7 @@ emulator (the game itself is never stepped: Jericho's restore is not exact on ev
 from __future__ import annotations
 
 from managers.map_graph import MapGraph
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 
 
 class DestinationPredictor:
@@ -13,7 +13,7 @@ class DestinationPredictor:
     None means "no penalty": unknown destinations and in-room commands are never penalised (safe fallback).
     """
 
-    def __init__(self, mode: str, game_map: MapGraph, session: JerichoSession | None = None):
+    def __init__(self, mode: str, game_map: MapGraph, session: GameSession | None = None):
         if mode == "lookahead" and session is None:
             raise ValueError("lookahead destination prediction needs the Jericho session")
         self.mode = mode

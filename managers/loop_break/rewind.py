@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
 from session.events import EventType, emit
-from session.jericho_session import JerichoSession
+from session.game import GameSession
 from session.records import LOOP_ENDINGS, Ending, GameView, TurnRecord
 from session.snapshots import Snapshot
 
@@ -102,7 +102,7 @@ class Rewinder:
     would abandon, whether a stop verdict may rewind instead, and the restore itself. With `on_stuck = "end"` it
     keeps nothing (a loop the loop break lets run would otherwise keep every turn)."""
 
-    def __init__(self, config: LoopBreakConfig, session: JerichoSession):
+    def __init__(self, config: LoopBreakConfig, session: GameSession):
         self.enabled = config.on_stuck == "rewind"
         self.max_rewinds = config.max_rewinds
         self.session = session
