@@ -85,8 +85,8 @@ def load_config(args: argparse.Namespace) -> GameConfiguration:
         "knowledge": {"path": args.knowledge, "enabled": False if args.no_knowledge else None},
     }
     config = GameConfiguration.from_toml(args.config, overrides)  # imports its plugins first
-    agent = AGENTS.resolve(config.gameplay.agent, config.api_key())  # an unknown kind: one line, before the game
-    CRITICS.resolve(config.gameplay.critic, config.api_key())
+    agent = AGENTS.resolve(config.gameplay.agent, config.llm.api_key())  # an unknown kind: one line, before the game
+    CRITICS.resolve(config.gameplay.critic, config.llm.api_key())
     if args.actions and not agent.needs_actions:
         readers = " or ".join(f"--agent {kind.name}" for kind in AGENTS.kinds() if kind.needs_actions)
         raise ConfigError(f"--actions is read only by {readers}")

@@ -6,9 +6,9 @@ from typing import Any
 
 from agents.base import Agent, InvalidReply, Proposal
 from agents.llm_client import LLMClient, json_schema
+from agents.llm_settings import LLMConfig
 from agents.prompts import AGENT_REPLY, AGENT_RETRY, agent_system_prompt, render_agent_prompt
 from agents.reply import parse_reply, reply_note
-from session.config import LLMConfig
 from session.context import AgentContext
 
 AGENT_REPLY_SCHEMA = json_schema(

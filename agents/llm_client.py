@@ -18,8 +18,8 @@ import openai
 from loguru import logger
 
 from agents.base import LLMCallFailed, LLMUnavailable
+from agents.llm_settings import MAX_TOKEN_CAP, REASONING_MAX_TOKENS, LLMConfig
 from agents.reply import MAX_REPLY_CHARS, split_reasoning
-from session.config import MAX_TOKEN_CAP, REASONING_MAX_TOKENS, LLMConfig
 from session.events import EventType
 from session.safe_text import encodable, printable, redact
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from agents.base import Critic
 from agents.llm_client import LLMClient, json_schema, strict_object
+from agents.llm_settings import LLMConfig
 from agents.offline_critic import OfflineCritic
 from agents.prompts import (
     CRITIC_RETRY,
@@ -22,7 +23,6 @@ from agents.prompts import (
     synthesis_system_prompt,
 )
 from agents.reply import answer_text, json_object
-from session.config import LLMConfig
 from session.context import AgentContext, ObjectiveReview
 from session.records import Judgement
 from session.safe_text import printable

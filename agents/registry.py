@@ -25,11 +25,12 @@ from agents.base import Agent, Critic
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
+from agents.llm_settings import LLMConfig
 from agents.offline_agent import OfflineAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.risky_critic import WhenRiskyCritic
-from session.config import KIND_NAME, ConfigError, GameConfiguration, LLMConfig, RunOptions
+from session.config import KIND_NAME, ConfigError, GameConfiguration, RunOptions
 from session.game import GameSession
 from session.plugins import PluginError, import_object, is_object_path
 from session.story_file import WALKTHROUGH_SUFFIX

@@ -142,7 +142,7 @@ def plan(args: argparse.Namespace, stories: list[Path] | None = None) -> list[di
             overrides.setdefault(section, {}).update(keys)
         try:
             config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
-            if AGENTS.resolve(config.gameplay.agent, config.api_key()).needs_actions:
+            if AGENTS.resolve(config.gameplay.agent, config.llm.api_key()).needs_actions:
                 raise ConfigError(f"--agent {config.gameplay.agent} plays a file of commands: a batch's jobs take none")
             # a kind that is not registered, or needs an API key it lacks
             kinds = [kind for kind in chosen_kinds(config, RunOptions()) if kind is not None]

@@ -119,7 +119,7 @@ def open_recorder(config: GameConfiguration, folder: Path, quiet: bool, resume: 
     """The episode's records and logs in `folder` (appended to when resuming); the API key never reaches them."""
     orchestrator = config.orchestrator
     return EpisodeRecorder(
-        folder, orchestrator.console_log_level, orchestrator.file_log_level, quiet, (config.api_key(),), resume
+        folder, orchestrator.console_log_level, orchestrator.file_log_level, quiet, (config.llm.api_key(),), resume
     )
 
 

@@ -45,7 +45,7 @@ def chosen_kinds(
     registered, or lacks what it needs (an API key, `--actions FILE`), or a budget lacks a price for its models.
     `agent` / `critic` False: that role's part is given ready-made, and its kind is None (neither looked up nor
     checked)."""
-    api_key = config.api_key()
+    api_key = config.llm.api_key()
     agent_kind = AGENTS.resolve(config.gameplay.agent, api_key) if agent else None
     critic_kind = CRITICS.resolve(config.gameplay.critic, api_key) if critic else None
     for role, kind in (("agent", agent_kind), ("critic", critic_kind)):
@@ -120,7 +120,7 @@ def llm_client_for(
     """A `client_type` (built with `extra`) for the kinds that call a model; None when none of them does."""
     if not any(kind is not None and kind.needs_llm for kind in kinds):
         return None
-    return client_type(config.llm, config.api_key(), config.orchestrator.max_consecutive_llm_failures, **extra)
+    return client_type(config.llm, config.llm.api_key(), config.orchestrator.max_consecutive_llm_failures, **extra)
 
 
 def check_budget(config: GameConfiguration, *kinds: Kind, budget: str | None = None) -> None:

@@ -7,8 +7,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.penalties import Detections
-from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
+from managers.loop_break.room_loops import CampingResult, Detections, OscillationResult, RegionLoopResult
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig, stop_rules_off
 from session.records import TurnRecord

@@ -117,6 +117,20 @@ def make_config(tmp_path: Path, **sections: dict[str, Any]) -> GameConfiguration
     return GameConfiguration.from_toml(PYPROJECT, overrides)
 
 
+def detector_config_file(tmp_path: Path, detector: str, table: str) -> Path:
+    """`tmp_path/pyproject.toml` for a detector's episode: the replay agent and the offline critic for 40 turns at
+    most, episodes under tmp_path, no knowledge store, and `[tool.zorkgpt.loop_break.<detector>]` holding `table`."""
+    path = tmp_path / "pyproject.toml"
+    path.write_text(
+        "[tool.zorkgpt.gameplay]\n"
+        'agent = "replay"\ncritic = "offline"\nmax_turns_per_episode = 40\n'
+        f'[tool.zorkgpt.files]\nepisode_dir = "{tmp_path / "episodes"}"\n'
+        "[tool.zorkgpt.knowledge]\nenabled = false\n"
+        f"[tool.zorkgpt.loop_break.{detector}]\n{table}\n"
+    )
+    return path
+
+
 @dataclass(frozen=True)
 class EpisodeResult:
     summary: Mapping[str, Any]
@@ -365,14 +379,18 @@ TOYPLUG = {
 }
 
 
+def toy_plugin_module(name: str) -> str:
+    """The text of the toy plugin's module `name` (`loops.py`: the detector that counts looks)."""
+    text = textwrap.dedent(TOYPLUG[name]).lstrip()
+    return text.replace("COMMANDS_GIVEN", repr(TOY_COMMANDS)).replace("MARKER_COLOUR", MARKER_COLOUR)
+
+
 def write_toy_plugin(folder: Path) -> Path:
     """The package `toyplug` in `folder` (outside the tree); `folder`, for PYTHONPATH."""
     package = folder / "toyplug"
     package.mkdir(parents=True, exist_ok=True)
-    for name, source in TOYPLUG.items():
-        text = textwrap.dedent(source).lstrip()
-        text = text.replace("COMMANDS_GIVEN", repr(TOY_COMMANDS)).replace("MARKER_COLOUR", MARKER_COLOUR)
-        (package / name).write_text(text)
+    for name in TOYPLUG:
+        (package / name).write_text(toy_plugin_module(name))
     return folder
 
 

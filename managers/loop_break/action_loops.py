@@ -1,9 +1,9 @@
-"""Loops beyond rooms, each a small detector with typed state fed one record per turn:
+"""Loops beyond rooms, each counted by a small class with typed state fed one record per turn:
 
-- SignatureLoopDetector (design 004): the same (verb, argument hash, problematic result) repeated; progress trumps it.
-- IdenticalActionDetector (design 003): the same command many turns in a row -> warning, then a temporary ban.
-- ParseFailureDetector (design 003): LLM replies that are not one command -> format guidance.
-- CollaborationLoopDetector (design 002): the agent re-proposing what the critic rejected -> final rejection.
+- SignatureLoopCount (design 004): the same (verb, argument hash, problematic result) repeated; progress trumps it.
+- IdenticalActionCount (design 003): the same command many turns in a row -> warning, then a temporary ban.
+- ParseFailureCount (design 003): LLM replies that are not one command -> format guidance.
+- CollaborationLoopCount (design 002): the agent re-proposing what the critic rejected -> final rejection.
 - FailureGate (design 002): identical failures (command, room, game response) -> gate (terminate, human, warn).
 
 `ActionLoops` composes them into one detector (managers/loop_break/detector.py): observe, status text, bans, gates
@@ -15,17 +15,91 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
+from typing import Literal
 
-from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn
+from pydantic import Field, model_validator
+
+from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn, register
 from managers.loop_break.penalties import block
 from managers.loop_break.progress import ProgressResult
 from managers.novelty import response_key
 from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
-from session.config import ActionLoopsConfig
+from session.config import DetectorSection
 from session.context import FORMAT_RULE
 from session.events import EventType, emit
 from session.outcomes import BLOCKED_EXIT, is_failure
 from session.records import GameView, Judgement, TurnRecord
+
+GateAction = Literal["terminate", "human", "warn"]
+
+
+class ActionLoopsConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.action_loops]`: loops beyond rooms (action signatures, identical commands,
+    unparseable replies, agent-critic loops, failure gates)."""
+
+    enable_signature_detection: bool = True
+    """Flag the same (verb, arguments, problematic result) repeated with no progress (design 004)."""
+    signature_loop_threshold: int = Field(3, ge=2, le=1000)
+    """Repetitions of one problematic signature within signature_window that make a loop."""
+    signature_window: int = Field(10, ge=2, le=1000)
+    """Recent turns examined for signature loops."""
+    signature_repeat_penalty: float = Field(-0.5, ge=-1.0, le=0.0)
+    """Added to the critic score of a proposal that repeats a looping signature's verb and arguments."""
+    enable_identical_action_detection: bool = True
+    """Warn, then ban, when the same command runs many turns in a row without progress (design 003)."""
+    identical_action_warning: int = Field(5, ge=2, le=1000)
+    """Consecutive identical commands that bring a warning with guidance into the agent's context."""
+    identical_action_recovery: int = Field(10, ge=3, le=1000)
+    """Consecutive identical commands that trigger recovery: the command is banned for recovery_ban_turns."""
+    recovery_ban_turns: int = Field(10, ge=1, le=1000)
+    """Turns a recovered command stays forbidden (the critic rejects it programmatically)."""
+    enable_parse_failure_detection: bool = True
+    """Count LLM replies that fail validation and recover with explicit format guidance (design 003)."""
+    parse_failure_threshold: int = Field(5, ge=2, le=1000)
+    """The same unparseable reply this many times triggers recovery."""
+    parse_failure_streak: int = Field(5, ge=2, le=1000)
+    """This many unparseable replies in a row (any text) trigger recovery; a valid reply ends the streak."""
+    parse_failure_memory: int = Field(50, ge=2, le=10_000)
+    """Recent unparseable replies among which parse_failure_threshold identical ones are counted."""
+    enable_collaboration_loop_detection: bool = True
+    """Agent re-proposing what the critic rejected (design 002's collaboration loops)."""
+    rejection_similarity: float = Field(0.85, gt=0.0, le=1.0)
+    """Similarity (session.commands.command_similarity, word by word: 1.0 the same command, 0.91 `examine troll`/
+    `examine trolls`, 0.89 `take lamp`/`take lamps`, 0.4 `turn on lamp`/`turn off lamp`) at or above which a
+    proposal counts as a rejected one again."""
+    rejection_window: int = Field(20, ge=1, le=1000)
+    """Turns a rejection is remembered for re-proposal matching."""
+    collaboration_loop_threshold: int = Field(3, ge=1, le=100)
+    """Re-proposals of a rejected command after which its rejection is final in that room."""
+    enable_failure_gate: bool = True
+    """Count identical failures (same command, room and game response) and open a gate (design 002)."""
+    gate_after_loops: int = Field(4, ge=1, le=100)
+    """Repeated identical failures, without progress or a human in between, that fire the gate (and again at every
+    further multiple: 4, 8, 12...)."""
+    gate_min_turns_stuck: int = Field(14, ge=0, le=100_000)
+    """Turns without progress before the gate may open: a few identical slips soon after progress are clumsy play,
+    not a loop."""
+    gate_max_gap: int = Field(4, ge=0, le=1000)
+    """Largest mean gap, in turns, between the repeats of one failure for the gate to open: a loop types it again and
+    again; clumsy healthy play tries a wrong verb now and then while it waits for something. 0: any spacing."""
+    gate_action: GateAction = "warn"
+    """`terminate` (termination_reason "loop_gate"), `human` (pause and read guidance from stdin) or `warn`."""
+    failure_memory: int = Field(50, ge=1, le=10_000)
+    """Recent failures remembered for exact-match comparison (a bounded window)."""
+
+    @model_validator(mode="after")
+    def _check_relations(self) -> ActionLoopsConfig:
+        if self.identical_action_warning >= self.identical_action_recovery:
+            raise ValueError(
+                f"identical_action_warning ({self.identical_action_warning}) must be < identical_action_recovery "
+                f"({self.identical_action_recovery})"
+            )
+        if self.signature_loop_threshold > self.signature_window:
+            raise ValueError(
+                f"signature_loop_threshold ({self.signature_loop_threshold}) must be <= signature_window "
+                f"({self.signature_window})"
+            )
+        return self
 
 
 # -- signatures ---------------------------------------------------------------------------------------------
@@ -66,7 +140,7 @@ class SignatureLoopResult:
     """A pattern was there but progress happened in the window: not a loop (a false positive avoided)."""
 
 
-class SignatureLoopDetector:
+class SignatureLoopCount:
     def __init__(self, window: int, threshold: int):
         self.window = window
         self.threshold = threshold
@@ -103,7 +177,7 @@ class SignatureLoopDetector:
 
 
 # -- identical consecutive commands ---------------------------------------------------------------------------
-class IdenticalActionDetector:
+class IdenticalActionCount:
     """The same command again and again, each time changing nothing and answered as before. A command that changes
     the world each time (curses' sceptre, spun until the wanted word comes up) is the game reacting: trying one's
     luck, as waiting for a timed event is, and the stop rules end it when it leads nowhere; so is one the game
@@ -175,7 +249,7 @@ class IdenticalActionDetector:
 
 
 # -- unparseable replies --------------------------------------------------------------------------------------
-class ParseFailureDetector:
+class ParseFailureCount:
     """design 003's two triggers: the same unparseable reply `threshold` times among the last `memory` failures, or
     `streak_limit` unparseable replies in a row. A valid reply ends the streak, and the guidance once it worked."""
 
@@ -226,7 +300,7 @@ class _Rejection:
     command: str
 
 
-class CollaborationLoopDetector:
+class CollaborationLoopCount:
     def __init__(self, similarity: float, window: int, threshold: int):
         self.similarity = similarity
         self.window = window
@@ -411,6 +485,7 @@ class ActionLoopsStatus:
     banned: tuple[str, ...] = ()
 
 
+@register
 class ActionLoops(Detector):
     name = "action_loops"
     config_model = ActionLoopsConfig
@@ -431,14 +506,14 @@ class ActionLoops(Detector):
 
     def __init__(self, config: ActionLoopsConfig, tools: Tools | None = None):
         super().__init__(config, tools)
-        self.signatures = SignatureLoopDetector(config.signature_window, config.signature_loop_threshold)
-        self.identical = IdenticalActionDetector(
+        self.signatures = SignatureLoopCount(config.signature_window, config.signature_loop_threshold)
+        self.identical = IdenticalActionCount(
             config.identical_action_warning, config.identical_action_recovery, config.recovery_ban_turns
         )
-        self.parse_failures = ParseFailureDetector(
+        self.parse_failures = ParseFailureCount(
             config.parse_failure_threshold, config.parse_failure_streak, config.parse_failure_memory
         )
-        self.collaboration = CollaborationLoopDetector(
+        self.collaboration = CollaborationLoopCount(
             config.rejection_similarity, config.rejection_window, config.collaboration_loop_threshold
         )
         self.gate = FailureGate(

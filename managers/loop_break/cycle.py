@@ -17,9 +17,14 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Hashable
+from typing import Any
 
+from pydantic import Field
+
+from managers.loop_break.detector import Detector, Stretch, Turn, register
 from managers.novelty import response_key
 from session.commands import canonical_command, direction_of, is_wait
+from session.config import DetectorSection
 from session.outcomes import SUCCESS
 from session.records import TurnRecord
 
@@ -35,7 +40,30 @@ the game variables a cycle reaches come round with the game: the player, saying 
 after them."""
 
 
-class CycleDetector:
+class CycleConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.cycle]`: the cycle rule, commands coming round in the same order."""
+
+    turns: int = Field(16, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`) when the player's commands have come round in the same order, two or more commands
+    a round, for this many turns and at least `rounds` rounds, with nothing among them that the commands
+    themselves brought about (points, an objective, news, a new place inside one room id, a new arrangement; waits
+    break a cycle too): a player not reading the answers, while the game keeps its rooms or state new (a carousel's
+    random exits, a ticking clock). 0: off."""
+    rounds: int = Field(3, ge=2, le=1000)
+    """Rounds a command cycle must span, when they take more than `turns`."""
+    max_period: int = Field(12, ge=2, le=1000)
+    """The longest command cycle looked for, in commands. Longer rounds (a wandering loop out and back over seven
+    rooms or more) are the repetition rule's: three of them take longer than its window does."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
+
+
+class CommandCycleCount:
+    """The commands since the last wait or progress that breaks a cycle, and how far the cycles among them have come
+    round in the same order."""
+
     def __init__(self, turns: int, rounds: int, max_period: int):
         self.turns = turns
         """Commands a cycle must span (0: the detector never finds one)."""
@@ -131,3 +159,40 @@ def _entered(record: TurnRecord, command: str) -> Hashable | None:
     if record.room_id_after == record.room_id_before:
         return ("spot", record.situation) if record.result_category == SUCCESS else None
     return record.room_id_after
+
+
+@register
+class Cycle(Detector):
+    """The cycle rule: the player's commands coming round in the same order."""
+
+    name = "cycle"
+    config_model = CycleConfig
+    stop_rule = "cycle"
+    config: CycleConfig
+
+    def __init__(self, config: CycleConfig, tools):
+        super().__init__(config, tools)
+        self.cycle = CommandCycleCount(config.turns, config.rounds, config.max_period)
+
+    def observe(self, turn: Turn) -> None:
+        self.cycle.observe(turn.record, turn.progress.signals)
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        found = self.cycle.found()
+        if found is None:
+            return None
+        period, span = found
+        return f"the same {period} commands in the same order for {span} turns"
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        nearest = self.cycle.nearest()
+        return nearest[0] if nearest is not None else None
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        return {"cycle": self.cycle.nearness()} if self.cycle.turns > 0 else {}
+
+    def warning_round(self, remaining: int) -> tuple[str, ...]:
+        nearest = self.cycle.nearest()
+        if nearest is None or nearest[0] > remaining:
+            return ()
+        return tuple(self.cycle.last_round(nearest[1]))

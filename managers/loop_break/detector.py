@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Protocol
 
 from managers.loop_break.progress import ProgressResult, ProgressTracker
-from managers.loop_break.repetition import RepetitionDetector, RepetitionResult
+from managers.loop_break.window import RepetitionResult, RepetitionWindow
 from managers.map_graph import MapGraph
 from session.commands import is_wait
-from session.config import DetectorSection, LoopBreakConfig, register_section, unregister_section
+from session.config import DetectorSection, LoopBreakConfig
 from session.events import MARKERS, EventType, is_event_type, register_marker
 from session.records import GameView, Judgement, TurnRecord
 
@@ -36,7 +36,7 @@ class Stretch:
 
     config: LoopBreakConfig
     progress: ProgressTracker
-    window: RepetitionDetector
+    window: RepetitionWindow
     """The repetition window (fed only while `[loop_break.repetition] enabled`)."""
     repeating: RepetitionResult = RepetitionResult(0, 0)
     """The repetition window after the last turn (empty while repetition detection is off)."""
@@ -82,7 +82,7 @@ class Stretch:
 
     def repetition_clock(self, turns_stuck: int) -> int:
         """The repetition rule's clock: the stop rules' clock, or every turn since the last progress once the player
-        has waited more times in a row than the free waits (RepetitionDetector.waited_out): a player who only waits
+        has waited more times in a row than the free waits (RepetitionWindow.waited_out): a player who only waits
         is stopped on the first wait past the free ones, not repetition.min_turns later."""
         return turns_stuck if self.window.waited_out else self.clock(turns_stuck)
 
@@ -220,7 +220,8 @@ class Detector:
 
 REGISTRY: dict[str, type[Detector]] = {}
 """Detector name -> class, in the order the LoopBreak builds, feeds and asks them (the first stop rule that fires
-names the stop). The built-in ones are registered by managers/loop_break/detectors.py."""
+names the stop). The built-in ones register as their modules are imported, in the order of
+managers.loop_break.DETECTOR_MODULES; a plugin's come after them."""
 
 
 def register(detector: type[Detector]) -> type[Detector]:
@@ -243,15 +244,15 @@ def register(detector: type[Detector]) -> type[Detector]:
         )
     for marker, colour in detector.markers.items():
         register_marker(marker, colour)
-    register_section(detector.name, detector.config_model)
+    LoopBreakConfig.register_section(detector.name, detector.config_model)
     REGISTRY[detector.name] = detector
     return detector
 
 
 def unregister(name: str) -> None:
-    """Drop a detector registered since the built-in ones, and its config section (a test's toy)."""
+    """Drop a registered detector and its config section (a test's toy)."""
     REGISTRY.pop(name, None)
-    unregister_section(name)
+    LoopBreakConfig.unregister_section(name)
 
 
 def stop_rules() -> list[str]:

@@ -12,8 +12,30 @@ tryst205; with the waits counted, zork3's semi-novel loop begun after nine waits
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from pydantic import Field
+
+from managers.loop_break.detector import Detector, Stretch, Turn, register
 from session.commands import canonical_command, direction_of, is_wait, tries_something
+from session.config import DetectorSection
+
+
+class FruitlessConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.fruitless]`: the fruitless rule, new tries that get nowhere."""
+
+    turns: int = Field(30, ge=0, le=100_000)
+    """Stop after this many turns without progress (on the stop rules' clock) when at least `share` of
+    them, less the waits and the moves made again (never less than half of them), tried something (no move, look,
+    inventory or wait), each command counted once: play that keeps trying new things and gets nowhere (semi-novel stuck
+    play), also when it walks to and fro between tries. 0: no such rule."""
+    share: float = Field(0.8, gt=0.0, le=1.0)
+    """The share of the turns since the last progress, less the waits and the moves made again (never less than half
+    of them), for the fruitless rule: distinct commands that tried something."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
 
 
 @dataclass
@@ -55,3 +77,61 @@ class FruitlessTries:
         """The tries made over the tries `holds` needs (1.0 or more: it holds)."""
         turns = max(self.clock - self.walked_again, self.clock / 2)
         return len(self.tried) / (share * turns) if turns > 0 and share > 0 else 0.0
+
+
+@register
+class Fruitless(Detector):
+    """The fruitless rule: turns without progress that keep trying new things."""
+
+    name = "fruitless"
+    config_model = FruitlessConfig
+    stop_rule = "fruitless"
+    config: FruitlessConfig
+
+    def __init__(self, config: FruitlessConfig, tools):
+        super().__init__(config, tools)
+        self.tries = FruitlessTries()
+        """What the turns since the last progress tried: none of it got anywhere."""
+        self.across = FruitlessTries()
+        """The same since the last progress by a signal other than the weak ones: a semi-novel loop whose walks reach
+        rooms it had seen only with other things in hand (zork2's carousel) is one stretch."""
+
+    def observe(self, turn: Turn) -> None:
+        signals = turn.progress.signals
+        walked_again = turn.stretch.window.moved_again  # never while repetition detection is off: it is not fed
+        for tries, restart in (
+            (self.tries, bool(signals)),
+            (self.across, bool(set(signals) - turn.stretch.weak_signals)),
+        ):
+            if restart:
+                tries.restart()
+            else:
+                tries.observe(turn.record.command, walked_again)
+
+    def holding(self, turns_stuck: int, stretch: Stretch) -> list[tuple[FruitlessTries, int]]:
+        """The counts whose share holds now, each with its clock: the turns since the last progress, on the stop
+        rules' clock, and those since the last progress by a signal other than the weak ones, every wait left out.
+        The rule fires when one of them reaches `turns`."""
+        if not self.config.turns:
+            return []
+        counts = ((self.tries, stretch.clock(turns_stuck)), (self.across, self.across.clock))
+        return [(tries, clock) for tries, clock in counts if tries.holds(self.config.share)]
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        tries = next((t for t, clock in self.holding(turns_stuck, stretch) if clock >= self.config.turns), None)
+        if tries is None:
+            return None
+        if tries is self.across:
+            weak = ", ".join(sorted(stretch.weak_signals))
+            return f"no progress but {weak} for {tries.turns} turns, {len(tries.tried)} different things tried"
+        return f"no progress for {turns_stuck} turns, {len(tries.tried)} different things tried in them"
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        clocks = [self.config.turns - clock for _, clock in self.holding(turns_stuck, stretch)]
+        return min(clocks) if clocks else None
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        if not self.config.turns:
+            return {}
+        counts = ((self.tries, stretch.clock(turns_stuck)), (self.across, self.across.clock))
+        return {"fruitless": max(min(clock / self.config.turns, t.share_of(self.config.share)) for t, clock in counts)}

@@ -10,14 +10,13 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import managers.loop_break.detectors  # noqa: F401  (registers the built-in detectors, in their order)
 from managers.loop_break.destination import DestinationPredictor
 from managers.loop_break.detector import REGISTRY, Detector, GateRequest, Moment, Proposal, Stretch, Tools, Turn
 from managers.loop_break.penalties import adjust_score, block
 from managers.loop_break.progress import ProgressResult, ProgressTracker
-from managers.loop_break.repetition import RepetitionDetector
 from managers.loop_break.rewind import RewindBans
 from managers.loop_break.warnings import NOT_TRIED_RECENTLY, build_stuck_warning
+from managers.loop_break.window import RepetitionWindow
 from managers.map_graph import MapGraph
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
@@ -116,7 +115,7 @@ class LoopBreak:
         """Every registered detector, fresh, and the stretch they share."""
         config = self.config
         repetition = config.repetition
-        window = RepetitionDetector(repetition.window, free_waits=config.wait_allowance, misses=repetition.misses)
+        window = RepetitionWindow(repetition.window, free_waits=config.wait_allowance, misses=repetition.misses)
         self.stretch = Stretch(config, self.progress, window)
         tools = Tools(self.game_map, self.predictor)
         self.detectors: dict[str, Detector] = {

@@ -20,7 +20,11 @@ player who searches tries new exits and new things; one who is stuck keeps rewor
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
+from pydantic import Field
+
+from managers.loop_break.detector import Detector, Stretch, Turn, register
 from session.commands import (
     FUNCTION_WORDS,
     PARTICLES,
@@ -29,8 +33,29 @@ from session.commands import (
     direction_of,
     is_observation,
 )
+from session.config import DetectorSection
 from session.outcomes import NO_EFFECT, PARSER_FAILURE, REFUSED, moot, not_at_hand, unknown_word
 from session.records import TurnRecord
+
+
+class ObstacleConfig(DetectorSection):
+    """`[tool.zorkgpt.loop_break.obstacle]`: the obstacle rule, a refused thing tried again and again in other
+    words."""
+
+    turns: int = Field(30, ge=0, le=100_000)
+    """Stop (`stuck_no_progress`, rule `obstacle`) after this many turns without progress (on the stop rules' clock)
+    when `retries` of them were retries: commands not made in that room before that named a thing the game had
+    refused there (not for being out of sight, in hand already or named with a word it does not know) and that the
+    game refused again, answered as doing nothing or asked more of (`ObstacleRetries`). A model stuck on a puzzle
+    comes back to it between walks over ground it knows, rewording the try that failed. 0: no such rule."""
+    retries: int = Field(2, ge=1, le=100_000)
+    """Retries since the last progress that, once `turns` have passed, make the obstacle rule stop: the thing refused
+    three times, in three ways."""
+
+    @classmethod
+    def stop_rule_off(cls) -> dict[str, Any]:
+        return {"turns": 0}
+
 
 FAILED_AGAIN = frozenset({REFUSED, NO_EFFECT, PARSER_FAILURE})
 """Answers by which a retry failed: turned down again, nothing came of it (`Nice try.`), or the parser asked for more
@@ -83,3 +108,41 @@ class ObstacleRetries:
             self.obstacles.update((room, thing) for thing in things)
         self.retries += retry
         return retry
+
+
+@register
+class Obstacle(Detector):
+    """The obstacle rule: a thing the game refused, tried again and again in other words."""
+
+    name = "obstacle"
+    config_model = ObstacleConfig
+    stop_rule = "obstacle"
+    config: ObstacleConfig
+
+    def __init__(self, config: ObstacleConfig, tools):
+        super().__init__(config, tools)
+        self.retries = ObstacleRetries()
+
+    def observe(self, turn: Turn) -> None:
+        if turn.progress.progress:
+            self.retries.restart()
+        self.retries.observe(turn.record)
+
+    def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
+        if not self.config.turns:
+            return None
+        retries, clock = self.retries.retries, stretch.clock(turns_stuck)
+        if retries >= self.config.retries and clock >= self.config.turns:
+            return f"no progress for {turns_stuck} turns, {retries} of them trying again what the game refused"
+        return None
+
+    def turns_to_stop(self, turns_stuck: int, stretch: Stretch) -> int | None:
+        if not self.config.turns or self.retries.retries < self.config.retries:
+            return None
+        return self.config.turns - stretch.clock(turns_stuck)
+
+    def pressure(self, turns_stuck: int, stretch: Stretch) -> dict[str, float]:
+        if not self.config.turns:
+            return {}
+        clock = stretch.clock(turns_stuck) / self.config.turns
+        return {"obstacle": min(clock, self.retries.retries / self.config.retries)}

@@ -7,10 +7,10 @@ import pytest
 
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
+from agents.llm_settings import LLMConfig
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode, story_file

@@ -26,7 +26,7 @@ def test_a_real_model_plays_twenty_turns(rom_path, tmp_path):
     from orchestration.wiring import RunOptions, build_orchestrator
 
     config = make_config(tmp_path, gameplay={"agent": "llm", "critic": "llm", "max_turns_per_episode": LIVE_TURNS})
-    if not config.api_key():
+    if not config.llm.api_key():
         pytest.fail(f"ZORKGPT_LIVE=1 needs an API key in ${config.llm.api_key_env}", pytrace=False)
     orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True))
     summary_path: Path = orchestrator.play_episode()

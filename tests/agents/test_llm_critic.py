@@ -11,10 +11,10 @@ import pytest
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic, read_verdict
+from agents.llm_settings import LLMConfig
 from agents.prompts import CRITIC_RETRY, critic_anchors, critic_system_prompt, role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode

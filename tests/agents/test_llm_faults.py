@@ -22,9 +22,9 @@ from agents.base import LLMCallFailed, LLMUnavailable
 from agents.llm_agent import LLMAgent
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
+from agents.llm_settings import LLMConfig
 from agents.prompts import role_of
 from managers.objectives import ObjectiveManager
-from session.config import LLMConfig
 from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode, verdict_json
 from tests.local_http import closed_port, serving

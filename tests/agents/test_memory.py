@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from agents.llm_agent import LLMAgent
+from agents.llm_settings import LLMConfig
 from agents.offline_agent import OfflineAgent, OfflineMemory
 from orchestration.episode import ResumeError
 from orchestration.wiring import RunOptions, build_orchestrator
-from session.config import LLMConfig
 from session.records import TurnRecord
 from tests.helpers import make_config, read_episode
 

@@ -8,10 +8,10 @@ import pytest
 
 from agents.llm_client import LLMClient
 from agents.llm_critic import LLMCritic
+from agents.llm_settings import LLMConfig
 from agents.risky_critic import WhenRiskyCritic
 from agents.scripted_llm import ScriptedOpenAI
 from benchmarks.llm_calls import play
-from session.config import LLMConfig
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from tests.helpers import PYPROJECT, story_file

@@ -5,28 +5,21 @@ import re
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
-from session.config import DetectorSection, GameConfiguration, LoopBreakConfig, detector_sections, markdown_tables
+from session.config import GameConfiguration, LoopBreakConfig, Section
+from session.config_tables import all_sections, markdown_tables
 from tests.helpers import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 """The README and the docs pages: what a reader is told."""
 CONFIGURATION = ROOT / "docs" / "configuration.md"
-SECTIONS = {
-    **{
-        section: field.annotation
-        for section, field in GameConfiguration.model_fields.items()
-        if isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel)  # not `plugins`
-    },
-    **{f"loop_break.{name}": model for name, model in detector_sections().items()},
-}
+SECTIONS = all_sections()
 """Every `[tool.zorkgpt.*]` table: the top-level sections and the loop-break detectors' sections under theirs."""
 KEYS = [
     (section, key)
     for section, model in SECTIONS.items()
     for key, info in model.model_fields.items()
-    if not (isinstance(info.annotation, type) and issubclass(info.annotation, DetectorSection))
+    if not (isinstance(info.annotation, type) and issubclass(info.annotation, Section))
 ]
 
 
@@ -52,7 +45,7 @@ def test_pyproject_gives_the_defaults():
 
 
 def test_configuration_tables_are_generated_from_the_models():
-    """`uv run python -m session.config` prints the tables; docs/configuration.md holds them verbatim."""
+    """`uv run python -m session.config_tables` prints the tables; docs/configuration.md holds them verbatim."""
     assert markdown_tables() in CONFIGURATION.read_text()
 
 
@@ -154,8 +147,8 @@ def test_the_margins_and_the_games_nobody_tuned_on_are_quoted_from_their_results
 
 
 def test_the_price_table_is_the_built_in_prices():
-    """docs/llm.md lists the built-in prices; they live in session.config.DEFAULT_PRICES."""
-    from session.config import DEFAULT_PRICES
+    """docs/llm.md lists the built-in prices; they live in agents.llm_settings.DEFAULT_PRICES."""
+    from agents.llm_settings import DEFAULT_PRICES
 
     page = (ROOT / "docs" / "llm.md").read_text().splitlines()
     for model, price in DEFAULT_PRICES.items():
@@ -166,8 +159,8 @@ def test_the_price_table_is_the_built_in_prices():
 
 
 def test_the_family_table_is_the_built_in_families():
-    """docs/llm.md shows how each model family is called; they live in session.config.DEFAULT_FAMILIES."""
-    from session.config import family_table
+    """docs/llm.md shows how each model family is called; they live in agents.llm_settings.DEFAULT_FAMILIES."""
+    from agents.llm_settings import family_table
 
     assert family_table() in (ROOT / "docs" / "llm.md").read_text()
 
@@ -176,29 +169,23 @@ DEFAULT_MENTION = re.compile(r"`(\w+(?:[._]\w+)+)`\s+\((-?\d+(?:\.\d+)?)\)")
 """A key with its default in prose: "`max_turns` (64)", or with its section: "`no_progress.max_turns` (64)"."""
 
 
-def _numeric_defaults(model, prefix: str = "") -> dict[str, set[float]]:
-    """Every numeric default of a config model, by key and by its path below the section (`churn.changes`)."""
+def _numeric_defaults() -> dict[str, set[float]]:
+    """Every numeric default of every section, by key and by its path below the top-level section (`churn.changes`
+    of `[tool.zorkgpt.loop_break.churn]`)."""
     defaults: dict[str, set[float]] = {}
-    for key, field in model.model_fields.items():
-        annotation = field.annotation
-        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-            for path, values in _numeric_defaults(annotation, f"{prefix}{key}.").items():
-                defaults.setdefault(path, set()).update(values)
-        elif isinstance(field.default, int | float) and not isinstance(field.default, bool):
-            for name in {key, f"{prefix}{key}"}:
-                defaults.setdefault(name, set()).add(float(field.default))
+    for path, model in SECTIONS.items():
+        below = path.partition(".")[2]
+        for key, field in model.model_fields.items():
+            if isinstance(field.default, int | float) and not isinstance(field.default, bool):
+                for name in {key, f"{below}.{key}" if below else key}:
+                    defaults.setdefault(name, set()).add(float(field.default))
     return defaults
 
 
 def test_a_default_quoted_in_prose_is_the_default():
     """The pages name a key's default beside it; that figure is the model's default, not a copy that drifts. A
     mention whose key no section has (a renamed key) fails too, so the prose follows a rename."""
-    defaults: dict[str, set[float]] = {}
-    for section in GameConfiguration.model_fields.values():
-        if not (isinstance(section.annotation, type) and issubclass(section.annotation, BaseModel)):
-            continue  # `plugins`, a key of [tool.zorkgpt] itself
-        for key, values in _numeric_defaults(section.annotation).items():
-            defaults.setdefault(key, set()).update(values)
+    defaults = _numeric_defaults()
     mentions = [
         (page.name, key, value)
         for page in PAGES

@@ -10,16 +10,17 @@ import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.loop_break.action_loops import (
-    CollaborationLoopDetector,
+    ActionLoopsConfig,
+    CollaborationLoopCount,
     FailureGate,
-    IdenticalActionDetector,
-    ParseFailureDetector,
+    IdenticalActionCount,
+    ParseFailureCount,
     action_key,
 )
 from managers.loop_break.progress import ProgressResult
 from managers.map_graph import MapGraph
 from session.commands import DIRECTIONS, canonical_command, command_similarity
-from session.config import ActionLoopsConfig, LoopBreakConfig
+from session.config import LoopBreakConfig
 from session.records import GameView
 from tests.factories import turn_record
 from tests.helpers import raised
@@ -80,7 +81,7 @@ def test_different_moves_are_never_alike(a, b):
 
 
 # -- collaboration loops: the similarity threshold decides --------------------------------------------------------
-def reproposals(detector: CollaborationLoopDetector, first: str, again: str, times: int) -> list[dict]:
+def reproposals(detector: CollaborationLoopCount, first: str, again: str, times: int) -> list[dict]:
     events: list[dict] = []
     detector.note_rejection(1, 7, first, events)
     for turn in range(2, 2 + times):
@@ -89,7 +90,7 @@ def reproposals(detector: CollaborationLoopDetector, first: str, again: str, tim
 
 
 def test_reproposing_a_near_copy_makes_the_rejection_final():
-    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    detector = CollaborationLoopCount(similarity=0.85, window=20, threshold=3)
     events = reproposals(detector, "examine troll", "examine trolls", 3)
     assert kinds(events) == ["collaboration_loop"] * 3 + ["rejection_final"]
     assert detector.is_final(7, "examine the troll") == "examine troll"
@@ -97,7 +98,7 @@ def test_reproposing_a_near_copy_makes_the_rejection_final():
 
 
 def test_n_and_north_are_one_rejected_command():
-    detector = CollaborationLoopDetector(similarity=1.0, window=20, threshold=2)
+    detector = CollaborationLoopCount(similarity=1.0, window=20, threshold=2)
     reproposals(detector, "n", "go north", 2)
     assert detector.is_final(7, "north") == "north"
 
@@ -105,25 +106,25 @@ def test_n_and_north_are_one_rejected_command():
 @pytest.mark.parametrize(("similarity", "final"), [(0.85, True), (0.9, False)])
 def test_the_similarity_threshold_decides(similarity, final):
     """`take lamps` after `take lamp` was rejected (0.89): the same command at 0.85, another one at 0.9."""
-    detector = CollaborationLoopDetector(similarity=similarity, window=20, threshold=2)
+    detector = CollaborationLoopCount(similarity=similarity, window=20, threshold=2)
     events = reproposals(detector, "take lamp", "take lamps", 2)
     assert ("rejection_final" in kinds(events)) is final
 
 
 def test_another_object_is_another_command():
-    detector = CollaborationLoopDetector(similarity=0.5, window=20, threshold=1)
+    detector = CollaborationLoopCount(similarity=0.5, window=20, threshold=1)
     assert reproposals(detector, "attack troll with sword", "attack troll with knife", 1) == []
 
 
 def test_reproposals_count_up_to_the_threshold_exactly():
-    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    detector = CollaborationLoopCount(similarity=0.85, window=20, threshold=3)
     assert "rejection_final" not in kinds(reproposals(detector, "open door", "open door", 2))
-    detector = CollaborationLoopDetector(similarity=0.85, window=20, threshold=3)
+    detector = CollaborationLoopCount(similarity=0.85, window=20, threshold=3)
     assert "rejection_final" in kinds(reproposals(detector, "open door", "open door", 3))
 
 
 def test_rejections_older_than_the_window_are_forgotten():
-    detector = CollaborationLoopDetector(similarity=0.85, window=5, threshold=1)
+    detector = CollaborationLoopCount(similarity=0.85, window=5, threshold=1)
     events: list[dict] = []
     detector.note_rejection(1, 7, "open door", events)
     detector.note_rejection(7, 7, "open door", events)
@@ -138,7 +139,7 @@ def unparseable_turn(turn: int, replies: list[str], valid_at_end: bool) -> objec
 
 
 def test_streak_of_unparseable_replies_triggers_at_the_limit():
-    detector = ParseFailureDetector(threshold=100, streak_limit=5, memory=50)
+    detector = ParseFailureCount(threshold=100, streak_limit=5, memory=50)
     events: list[dict] = []
     for turn in range(1, 5):
         detector.observe(unparseable_turn(turn, [f"reply {turn}"], valid_at_end=False), events)
@@ -150,7 +151,7 @@ def test_streak_of_unparseable_replies_triggers_at_the_limit():
 
 def test_a_valid_reply_ends_the_streak():
     """Two bad replies then a good one, every turn: never five in a row, so never recovery."""
-    detector = ParseFailureDetector(threshold=100, streak_limit=3, memory=50)
+    detector = ParseFailureCount(threshold=100, streak_limit=3, memory=50)
     events: list[dict] = []
     for turn in range(1, 20):
         detector.observe(unparseable_turn(turn, [f"a{turn}", f"b{turn}"], valid_at_end=True), events)
@@ -158,7 +159,7 @@ def test_a_valid_reply_ends_the_streak():
 
 
 def test_a_streak_within_one_turn_counts():
-    detector = ParseFailureDetector(threshold=100, streak_limit=3, memory=50)
+    detector = ParseFailureCount(threshold=100, streak_limit=3, memory=50)
     events: list[dict] = []
     detector.observe(unparseable_turn(1, ["x", "y", "z"], valid_at_end=True), events)
     assert kinds(events) == ["parse_failure_recovery"]
@@ -166,7 +167,7 @@ def test_a_streak_within_one_turn_counts():
 
 def test_the_same_reply_again_and_again_triggers_at_the_threshold():
     """Mixed with valid replies (no streak), the same unparseable text `threshold` times still triggers."""
-    detector = ParseFailureDetector(threshold=4, streak_limit=100, memory=50)
+    detector = ParseFailureCount(threshold=4, streak_limit=100, memory=50)
     events: list[dict] = []
     for turn in range(1, 4):
         detector.observe(unparseable_turn(turn, ["### Action: north"], valid_at_end=True), events)
@@ -176,7 +177,7 @@ def test_the_same_reply_again_and_again_triggers_at_the_threshold():
 
 
 def test_identical_replies_beyond_the_memory_are_forgotten():
-    detector = ParseFailureDetector(threshold=3, streak_limit=100, memory=4)
+    detector = ParseFailureCount(threshold=3, streak_limit=100, memory=4)
     events: list[dict] = []
     for turn in range(1, 10):
         replies = ["same"] if turn % 3 == 1 else [f"other {turn}"]
@@ -185,7 +186,7 @@ def test_identical_replies_beyond_the_memory_are_forgotten():
 
 
 def test_guidance_ends_after_a_clean_turn():
-    detector = ParseFailureDetector(threshold=100, streak_limit=2, memory=50)
+    detector = ParseFailureCount(threshold=100, streak_limit=2, memory=50)
     events: list[dict] = []
     detector.observe(unparseable_turn(1, ["x", "y"], valid_at_end=True), events)
     assert detector.guidance_active
@@ -294,7 +295,7 @@ def test_different_slips_are_no_loop():
 
 # -- identical actions (design 003): reset on progress, and the ban's exact length ---------------------------------
 def test_progress_resets_the_identical_action_count():
-    detector = IdenticalActionDetector(warning=5, recovery=10, ban_turns=10)
+    detector = IdenticalActionCount(warning=5, recovery=10, ban_turns=10)
     events: list[dict] = []
     for turn in range(1, 10):
         detector.observe(turn_record(turn, command="push button"), NO_PROGRESS, events)
@@ -308,7 +309,7 @@ def test_progress_resets_the_identical_action_count():
 
 
 def test_the_ban_lasts_exactly_ban_turns():
-    detector = IdenticalActionDetector(warning=2, recovery=3, ban_turns=4)
+    detector = IdenticalActionCount(warning=2, recovery=3, ban_turns=4)
     events: list[dict] = []
     for turn in range(1, 4):
         detector.observe(turn_record(turn, command="n"), NO_PROGRESS, events)
@@ -321,7 +322,7 @@ def test_the_ban_lasts_exactly_ban_turns():
 
 
 def test_identical_counts_spellings_of_one_command_together():
-    detector = IdenticalActionDetector(warning=3, recovery=100, ban_turns=4)
+    detector = IdenticalActionCount(warning=3, recovery=100, ban_turns=4)
     events: list[dict] = []
     for turn, command in enumerate(["n", "north", "go north"], start=1):
         detector.observe(turn_record(turn, command=command), NO_PROGRESS, events)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from managers.loop_break.cycle import CycleDetector
+from managers.loop_break.cycle import CommandCycleCount
 from session.config import LoopBreakConfig
 from session.records import GameView
 from tests.factories import loop_break, turn_record
@@ -13,11 +13,11 @@ from tests.factories import loop_break, turn_record
 DEFAULT = LoopBreakConfig()
 
 
-def detector() -> CycleDetector:
-    return CycleDetector(DEFAULT.cycle.turns, DEFAULT.cycle.rounds, DEFAULT.cycle.max_period)
+def detector() -> CommandCycleCount:
+    return CommandCycleCount(DEFAULT.cycle.turns, DEFAULT.cycle.rounds, DEFAULT.cycle.max_period)
 
 
-def feed(cycle: CycleDetector, turns: list[tuple], signals: tuple[str, ...] = ()) -> int | None:
+def feed(cycle: CommandCycleCount, turns: list[tuple], signals: tuple[str, ...] = ()) -> int | None:
     """Feed (command, room before, room after) turns; the first turn (1-based) on which a cycle is found."""
     for turn, (command, before, after) in enumerate(turns, start=1):
         cycle.observe(turn_record(turn, command=command, room_id_before=before, room_id_after=after), signals)

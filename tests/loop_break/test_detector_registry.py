@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pydantic import Field, ValidationError
 
@@ -22,6 +20,7 @@ from session.events import (
     unregister_marker,
 )
 from session.records import read_record_dicts, read_summary
+from tests.helpers import detector_config_file
 from viewer.episodes import load_episode
 
 
@@ -68,20 +67,8 @@ def toy():
     unregister(Toy.name)
 
 
-def _pyproject(tmp_path: Path, toy_table: str) -> Path:
-    path = tmp_path / "pyproject.toml"
-    path.write_text(
-        "[tool.zorkgpt.gameplay]\n"
-        'agent = "replay"\ncritic = "offline"\nmax_turns_per_episode = 40\n'
-        f'[tool.zorkgpt.files]\nepisode_dir = "{tmp_path / "episodes"}"\n'
-        "[tool.zorkgpt.knowledge]\nenabled = false\n"
-        f"[tool.zorkgpt.loop_break.toy]\n{toy_table}\n"
-    )
-    return path
-
-
 def test_a_toy_detector_from_this_module_alone_stops_a_real_episode(toy, tmp_path, rom_path):
-    config = GameConfiguration.from_toml(_pyproject(tmp_path, "looks = 3"))
+    config = GameConfiguration.from_toml(detector_config_file(tmp_path, "toy", "looks = 3"))
     assert config.loop_break.toy.looks == 3
     actions = tmp_path / "actions.txt"
     actions.write_text("open mailbox\nlook\nread leaflet\nlook\nlook\nlook\nnorth\n")
@@ -104,9 +91,9 @@ def test_a_toy_detector_from_this_module_alone_stops_a_real_episode(toy, tmp_pat
 
 def test_the_toy_section_validates_and_is_documented(toy, tmp_path):
     with pytest.raises(ConfigError, match=r"tool\.zorkgpt\.loop_break\.toy\.looks"):
-        GameConfiguration.from_toml(_pyproject(tmp_path, "looks = -1"))
+        GameConfiguration.from_toml(detector_config_file(tmp_path, "toy", "looks = -1"))
     with pytest.raises(ConfigError, match=r"loop_break\.toy\.bogus: unknown key"):
-        GameConfiguration.from_toml(_pyproject(tmp_path, "bogus = 1"))
+        GameConfiguration.from_toml(detector_config_file(tmp_path, "toy", "bogus = 1"))
     assert GameConfiguration().loop_break.toy.looks == 5
     assert stop_rules_off()["toy"] == {"looks": 0}
     assert LoopBreakConfig(**stop_rules_off()).toy.looks == 0
@@ -140,13 +127,13 @@ def test_the_toy_section_is_no_field_of_the_model(toy, tmp_path):
     """A registered section lives beside the model's fields (validated by its own model), never among them."""
     assert "toy" not in LoopBreakConfig.model_fields and "toy" not in GameConfiguration.model_fields
     with pytest.raises(ConfigError) as error:
-        GameConfiguration.from_toml(_pyproject(tmp_path, "bogus = 1\nlooks = -1"))
+        GameConfiguration.from_toml(detector_config_file(tmp_path, "toy", "bogus = 1\nlooks = -1"))
     message = str(error.value)
     assert "loop_break.toy.bogus: unknown key; allowed keys here: looks" in message
     assert "loop_break.toy.looks: Input should be greater than or equal to 0" in message
     with pytest.raises(ConfigError, match=r"loop_break\.nonesuch: unknown key; allowed keys here: .*\btoy\b"):
         GameConfiguration.from_dict({"loop_break": {"nonesuch": {}}})
-    config = GameConfiguration.from_toml(_pyproject(tmp_path, "looks = 2"))
+    config = GameConfiguration.from_toml(detector_config_file(tmp_path, "toy", "looks = 2"))
     assert config.model_dump()["loop_break"]["toy"] == {"looks": 2}  # what episode.json keeps for --resume
     assert GameConfiguration.from_dict(config.model_dump(mode="json")) == config
     assert config.loop_break.sections()["toy"] == ToyConfig(looks=2)

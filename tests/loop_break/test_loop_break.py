@@ -4,8 +4,8 @@ validation of the `[tool.zorkgpt.loop_break]` section.
 Mapping of the design's wording to this code:
 - `game_over_flag` / `termination_reason` -> `Verdict.terminate` / `Verdict.reason` returned by `LoopBreak.observe()`
 - `_get_turns_since_score_change` -> `ProgressTracker.turns_stuck` / `ProgressResult.turns_stuck`
-- `oscillation_info` / `_location_id_history` -> `OscillationDetector.detect()` / `OscillationDetector.history`
-- `camping_info` -> `CampingDetector.detect()`
+- `oscillation_info` / `_location_id_history` -> `OscillationCount.detect()` / `OscillationCount.history`
+- `camping_info` -> `CampingCount.detect()`
 - programmatic penalties -> `apply_loop_penalties()` and `LoopBreak.adjust()` (map-based destination prediction)
 """
 
@@ -14,11 +14,11 @@ from __future__ import annotations
 import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.penalties import apply_loop_penalties
 from managers.loop_break.room_loops import (
-    CampingDetector,
-    OscillationDetector,
+    CampingCount,
+    OscillationCount,
     OscillationResult,
+    apply_loop_penalties,
 )
 from managers.map_graph import MapGraph, Room
 from session.config import ConfigError, GameConfiguration, LoopBreakConfig
@@ -170,7 +170,7 @@ def feed_rooms(detector, rooms, start_turn: int = 1):
 
 def test_oscillation_detection_abab_pattern():
     """Dam (15) -> Lobby (18) -> Dam -> Lobby is an oscillation; ids and names come back in pattern order."""
-    detector = OscillationDetector()
+    detector = OscillationCount()
     feed_rooms(detector, [DAM, LOBBY, DAM, LOBBY])
     result = detector.detect(name_of)
     assert result.detected
@@ -180,26 +180,26 @@ def test_oscillation_detection_abab_pattern():
 
 def test_oscillation_no_false_positive():
     """Normal exploration (four different rooms) is no oscillation; neither is staying put or A-B-A-C."""
-    detector = OscillationDetector()
+    detector = OscillationCount()
     feed_rooms(detector, [DAM, LOBBY, MAINTENANCE, DAM_BASE])
     assert not detector.detect(name_of).detected
 
-    same_room = OscillationDetector()
+    same_room = OscillationCount()
     feed_rooms(same_room, [DAM, DAM, DAM, DAM])
     assert not same_room.detect(name_of).detected
 
-    abac = OscillationDetector()
+    abac = OscillationCount()
     feed_rooms(abac, [DAM, LOBBY, DAM, MAINTENANCE])
     assert not abac.detect(name_of).detected
 
-    short = OscillationDetector()
+    short = OscillationCount()
     feed_rooms(short, [DAM, LOBBY, DAM])
     assert not short.detect(name_of).detected
 
 
 def test_oscillation_uses_location_ids():
     """The history holds integer room ids; rooms are told apart by id, never by name."""
-    detector = OscillationDetector()
+    detector = OscillationCount()
     feed_rooms(detector, [DAM, LOBBY, DAM, LOBBY])
     assert list(detector.history) == [DAM, LOBBY, DAM, LOBBY]
     assert all(type(room) is int for room in detector.history)
@@ -207,12 +207,12 @@ def test_oscillation_uses_location_ids():
 
     # Four different rooms whose names alternate "Forest", "Clearing": no oscillation (ids differ).
     names = {30: "Forest", 31: "Clearing", 32: "Forest", 33: "Clearing"}
-    by_name = OscillationDetector()
+    by_name = OscillationCount()
     feed_rooms(by_name, [30, 31, 32, 33])
     assert not by_name.detect(names.get).detected
 
     # Two different rooms with the same name shuttled between: an oscillation (ids repeat).
-    twins = OscillationDetector()
+    twins = OscillationCount()
     feed_rooms(twins, [30, 32, 30, 32])
     result = twins.detect(names.get)
     assert result.detected and result.pattern_ids == (30, 32) and result.pattern_names == ("Forest", "Forest")
@@ -221,7 +221,7 @@ def test_oscillation_uses_location_ids():
 # -- camping -------------------------------------------------------------------------------------------------
 def test_camping_detection_threshold():
     """Dam (20) six times in a ten-turn window (threshold 5): camping, visit_count 6."""
-    detector = CampingDetector(window=10, threshold=5)
+    detector = CampingCount(window=10, threshold=5)
     feed_rooms(detector, [20, 21, 20, 22, 20, 20, 23, 20, 24, 20])
     result = detector.detect(name_of)
     assert result.detected
@@ -233,14 +233,14 @@ def test_camping_detection_threshold():
 
 def test_camping_no_false_positive():
     """Dam three times and Lobby twice in ten turns: no camping."""
-    detector = CampingDetector(window=10, threshold=5)
+    detector = CampingCount(window=10, threshold=5)
     feed_rooms(detector, [DAM, LOBBY, DAM, 30, LOBBY, 31, DAM, 32, 33, 34])
     assert not detector.detect(name_of).detected
 
 
 def test_camping_window_sliding():
     """Dam ten times in turns 1-10, other rooms in turns 11-20: at turn 20 those Dam visits are out of the window."""
-    detector = CampingDetector(window=10, threshold=5)
+    detector = CampingCount(window=10, threshold=5)
     feed_rooms(detector, [DAM] * 10)
     assert detector.detect(name_of).detected
     seen = []

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from managers.loop_break.progress import ProgressTracker
-from managers.loop_break.repetition import RepetitionDetector
+from managers.loop_break.window import RepetitionWindow
 from managers.novelty import WorldNovelty, answer_key
 from session.jericho_session import JerichoSession
 from session.outcomes import outcome_between
@@ -356,7 +356,7 @@ def test_the_state_of_what_is_held_is_read_apart_from_the_situation():
 
 # -- repetition and progress ------------------------------------------------------------------------------------
 def test_repetition_window_fills_with_repeated_transitions():
-    detector = RepetitionDetector(window=4)
+    detector = RepetitionWindow(window=4)
     commands = ["north", "south"] * 5
     situations = ["A", "B"] * 5
     results = []
@@ -373,7 +373,7 @@ def test_a_window_may_hold_repetition_misses_new_turns():
     """A random walk takes a door it had not taken from there, a character changes the room once: with misses=1 the
     window still counts as repeating with one new turn in it, not with two; the countdown to repeating counts until
     the (misses + 1)-th newest new turn leaves the window."""
-    detector = RepetitionDetector(window=4, misses=1)
+    detector = RepetitionWindow(window=4, misses=1)
     commands = ["north", "south"] * 5
     situations = ["A", "B", "A", "B", "A", "B*", "A", "B", "A", "B"]  # a character passes by on turn 6
     repeating = []
@@ -383,7 +383,7 @@ def test_a_window_may_hold_repetition_misses_new_turns():
     # New: turns 1-3 (the first round trip, from the start) and 7 (north from the changed room).
     assert repeating == [False] * 5 + [True] * 5
     assert detector.turns_until_repeating() == 0
-    strict = RepetitionDetector(window=4)
+    strict = RepetitionWindow(window=4)
     for turn, (command, situation) in enumerate(zip(commands, situations), start=1):
         strict.observe(turn_record(turn, command=command, situation=situation), progress=False)
     assert not strict.result().repeating and strict.turns_until_repeating() == 1
@@ -395,7 +395,7 @@ def test_a_room_changed_by_the_game_during_an_observation_is_the_same_situation(
     what it did before. A change on a wait (the timed event waited for) or on any other command is a new situation."""
     cycle = ["look", "examine amulet", "inventory"]
     for last, repeats in (("inventory", True), ("wait", False), ("push rock", False)):
-        detector = RepetitionDetector(window=3)
+        detector = RepetitionWindow(window=3)
         commands = cycle * 2 + [last] + cycle
         for turn, command in enumerate(commands, start=1):
             situation = "cliff" if turn < 7 else "cliff, man gone"
@@ -411,7 +411,7 @@ def test_a_walk_made_again_repeats_whatever_a_timer_changed_in_the_rooms():
     """balances: a tortoise feather falls at the Crest of Hill in the middle of an A-B loop, so each situation after it
     is new; the walks between the same two rooms with the same things in hand are repeats all the same, and the
     move that would make one again is a repeated move (the steering penalty's test)."""
-    detector = RepetitionDetector(window=4)
+    detector = RepetitionWindow(window=4)
     ways = {"west": (1, 2), "east": (2, 1)}
     for turn in range(1, 11):
         command = "west" if turn % 2 else "east"
@@ -424,7 +424,7 @@ def test_a_walk_made_again_repeats_whatever_a_timer_changed_in_the_rooms():
 def test_the_rooms_since_the_last_progress_are_the_loops_all_of_them():
     """A round longer than the window still has all its rooms in the loop: the way out is never one of them
     (enchanter's Jewel Room, a dead end of the round, drew the looper up and back)."""
-    detector = RepetitionDetector(window=4)
+    detector = RepetitionWindow(window=4)
     for turn, room in enumerate([1, 2, 3, 4, 5, 6, 1, 2], start=1):
         detector.observe(walk(turn, "east", room - 1 or 6, room, f"s{room}"), progress=turn == 1)
     assert detector.stretch_rooms == {1, 2, 3, 4, 5, 6}
@@ -436,7 +436,7 @@ def test_a_return_after_progress_is_no_repeat_but_its_walks_are():
     """zork1's noisy walkthrough of seed 5 goes back up the coal mine for the bracelet: looking around and taking
     stock where it stood long before the last progress is new since then, while the ladder it climbs again is a walk
     the episode already made (what a wandering loop repeats from its first round)."""
-    detector = RepetitionDetector(window=4)
+    detector = RepetitionWindow(window=4)
     before = [
         ("look", 20, 20, "bottom"),
         ("up", 20, 21, "top"),
@@ -460,7 +460,7 @@ def test_moves_within_one_room_id_or_none_are_not_walks():
     """A submarine, a maze or a stretch without a room id: a move that keeps (or has no) room id says nothing about
     where it went, so it repeats only as a transition from the same situation."""
     for before, after in ((None, None), (7, 7)):
-        detector = RepetitionDetector(window=4)
+        detector = RepetitionWindow(window=4)
         for turn in range(1, 11):
             detector.observe(walk(turn, "north", before, after, f"s{turn}"), progress=False)
         assert detector.result().repeats == 0 and not detector.repeats_move("north")
@@ -497,7 +497,7 @@ def test_bumping_into_a_known_wall_again_repeats_across_progress():
     """A looper that found its way out and wanders back bumps into the walls it bumped into before the progress
     (zork1's Deep Canyon): those are walks the episode made. A refused move in a room id shared by an area, or in
     no room, stays a transition of its situation."""
-    detector = RepetitionDetector(window=4)
+    detector = RepetitionWindow(window=4)
     bump = turn_record(
         1, command="north", situation="canyon", room_id_before=5, room_id_after=5, result_category="blocked_exit"
     )

@@ -5,9 +5,14 @@ from __future__ import annotations
 import pytest
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.detectors import room_loop_lines
-from managers.loop_break.penalties import adjust_score, apply_loop_penalties, why_rejected
-from managers.loop_break.room_loops import CampingResult, OscillationResult, RegionLoopResult
+from managers.loop_break.penalties import adjust_score, why_rejected
+from managers.loop_break.room_loops import (
+    CampingResult,
+    OscillationResult,
+    RegionLoopResult,
+    apply_loop_penalties,
+    room_loop_lines,
+)
 from managers.map_graph import MapGraph, Room
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord

@@ -4,9 +4,8 @@ edge cases of oscillation and camping (unknown locations, windows)."""
 from __future__ import annotations
 
 from managers.loop_break import DestinationPredictor, LoopBreak
-from managers.loop_break.detectors import room_loop_lines
 from managers.loop_break.progress import ProgressTracker
-from managers.loop_break.room_loops import CampingDetector, OscillationDetector, RegionLoopDetector
+from managers.loop_break.room_loops import CampingCount, OscillationCount, RegionLoopCount, room_loop_lines
 from managers.map_graph import MapGraph
 from session.config import LoopBreakConfig
 from session.records import GameView, Judgement, TurnRecord
@@ -42,7 +41,7 @@ def make_record(
 
 def walk(rooms_by_turn, *, signals=("score",), window=20, max_rooms=4, score_at=None, new_room_at=None):
     """Feed the region detector (progress from a real ProgressTracker); returns the detector."""
-    detector = RegionLoopDetector(window, max_rooms)
+    detector = RegionLoopCount(window, max_rooms)
     tracker = ProgressTracker(set(signals))
     previous = rooms_by_turn[0]
     for turn, room in enumerate(rooms_by_turn, start=1):
@@ -70,7 +69,7 @@ def test_region_loop_four_room_walk_without_progress_is_detected():
     rooms = corridor_walk(20)
     assert result.visits == tuple(rooms.count(r) for r in (1, 2, 3, 4))
     # The same walk is neither an A-B-A-B oscillation nor camping: only the region detector catches it.
-    oscillation, camping = OscillationDetector(), CampingDetector(10, 5)
+    oscillation, camping = OscillationCount(), CampingCount(10, 5)
     for turn, room in enumerate(rooms, start=1):
         oscillation.observe(make_record(turn, room))
         camping.observe(make_record(turn, room))
@@ -144,14 +143,14 @@ def test_region_loop_through_loop_break_emits_loop_detected_and_penalises():
 
 # -- oscillation and camping edge cases ----------------------------------------------------------------------
 def test_oscillation_ignores_unknown_location():
-    detector = OscillationDetector()
+    detector = OscillationCount()
     for turn, room in enumerate([1, None, 1, None], start=1):
         detector.observe(make_record(turn, room))
     assert not detector.detect().detected
 
 
 def test_oscillation_only_looks_at_the_last_four_locations():
-    detector = OscillationDetector()
+    detector = OscillationCount()
     for turn, room in enumerate([1, 2, 1, 2, 3], start=1):
         detector.observe(make_record(turn, room))
     assert not detector.detect().detected  # 2-1-2-3
@@ -161,7 +160,7 @@ def test_oscillation_only_looks_at_the_last_four_locations():
 
 
 def test_camping_default_names_and_below_threshold_window():
-    detector = CampingDetector(window=10, threshold=5)
+    detector = CampingCount(window=10, threshold=5)
     for turn in range(1, 5):
         detector.observe(make_record(turn, 7))
     assert not detector.detect().detected  # four entries: below the threshold
@@ -173,7 +172,7 @@ def test_camping_default_names_and_below_threshold_window():
 def test_camping_ignores_unknown_locations():
     """A room holding `threshold` of the window's locations is camping even when unknown (None) locations are
     more frequent: None is never a room, so it must not hide the camped room."""
-    detector = CampingDetector(window=10, threshold=3)
+    detector = CampingCount(window=10, threshold=3)
     for turn, room in enumerate([None, None, None, None, None, None, 4, 4, 4, 5], start=1):
         detector.observe(make_record(turn, room))
     result = detector.detect(NAMES.get)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from managers.loop_break import LoopBreak
 from managers.loop_break.fruitless import FruitlessTries
 from managers.loop_break.progress import ProgressTracker
-from managers.loop_break.repetition import RepetitionDetector
+from managers.loop_break.window import RepetitionWindow
 from session.commands import tries_something
 from session.config import GameConfiguration, LoopBreakConfig
 from tests.factories import first_stop, loop_break, turn_record
@@ -152,11 +152,11 @@ def test_the_warning_counts_down_on_the_same_clock():
 def test_waits_repeat_only_past_the_free_waits():
     """The designs' counting (no free waits): a wait repeats like any command. With free waits, the first ones since
     the last progress never repeat and the ones after them do; progress frees them again."""
-    seeds = RepetitionDetector(window=4)
+    seeds = RepetitionWindow(window=4)
     for turn in range(1, 7):
         seeds.observe(turn_record(turn, command="wait", situation="here"), progress=False)
     assert seeds.result().repeating
-    detector = RepetitionDetector(window=4, free_waits=3)
+    detector = RepetitionWindow(window=4, free_waits=3)
     flags = []
     for turn in range(1, 10):
         detector.observe(turn_record(turn, command="z", situation="here"), progress=turn == 6)
@@ -169,11 +169,11 @@ def test_more_waits_in_a_row_than_the_free_ones_all_repeat():
     """Once the player has waited more times in a row than the free waits, and for a whole window, every wait of the
     window repeats, also one from a situation a thief or a timer changed meanwhile; a look between waits keeps the
     free waits free. Waits never make progress but by score, a new room or an objective."""
-    waiting = RepetitionDetector(window=4, free_waits=3)
+    waiting = RepetitionWindow(window=4, free_waits=3)
     for turn in range(1, 5):
         waiting.observe(turn_record(turn, command="wait", situation=f"changed {turn}"), progress=False)
     assert waiting.waited_out and waiting.result().repeats == 4  # 4 waits in a row, every situation new
-    looking = RepetitionDetector(window=4, free_waits=3)
+    looking = RepetitionWindow(window=4, free_waits=3)
     for turn, command in enumerate(["wait", "wait", "wait", "look", "wait", "wait"], start=1):
         looking.observe(turn_record(turn, command=command, situation="here"), progress=False)
     assert not looking.waited_out and looking.result().repeats == 2  # only the waits past the free ones
