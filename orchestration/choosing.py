@@ -12,7 +12,7 @@ from managers.loop_break import LoopBreak
 from managers.loop_break.penalties import why_rejected
 from session.commands import read_command
 from session.context import AgentContext, ObjectiveReview
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.records import BLOCKING_SOURCES, NOT_RUN, UNPARSEABLE_FALLBACK, Candidate, Judgement
 
 NOT_RUN_REASONS = {
@@ -84,14 +84,15 @@ class Chooser:
             again = read.canonical in judged
             if refusal is not None:  # never judged, never run, never a loop: the agent is told why
                 judgement = Judgement(0.0, refusal, source=NOT_RUN)
-                emit(
-                    events,
-                    EventType.COMMAND_REFUSED,
-                    f"Refused {command[:40]!r}: {refusal}",
-                    level="WARNING",
-                    turn=turn,
-                    command=command[:200],
-                    reason=refusal,
+                events.append(
+                    new_event(
+                        EventType.COMMAND_REFUSED,
+                        f"Refused {command[:40]!r}: {refusal}",
+                        level="WARNING",
+                        turn=turn,
+                        command=command[:200],
+                        reason=refusal,
+                    )
                 )
             else:
                 judgement, raised = self._judge(command, replace(context, proposal_thought=thought), turn, judged)

@@ -1,9 +1,10 @@
-"""One way to raise a structured event: logged through loguru and appended to the turn's record.
+"""One way to raise a structured event: `new_event` logs it through loguru and gives it back, and whoever raised it
+returns it to the turn's record.
 
 The built-in event types are `EventType` (a StrEnum: the records and logs keep the plain strings); a plugin adds its
-own with `register_event_type`, and `emit` takes any registered one. A marker is how the viewer's chart marks an event
-(a detector declares which of its events are marked, and with which marker): the built-in markers have their colours
-here, a plugin adds its own with `register_marker`."""
+own with `register_event_type`, and `new_event` takes any registered one. A marker is how the viewer's chart marks an
+event (a detector declares which of its events are marked, and with which marker): the built-in markers have their
+colours here, a plugin adds its own with `register_marker`."""
 
 from __future__ import annotations
 
@@ -60,7 +61,7 @@ _PLUGIN_EVENT_TYPES: set[str] = set()
 
 def register_event_type(name: str) -> str:
     """Add an event type a plugin emits (registering one that exists, built-in or not, changes nothing); `name`
-    back, for `emit` and a detector's `events`. ValueError when it is no event-type name (EVENT_TYPE_NAME)."""
+    back, for `new_event` and a detector's `events`. ValueError when it is no event-type name (EVENT_TYPE_NAME)."""
     if not re.fullmatch(EVENT_TYPE_NAME, name):
         raise ValueError(f"{name!r} cannot name an event type: it must match {EVENT_TYPE_NAME}")
     if name not in _BUILT_IN_EVENT_TYPES:
@@ -111,14 +112,12 @@ def unregister_marker(name: str) -> None:
         MARKERS.pop(name, None)
 
 
-def emit(
-    sink: list[dict[str, Any]], event_type: EventType | str, message: str, level: str = "INFO", **fields: Any
-) -> dict:
-    """Log `message` with `event_type` and `fields` bound (the JSON log keeps them) and append the event. ValueError
-    for an event type nobody registered: a misspelt one would reach the records unseen."""
+def new_event(event_type: EventType | str, message: str, level: str = "INFO", **fields: Any) -> dict:
+    """The event of `event_type` with `fields`, logged with `message` (the JSON log keeps the fields): the caller
+    returns it with the others it raises. ValueError for an event type nobody registered: a misspelt one would reach
+    the records unseen."""
     if not is_event_type(event_type):
         raise ValueError(f"unknown event type {event_type!r}: register it with session.events.register_event_type")
     event = {"event_type": event_type, **fields}
     logger.bind(**event).log(level, message)
-    sink.append(event)
     return event

@@ -335,7 +335,7 @@ TOYPLUG = {
 
         from managers.loop_break import Detector, register
         from session.config import DetectorSection
-        from session.events import emit, register_event_type
+        from session.events import new_event, register_event_type
 
         LOOKED = register_event_type("toyplug_looked")
 
@@ -364,9 +364,10 @@ TOYPLUG = {
                 self.looks = 0
 
             def observe(self, turn):
-                if turn.record.command.strip().lower() == "look":
-                    self.looks += 1
-                    emit(turn.events, LOOKED, "toyplug: looked again", turn=turn.record.turn, looks=self.looks)
+                if turn.record.command.strip().lower() != "look":
+                    return ()
+                self.looks += 1
+                return (new_event(LOOKED, "toyplug: looked again", turn=turn.record.turn, looks=self.looks),)
 
             def stop(self, turns_stuck, stretch):
                 if self.config.limit and self.looks >= self.config.limit:

@@ -26,7 +26,9 @@ class KnowledgeError(Exception):
     """The store cannot be used: unreadable, corrupt, of another version, or of another game."""
 
 
-class _Strict(BaseModel):
+class _KnowledgeEntry(BaseModel):
+    """An entry of the knowledge file, which takes no key it does not define."""
+
     model_config = ConfigDict(extra="forbid")
 
 
@@ -42,7 +44,7 @@ Command = Annotated[str, AfterValidator(_runnable)]
 that could never have run (an interpreter command, too long, not printable ASCII) makes the store corrupt."""
 
 
-class RoomFacts(_Strict):
+class RoomFacts(_KnowledgeEntry):
     name: str
     exits: dict[str, int] = Field(default_factory=dict)
     """Direction -> room id, from moves that worked."""
@@ -51,7 +53,7 @@ class RoomFacts(_Strict):
     dark: bool = False
 
 
-class ScoreEvent(_Strict):
+class ScoreEvent(_KnowledgeEntry):
     room_id: int | None
     room_name: str
     command: Command
@@ -60,7 +62,7 @@ class ScoreEvent(_Strict):
     turn: int
 
 
-class Death(_Strict):
+class Death(_KnowledgeEntry):
     room_id: int | None
     room_name: str
     command: Command
@@ -69,7 +71,7 @@ class Death(_Strict):
     turn: int
 
 
-class Loss(_Strict):
+class Loss(_KnowledgeEntry):
     """A command after which valuables the player held were gone, though it gave or dropped nothing (zork1's
     `take skeleton`: a curse banishes them)."""
 
@@ -83,7 +85,7 @@ class Loss(_Strict):
     turn: int
 
 
-class StuckLoop(_Strict):
+class StuckLoop(_KnowledgeEntry):
     episode: str
     reason: str
     rooms: dict[str, str]
@@ -92,7 +94,7 @@ class StuckLoop(_Strict):
     """Room id -> commands that changed nothing there during the loop."""
 
 
-class StrategyNote(_Strict):
+class StrategyNote(_KnowledgeEntry):
     """A model's note from an episode's end, kept only because the fact it names is in that episode's records."""
 
     note: str
@@ -100,14 +102,14 @@ class StrategyNote(_Strict):
     turn: int
 
 
-class ItemFacts(_Strict):
+class ItemFacts(_KnowledgeEntry):
     first_taken_room: str
     first_episode: str
     scored_in: list[str] = Field(default_factory=list)
     """Rooms where a command naming the item scored."""
 
 
-class RouteStep(_Strict):
+class RouteStep(_KnowledgeEntry):
     command: Command
     """As it was typed (a canonical form may not parse: `take (empty_milkbottle)`)."""
     room_id: int | None
@@ -124,7 +126,7 @@ class RouteStep(_Strict):
         )
 
 
-class Route(_Strict):
+class Route(_KnowledgeEntry):
     """The shortest known way to the best score: an episode's own commands up to the turn it first reached its best,
     leaving out those that changed nothing and walks that came back to where they began having changed nothing
     but the room, and keeping every command that rolled the dice, so that a replay meets the same dice. A later
@@ -140,7 +142,7 @@ class Route(_Strict):
     """Dice rolls (`DICE_ROLL`) its episode played before its first step: as many again meet the same dice."""
 
 
-class EpisodeLine(_Strict):
+class EpisodeLine(_KnowledgeEntry):
     episode: str
     turns: int
     best_score: int
@@ -149,7 +151,7 @@ class EpisodeLine(_Strict):
     """It died before it had played the whole route it followed (its fight there went otherwise)."""
 
 
-class KnowledgeStore(_Strict):
+class KnowledgeStore(_KnowledgeEntry):
     version: int = KNOWLEDGE_VERSION
     game: str
     story_md5: str

@@ -9,8 +9,9 @@ events and notes have always come. session.config imports this package by name b
 from importlib import import_module
 
 from managers.loop_break.destination import DestinationPredictor
-from managers.loop_break.detector import Detector, Moment, Proposal, Stretch, Turn, register, unregister
+from managers.loop_break.detector import Detector, Events, Moment, ScoredProposal, Stretch, Turn, register, unregister
 from managers.loop_break.loop_break import LoopBreak, LoopStatus, Verdict, marked_events
+from managers.loop_break.penalties import Judged, block
 
 DETECTOR_MODULES = (
     "action_loops",
@@ -30,13 +31,16 @@ __all__ = [
     "DETECTOR_MODULES",
     "Detector",
     "DestinationPredictor",
+    "Events",
+    "Judged",
     "LoopBreak",
     "LoopStatus",
     "Moment",
-    "Proposal",
+    "ScoredProposal",
     "Stretch",
     "Turn",
     "Verdict",
+    "block",
     "marked_events",
     "register",
     "unregister",

@@ -19,16 +19,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from managers.loop_break.detector import Detector, GateRequest, Moment, Proposal, Tools, Turn, register
-from managers.loop_break.penalties import block
+from managers.loop_break.detector import Detector, Events, GateRequest, Moment, ScoredProposal, Tools, Turn, register
+from managers.loop_break.penalties import Judged, block
 from managers.loop_break.progress import ProgressResult
 from managers.novelty import response_key
 from session.commands import DIRECTIONS, canonical_command, command_similarity, direction_of, is_wait
 from session.config import DetectorSection
 from session.context import FORMAT_RULE
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.outcomes import BLOCKED_EXIT, is_failure
-from session.records import GameView, Judgement, TurnRecord
+from session.records import GameView, TurnRecord
 
 GateAction = Literal["terminate", "human", "warn"]
 
@@ -198,8 +198,10 @@ class IdenticalActionCount:
         self.bans: dict[str, int] = {}
         """Normalised command -> last turn of its ban."""
 
-    def observe(self, record: TurnRecord, progress: ProgressResult, events: list[dict], steering: bool = True) -> None:
-        """One turn. The warning and the ban come only while `steering` (Stretch.steering): a stop rule is near."""
+    def observe(self, record: TurnRecord, progress: ProgressResult, steering: bool = True) -> list[dict]:
+        """One turn; the events it raises. The warning and the ban come only while `steering` (Stretch.steering): a
+        stop rule is near."""
+        events: list[dict] = []
         command = canonical_command(record.command)
         answer = response_key(record.response)
         same = command == self.last_command
@@ -218,30 +220,33 @@ class IdenticalActionCount:
                 del self.bans[banned]
         if self.count >= self.warning and not self.warned and steering:
             self.warned = True
-            emit(
-                events,
-                EventType.IDENTICAL_ACTION_WARNING,
-                f"'{command}' repeated {self.count} times in a row",
-                level="WARNING",
-                turn=record.turn,
-                command=command,
-                count=self.count,
+            events.append(
+                new_event(
+                    EventType.IDENTICAL_ACTION_WARNING,
+                    f"'{command}' repeated {self.count} times in a row",
+                    level="WARNING",
+                    turn=record.turn,
+                    command=command,
+                    count=self.count,
+                )
             )
         if self.count >= self.recovery and steering:
             self.bans[command] = record.turn + self.ban_turns
-            emit(
-                events,
-                EventType.IDENTICAL_ACTION_RECOVERY,
-                f"'{command}' repeated {self.count} times: forbidden for {self.ban_turns} turns",
-                level="WARNING",
-                turn=record.turn,
-                command=command,
-                count=self.count,
-                until_turn=self.bans[command],
+            events.append(
+                new_event(
+                    EventType.IDENTICAL_ACTION_RECOVERY,
+                    f"'{command}' repeated {self.count} times: forbidden for {self.ban_turns} turns",
+                    level="WARNING",
+                    turn=record.turn,
+                    command=command,
+                    count=self.count,
+                    until_turn=self.bans[command],
+                )
             )
             self.count = 0
         if self.count < self.warning:
             self.warned = False
+        return events
 
     @property
     def warning_active(self) -> bool:
@@ -262,7 +267,9 @@ class ParseFailureCount:
         self.guidance_active = False
         self.last_kind = ""
 
-    def observe(self, record: TurnRecord, events: list[dict]) -> None:
+    def observe(self, record: TurnRecord) -> list[dict]:
+        """One turn; the events it raises."""
+        events: list[dict] = []
         for failure in record.parse_failures:
             self.total += 1
             self.streak += 1
@@ -270,16 +277,17 @@ class ParseFailureCount:
             self.recent.append(" ".join(failure["reply"].lower().split()))
             repeated = Counter(self.recent).most_common(1)[0][1]
             if repeated >= self.threshold or self.streak >= self.streak_limit:
-                self._recover(record.turn, repeated, events)
+                events.append(self._recover(record.turn, repeated))
         if not record.ended_unparseable:  # the turn ended on a valid reply
             self.streak = 0
             if not record.parse_failures:
                 self.guidance_active = False  # a clean turn: the guidance worked
+        return events
 
-    def _recover(self, turn: int, repeated: int, events: list[dict]) -> None:
+    def _recover(self, turn: int, repeated: int) -> dict:
+        """Format guidance from now on; its event."""
         self.guidance_active = True
-        emit(
-            events,
+        event = new_event(
             EventType.PARSE_FAILURE_RECOVERY,
             f"Unparseable replies: same reply {repeated}x, {self.streak} in a row: format guidance given",
             level="WARNING",
@@ -290,6 +298,7 @@ class ParseFailureCount:
         )
         self.recent.clear()
         self.streak = 0
+        return event
 
 
 # -- agent <-> critic loops ------------------------------------------------------------------------------------
@@ -310,41 +319,44 @@ class CollaborationLoopCount:
         self.final: dict[int | None, set[str]] = {}
         """Room -> commands whose rejection is final there."""
 
-    def note_rejection(
-        self, turn: int, room: int | None, command: str, events: list[dict], may_be_final: bool = True
-    ) -> None:
+    def note_rejection(self, turn: int, room: int | None, command: str, may_be_final: bool = True) -> list[dict]:
         """The critic rejected `command` in `room`; re-proposed after rejections `threshold` times, its rejection is
-        final there (`may_be_final`: False for a command that must stay possible there, a move the game took)."""
+        final there (`may_be_final`: False for a command that must stay possible there, a move the game took).
+        Returns the events it raises."""
+        events: list[dict] = []
         command = canonical_command(command)
         while self.rejections and self.rejections[0].turn < turn - self.window:
             self.rejections.popleft()
         first = next((r.command for r in self.rejections if r.room == room and self._same(r.command, command)), None)
         self.rejections.append(_Rejection(turn, room, command))
         if first is None:
-            return
+            return events
         key = (room, first)
         self.loops[key] += 1
-        emit(
-            # DEBUG: several a turn while looping; the record keeps every one, rejection_final is the outcome
-            events,
-            EventType.COLLABORATION_LOOP,
-            f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
-            level="DEBUG",
-            turn=turn,
-            command=command,
-            count=self.loops[key],
+        # DEBUG: several a turn while looping; the record keeps every one, rejection_final is the outcome
+        events.append(
+            new_event(
+                EventType.COLLABORATION_LOOP,
+                f"'{command}' re-proposed after the critic rejected it ({self.loops[key]}x)",
+                level="DEBUG",
+                turn=turn,
+                command=command,
+                count=self.loops[key],
+            )
         )
         if may_be_final and self.loops[key] >= self.threshold and first not in self.final.get(room, set()):
             self.final.setdefault(room, set()).add(first)
-            emit(
-                events,
-                EventType.REJECTION_FINAL,
-                f"'{first}' is now rejected for good in this room",
-                level="WARNING",
-                turn=turn,
-                command=first,
-                room_id=room,
+            events.append(
+                new_event(
+                    EventType.REJECTION_FINAL,
+                    f"'{first}' is now rejected for good in this room",
+                    level="WARNING",
+                    turn=turn,
+                    command=first,
+                    room_id=room,
+                )
             )
+        return events
 
     def is_final(self, room: int | None, command: str) -> str | None:
         command = canonical_command(command)
@@ -374,29 +386,31 @@ class FailureGate:
         self,
         record: TurnRecord,
         progress: ProgressResult,
-        events: list[dict],
         steering: bool = True,
         clock: int | None = None,
-    ) -> GateRequest | None:
-        """One turn; the gate request it opens, which it does only while `steering` (Stretch.steering). The gate
+    ) -> tuple[GateRequest | None, list[dict]]:
+        """One turn; the gate request it opens, which it does only while `steering` (Stretch.steering), and the
+        events it raises. The gate
         waits for `min_turns_stuck` turns without progress on `clock`, the stop rules' clock (Stretch.clock: a
         player waiting for a timed event, trying a wrong verb between waits, is not stuck); None: every turn since
         the last progress."""
+        events: list[dict] = []
         if progress.progress:
             if self.loop_count:
-                emit(
-                    events,
-                    EventType.LOOP_COUNTER_RESET,
-                    "Loop counter reset: progress",
-                    turn=record.turn,
-                    reason="progress",
-                    previous_count=self.loop_count,
+                events.append(
+                    new_event(
+                        EventType.LOOP_COUNTER_RESET,
+                        "Loop counter reset: progress",
+                        turn=record.turn,
+                        reason="progress",
+                        previous_count=self.loop_count,
+                    )
                 )
             self._reset()
             self.guidance = ""
-            return None
+            return None, events
         if not is_failure(record.command, record.result_category):
-            return None
+            return None, events
         response = " ".join(record.response.lower().split())
         signature = (record.room_id_before, canonical_command(record.command), response)
         repeated = signature in self.history
@@ -406,42 +420,44 @@ class FailureGate:
             self.seen_at = {s: turns for s, turns in self.seen_at.items() if s in live}
         self.seen_at.setdefault(signature, deque(maxlen=self.gate_after + 1)).append(record.turn)
         if not repeated:
-            return None
+            return None, events
         # One failure repeated again and again is a loop; different harmless slips now and then are not.
         self.repeats[signature] += 1
         for stale in [s for s in self.repeats if s not in self.history]:
             del self.repeats[stale]
         self.loop_count = self.repeats[signature]
         self.last_loop = (signature[1], record.response.strip()[:200])
-        emit(
-            events,
-            EventType.FAILURE_LOOP,
-            f"Identical failure again ({self.loop_count}): '{signature[1]}'",
-            level="INFO",
-            turn=record.turn,
-            command=signature[1],
-            loop_count=self.loop_count,
+        events.append(
+            new_event(
+                EventType.FAILURE_LOOP,
+                f"Identical failure again ({self.loop_count}): '{signature[1]}'",
+                level="INFO",
+                turn=record.turn,
+                command=signature[1],
+                loop_count=self.loop_count,
+            )
         )
         if self.loop_count % self.gate_after:  # the gate opens at every gate_after-th loop (3, 6, 9...)
-            return None
+            return None, events
         stuck = progress.turns_stuck if clock is None else clock
         if stuck < self.min_turns_stuck or not self._dense(signature) or not steering:
-            return None
+            return None, events
         description = (
             f"The agent repeated an identical failure {self.loop_count} times without progress. "
             f"Last: '{self.last_loop[0]}' in {record.room_name_before} -> {self.last_loop[1]!r}"
         )
-        emit(
-            events,
-            EventType.LOOP_GATE,
-            f"Loop gate ({self.action}): {description}",
-            level="WARNING",
-            turn=record.turn,
-            action=self.action,
-            loop_count=self.loop_count,
-            command=signature[1],
+        events.append(
+            new_event(
+                EventType.LOOP_GATE,
+                f"Loop gate ({self.action}): {description}",
+                level="WARNING",
+                turn=record.turn,
+                action=self.action,
+                loop_count=self.loop_count,
+                command=signature[1],
+            )
         )
-        return GateRequest(self.action, self.loop_count, description)
+        return GateRequest(self.action, self.loop_count, description), events
 
     def _dense(self, signature: tuple[int | None, str, str]) -> bool:
         """The failure's last gate_after repeats came on average at most `max_gap` turns apart: typed again and
@@ -450,10 +466,9 @@ class FailureGate:
         turns = self.seen_at[signature]
         return not self.max_gap or turns[-1] - turns[0] <= self.max_gap * (len(turns) - 1)
 
-    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
-        """A human answered the gate: the guidance goes to the agent and the counter resets."""
-        emit(
-            events,
+    def accept_guidance(self, guidance: str, turn: int) -> dict:
+        """A human answered the gate: the guidance goes to the agent and the counter resets. Returns its event."""
+        event = new_event(
             EventType.LOOP_COUNTER_RESET,
             "Loop counter reset: human intervention",
             turn=turn,
@@ -463,6 +478,7 @@ class FailureGate:
         )
         self._reset()
         self.guidance = guidance.strip()
+        return event
 
     def _reset(self) -> None:
         """Progress or a human answer: earlier failures are history, not a loop to continue (design 002)."""
@@ -531,15 +547,15 @@ class ActionLoops(Detector):
         without refusing the way. Such a move is never rejected for good there: a maze or a passage walked again
         and again needs it, and a loop made of it ends by the stop rules."""
 
-    def observe(self, turn: Turn) -> None:
-        self.opened = self._observe(turn)
+    def observe(self, turn: Turn) -> Events:
+        self.opened, events = self._observe(turn)
+        return events
 
-    def observe_not_run(self, turn: Turn) -> None:
+    def observe_not_run(self, turn: Turn) -> Events:
         """No command ran: nothing to ban or to count as a failed action, but replies with no usable command, turn
         after turn, are a loop of their own (design 003's parse failures)."""
         self.opened = None
-        if self.config.enable_parse_failure_detection:
-            self.parse_failures.observe(turn.record, turn.events)
+        return self.parse_failures.observe(turn.record) if self.config.enable_parse_failure_detection else ()
 
     def opened_gate(self) -> GateRequest | None:
         return self.opened
@@ -565,9 +581,11 @@ class ActionLoops(Detector):
     def lines(self, moment: Moment) -> list[str]:
         return self.status(moment.view.room_id, list(moment.banned), moment.stretch.steering).lines
 
-    def _observe(self, turn: Turn) -> GateRequest | None:
-        """One turn; its warnings, bans and gate only while a stop rule is near (Stretch.steering)."""
-        config, record, progress, events = self.config, turn.record, turn.progress, turn.events
+    def _observe(self, turn: Turn) -> tuple[GateRequest | None, list[dict]]:
+        """One turn: the gate it opens and the events it raises; its warnings, bans and gate only while a stop rule
+        is near (Stretch.steering)."""
+        config, record, progress = self.config, turn.record, turn.progress
+        events: list[dict] = []
         steering = turn.stretch.steering
         move = direction_of(record.command)
         if move is not None and record.result_category != BLOCKED_EXIT and (record.moved or not record.changed_nothing):
@@ -577,35 +595,38 @@ class ActionLoops(Detector):
             previous, self.signature_result = self.signature_result, self.signatures.detect()
             result = self.signature_result
             if result.detected and (not previous.detected or previous.signature != result.signature):
-                emit(
-                    events,
-                    EventType.LOOP_DETECTED,
-                    f"Loop detected: signature_loop '{result.command}' "
-                    f"({result.signature.category}) {result.count}x in {result.window} turns",
-                    level="WARNING",
-                    turn=record.turn,
-                    kind="signature_loop",
-                    command=result.command,
-                    category=result.signature.category,
-                    count=result.count,
+                events.append(
+                    new_event(
+                        EventType.LOOP_DETECTED,
+                        f"Loop detected: signature_loop '{result.command}' "
+                        f"({result.signature.category}) {result.count}x in {result.window} turns",
+                        level="WARNING",
+                        turn=record.turn,
+                        kind="signature_loop",
+                        command=result.command,
+                        category=result.signature.category,
+                        count=result.count,
+                    )
                 )
             elif result.suppressed and not previous.suppressed:
-                emit(
-                    events,
-                    EventType.SIGNATURE_LOOP_SUPPRESSED,
-                    f"Pattern '{result.command}' {result.count}x, but progress in the window: not a loop",
-                    level="INFO",
-                    turn=record.turn,
-                    command=result.command,
-                    count=result.count,
+                events.append(
+                    new_event(
+                        EventType.SIGNATURE_LOOP_SUPPRESSED,
+                        f"Pattern '{result.command}' {result.count}x, but progress in the window: not a loop",
+                        level="INFO",
+                        turn=record.turn,
+                        command=result.command,
+                        count=result.count,
+                    )
                 )
         if config.enable_identical_action_detection:
-            self.identical.observe(record, progress, events, steering)
+            events += self.identical.observe(record, progress, steering)
         if config.enable_parse_failure_detection:
-            self.parse_failures.observe(record, events)
-        if config.enable_failure_gate:
-            return self.gate.observe(record, progress, events, steering, turn.stretch.clock(progress.turns_stuck))
-        return None
+            events += self.parse_failures.observe(record)
+        if not config.enable_failure_gate:
+            return None, events
+        gate, raised = self.gate.observe(record, progress, steering, turn.stretch.clock(progress.turns_stuck))
+        return gate, events + raised
 
     def banned(self, room_id: int | None, walled_in: bool = False) -> list[str]:
         """Canonical commands off the table in this room this turn: banned identical actions, final rejections (but
@@ -649,9 +670,7 @@ class ActionLoops(Detector):
             return f"run {runs} times in a row without progress; until turn {self.identical.bans[command]}"
         return "proposed again after it was rejected here"
 
-    def blocked(
-        self, command: str, view: GameView, turn: int, events: list[dict], walled_in: bool = False
-    ) -> Judgement | None:
+    def blocked(self, command: str, view: GameView, turn: int, walled_in: bool = False) -> Judged | None:
         """A blocking judgement for a banned or finally rejected command (known before any critic call), else None.
 
         `walled_in`: every way out of this room is finally rejected and no direction is left untried. A move's final
@@ -660,7 +679,7 @@ class ActionLoops(Detector):
         night's Hall, whose two exits were rejected while ten walls were tried, was never left again)."""
         key = canonical_command(command)
         if self.config.enable_identical_action_detection and key in self.identical.bans:
-            return block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", events, turn)
+            return block(command, "ban", f"'{key}' is forbidden until turn {self.identical.bans[key]}", turn)
         if self._collaboration_on and not (walled_in and direction_of(command) is not None):
             final = self.collaboration.is_final(view.room_id, command)
             if final and not self._taken(view.room_id, final):
@@ -668,12 +687,11 @@ class ActionLoops(Detector):
                     command,
                     "final_rejection",
                     f"'{final}' was re-proposed after rejections: rejected for good here",
-                    events,
                     turn,
                 )
         return None
 
-    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+    def adjust(self, proposal: ScoredProposal) -> list[tuple[float, str]]:
         """The signature-loop penalty on a proposal that repeats the looping signature's verb and arguments."""
         result = self.signature_result
         steering = proposal.stretch.steering
@@ -681,12 +699,13 @@ class ActionLoops(Detector):
             return [(self.config.signature_repeat_penalty, f"Action-loop penalty ('{result.command}' keeps failing)")]
         return []
 
-    def note_rejection(self, turn: int, room: int | None, command: str, events: list[dict]) -> None:
-        if self._collaboration_on:
-            self.collaboration.note_rejection(turn, room, command, events, not self._taken(room, command))
+    def note_rejection(self, turn: int, room: int | None, command: str) -> Events:
+        if not self._collaboration_on:
+            return ()
+        return self.collaboration.note_rejection(turn, room, command, not self._taken(room, command))
 
-    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
-        self.gate.accept_guidance(guidance, turn, events)
+    def accept_guidance(self, guidance: str, turn: int) -> Events:
+        return (self.gate.accept_guidance(guidance, turn),)
 
     def _taken(self, room_id: int | None, command: str) -> bool:
         """A move the game took from this room (`taken_moves`)."""

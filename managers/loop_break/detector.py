@@ -4,7 +4,8 @@ A detector watches play from one angle. The LoopBreak feeds every registered det
 and asks each, in the registry's order, whether its stop rule ends the episode now (`stop`), how soon it could
 (`turns_to_stop`), what it adds to the critic's score of a proposal (`adjust`) and what it tells the agent
 (`lines`). What the turns since the last progress share (the progress clock, the wait clock, the repetition window)
-is the `Stretch`, kept by the LoopBreak and handed to every detector: no detector reaches into another.
+is the `Stretch`, kept by the LoopBreak and handed to every detector: no detector reaches into another. A method that
+raises events returns them (`session.events.new_event` makes one); the LoopBreak gathers them into the turn's.
 
 A detector's settings are its own section, `[tool.zorkgpt.loop_break.<name>]`, validated by its `config_model`;
 `register` adds both, so a detector defined anywhere (a test module) plays without an edit elsewhere. Subclass
@@ -13,9 +14,11 @@ A detector's settings are its own section, `[tool.zorkgpt.loop_break.<name>]`, v
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
+from managers.loop_break.penalties import Judged
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from managers.loop_break.window import RepetitionResult, RepetitionWindow
 from managers.map_graph import MapGraph
@@ -23,6 +26,9 @@ from session.commands import is_wait
 from session.config import DetectorSection, LoopBreakConfig
 from session.events import MARKERS, EventType, is_event_type, register_marker
 from session.records import GameView, Judgement, TurnRecord
+
+Events = Sequence[dict]
+"""The events a detector's call raised, in order (None or (): none)."""
 
 
 class Predictor(Protocol):
@@ -102,12 +108,10 @@ class Turn:
     record: TurnRecord
     progress: ProgressResult
     stretch: Stretch
-    events: list[dict]
-    """The turn's events: a detector appends its own (session.events.emit)."""
 
 
 @dataclass(frozen=True)
-class Proposal:
+class ScoredProposal:
     """A command the critic has judged, before the loop break adjusts its score."""
 
     command: str
@@ -117,8 +121,6 @@ class Proposal:
     turns_stuck: int
     """Turns since the last progress, before this turn."""
     stretch: Stretch
-    facts: dict[str, Any] = field(default_factory=dict)
-    """What a detector found out and the adjustment's event should show (the room loops' predicted destination)."""
 
 
 @dataclass(frozen=True)
@@ -161,15 +163,15 @@ class Detector:
         self.config = config
         self.tools = tools
 
-    def observe(self, turn: Turn) -> None:
-        """Take in one executed turn."""
+    def observe(self, turn: Turn) -> Events | None:
+        """Take in one executed turn; returns the events it raises."""
         raise NotImplementedError
 
-    def observe_not_run(self, turn: Turn) -> None:
+    def observe_not_run(self, turn: Turn) -> Events | None:
         """Take in a turn that ran nothing because no command the model committed to could run (its replies held
         none, or every proposal was refused): the same nothing again and again is a loop like any other, and the
         stop rules see it as a turn that changed nothing. Default: as any turn."""
-        self.observe(turn)
+        return self.observe(turn)
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         """Why its stop rule ends the episode after the turn just observed (a sentence for the log); None: it does
@@ -191,9 +193,14 @@ class Detector:
         warning names them); (): none."""
         return ()
 
-    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+    def adjust(self, proposal: ScoredProposal) -> list[tuple[float, str]]:
         """(delta, reason) for each adjustment it makes to the critic's score of the proposal."""
         return []
+
+    def facts(self) -> dict[str, Any]:
+        """What it found out about the proposal it adjusted last that the adjustment's event shows (the room loops'
+        predicted destination)."""
+        return {}
 
     def lines(self, moment: Moment) -> list[str]:
         """Its notes for the agent and critic in the loop status (plain words)."""
@@ -207,15 +214,18 @@ class Detector:
         """Canonical commands it refuses in this room this turn (`walled_in`: no move, see LoopBreak._walled_in)."""
         return []
 
-    def blocked(self, command: str, view: GameView, turn: int, events: list[dict], walled_in: bool) -> Judgement | None:
-        """A blocking judgement when it refuses `command` outright (asked before the critic), else None."""
+    def blocked(self, command: str, view: GameView, turn: int, walled_in: bool) -> Judged | None:
+        """A blocking judgement, with its events, when it refuses `command` outright (asked before the critic; see
+        penalties.block), else None."""
         return None
 
-    def note_rejection(self, turn: int, room_id: int | None, command: str, events: list[dict]) -> None:
-        """The critic (after adjustments) rejected `command`."""
+    def note_rejection(self, turn: int, room_id: int | None, command: str) -> Events | None:
+        """The critic (after adjustments) rejected `command`; returns the events it raises."""
+        return None
 
-    def accept_guidance(self, guidance: str, turn: int, events: list[dict]) -> None:
-        """A human answered a gate."""
+    def accept_guidance(self, guidance: str, turn: int) -> Events | None:
+        """A human answered a gate; returns the events it raises."""
+        return None
 
 
 REGISTRY: dict[str, type[Detector]] = {}

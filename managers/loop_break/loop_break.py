@@ -11,8 +11,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from managers.loop_break.destination import DestinationPredictor
-from managers.loop_break.detector import REGISTRY, Detector, GateRequest, Moment, Proposal, Stretch, Tools, Turn
-from managers.loop_break.penalties import adjust_score, block
+from managers.loop_break.detector import (
+    REGISTRY,
+    Detector,
+    GateRequest,
+    Moment,
+    ScoredProposal,
+    Stretch,
+    Tools,
+    Turn,
+)
+from managers.loop_break.penalties import Judged, adjust_score, block
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from managers.loop_break.rewind import RewindBans
 from managers.loop_break.warnings import NOT_TRIED_RECENTLY, build_stuck_warning
@@ -20,7 +29,7 @@ from managers.loop_break.window import RepetitionWindow
 from managers.map_graph import MapGraph
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.records import BLOCKING_SOURCES, NOT_RUN, Ending, GameView, Judgement, TurnRecord
 
 OWN_EVENTS: dict[EventType, str | None] = {
@@ -59,14 +68,6 @@ class LoopStatus:
     @property
     def text(self) -> str:
         return "\n\n".join(part for part in (self.warning, self.loop_info) if part)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A proposal's judgement after the loop break, with the events that raised."""
-
-    judgement: Judgement
-    events: tuple[dict, ...] = ()
 
 
 @dataclass
@@ -159,39 +160,42 @@ class LoopBreak:
         if not self.enabled or record.fallback == NOT_RUN:  # a script's interpreter command, refused: no agent loop
             return verdict
         events = verdict.events
-        emit(
-            events,
-            EventType.PROGRESS_CHECK,
-            f"Progress check: signals={list(progress.signals)}, turns_stuck={progress.turns_stuck}",
-            level="DEBUG",
-            turn=record.turn,
-            signals=list(progress.signals),
-            turns_stuck=progress.turns_stuck,
-            last_progress_turn=progress.last_progress_turn,
-        )
-        if record.score_changed:
-            emit(
-                events,
-                EventType.SCORE_CHANGE,
-                f"Score changed: {record.score_before} → {record.score_after}",
-                turn=record.turn,
-                old_score=record.score_before,
-                new_score=record.score_after,
-            )
-        if progress.progress and record.turn - 1 - before > 0:
-            emit(
-                events,
-                EventType.PROGRESS_DETECTED,
-                f"Progress detected ({', '.join(progress.signals)}) - resetting stuck timer",
+        events.append(
+            new_event(
+                EventType.PROGRESS_CHECK,
+                f"Progress check: signals={list(progress.signals)}, turns_stuck={progress.turns_stuck}",
+                level="DEBUG",
                 turn=record.turn,
                 signals=list(progress.signals),
-                turns_stuck_before_reset=record.turn - 1 - before,
+                turns_stuck=progress.turns_stuck,
+                last_progress_turn=progress.last_progress_turn,
+            )
+        )
+        if record.score_changed:
+            events.append(
+                new_event(
+                    EventType.SCORE_CHANGE,
+                    f"Score changed: {record.score_before} → {record.score_after}",
+                    turn=record.turn,
+                    old_score=record.score_before,
+                    new_score=record.score_after,
+                )
+            )
+        if progress.progress and record.turn - 1 - before > 0:
+            events.append(
+                new_event(
+                    EventType.PROGRESS_DETECTED,
+                    f"Progress detected ({', '.join(progress.signals)}) - resetting stuck timer",
+                    turn=record.turn,
+                    signals=list(progress.signals),
+                    turns_stuck_before_reset=record.turn - 1 - before,
+                )
             )
         self.recent_commands.append(canonical_command(record.command))
         self._update_stretch(record, progress)
-        turn = Turn(record, progress, self.stretch, events)
+        turn = Turn(record, progress, self.stretch)
         for detector in self.detectors.values():
-            detector.observe(turn) if record.ran else detector.observe_not_run(turn)
+            events += (detector.observe(turn) if record.ran else detector.observe_not_run(turn)) or ()
         self.stretch.pressure = max(
             (
                 value
@@ -209,17 +213,18 @@ class LoopBreak:
         if stop is not None:
             verdict.terminate, verdict.reason = True, Ending.STUCK
             verdict.rule, verdict.why = stop
-            emit(
-                events,
-                EventType.STUCK_TERMINATION,
-                f"Terminating episode: {verdict.why} (score {record.score_after})",
-                level="WARNING",
-                turn=record.turn,
-                turns_stuck=progress.turns_stuck,
-                score=record.score_after,
-                last_progress_turn=progress.last_progress_turn,
-                rule=verdict.rule,
-                why=verdict.why,
+            events.append(
+                new_event(
+                    EventType.STUCK_TERMINATION,
+                    f"Terminating episode: {verdict.why} (score {record.score_after})",
+                    level="WARNING",
+                    turn=record.turn,
+                    turns_stuck=progress.turns_stuck,
+                    score=record.score_after,
+                    last_progress_turn=progress.last_progress_turn,
+                    rule=verdict.rule,
+                    why=verdict.why,
+                )
             )
         return verdict
 
@@ -266,7 +271,7 @@ class LoopBreak:
         what a player knows; None: every untried direction and every object in the room."""
         if not self.enabled:
             return LoopStatus(0)
-        events: list[dict] = []
+        events: tuple[dict, ...] = ()
         turns_stuck = max(0, self.progress.turns_stuck(turn - 1))
         untried = (
             list(untried_directions)
@@ -290,16 +295,17 @@ class LoopBreak:
             warning = build_stuck_warning(
                 turns_stuck, remaining, self.signals, objectives, hints, unexplored, going_round
             )
-            emit(
-                events,
-                EventType.LOOP_BREAK_WARNING,
-                f"No progress for {turns_stuck} turns - approaching termination",
-                level="WARNING",
-                turn=turn,
-                turns_stuck=turns_stuck,
-                turns_remaining=remaining,
-                last_progress_turn=self.progress.last_progress_turn,
-                cycle=len(going_round),
+            events = (
+                new_event(
+                    EventType.LOOP_BREAK_WARNING,
+                    f"No progress for {turns_stuck} turns - approaching termination",
+                    level="WARNING",
+                    turn=turn,
+                    turns_stuck=turns_stuck,
+                    turns_remaining=remaining,
+                    last_progress_turn=self.progress.last_progress_turn,
+                    cycle=len(going_round),
+                ),
             )
         moment = Moment(turn, view, turns_stuck, self.stretch, tuple(banned))
         lines = [line for detector in self.detectors.values() for line in detector.lines(moment)]
@@ -307,7 +313,7 @@ class LoopBreak:
             lines.insert(0, self.bans.note)
         if lines and hints and not warning:
             lines.append(f"{NOT_TRIED_RECENTLY}: {', '.join(hints)}.")
-        return LoopStatus(turns_stuck, warning, "\n".join(lines), tuple(banned), tuple(events))
+        return LoopStatus(turns_stuck, warning, "\n".join(lines), tuple(banned), events)
 
     def _banned(self, room_id: int | None, walled_in: bool = False, turn: int | None = None) -> list[str]:
         """Every detector's refused commands here, once each, and (given the turn) what a rewind refuses in this
@@ -349,15 +355,14 @@ class LoopBreak:
         Asked before the critic: a verdict that cannot change the outcome is not worth a call."""
         if not self.enabled:
             return None
-        events: list[dict] = []
         walled_in = self._walled_in_now(view.room_id, turn)
         for detector in self.detectors.values():
-            judgement = detector.blocked(command, view, turn, events, walled_in)
-            if judgement is not None:
-                return Judged(judgement, tuple(events))
+            judged = detector.blocked(command, view, turn, walled_in)
+            if judged is not None:
+                return judged
         if not walled_in and canonical_command(command) in self._rewind_banned(view.room_id, turn):
             reason = "Rewind ban (repeated in this same situation by the loop the game was rewound from)"
-            return Judged(block(command, "ban", reason, events, turn), tuple(events))
+            return block(command, "ban", reason, turn)
         return None
 
     def _walled_in_now(self, room_id: int | None, turn: int) -> bool:
@@ -380,39 +385,36 @@ class LoopBreak:
         loops' steering, as measured)."""
         if not self.enabled or judgement.source in BLOCKING_SOURCES:
             return Judged(judgement)
-        events: list[dict] = []
-        proposal = Proposal(command, judgement, view, turn, self.progress.turns_stuck(turn - 1), self.stretch)
+        proposal = ScoredProposal(command, judgement, view, turn, self.progress.turns_stuck(turn - 1), self.stretch)
         adjusted = judgement
         for detector in self.detectors.values():
             adjusted = adjust_score(adjusted, detector.adjust(proposal))
-        if adjusted is not judgement:
-            turned = judgement.score >= self.rejection_threshold > adjusted.score
-            emit(
-                events,
-                EventType.LOOP_PENALTY_APPLIED,
-                f"Applied loop penalty to '{command}': {judgement.score:.2f} → {adjusted.score:.2f}",
-                turn=turn,
-                action=command,
-                base_score=judgement.score,
-                adjusted_score=adjusted.score,
-                reason="; ".join(adjusted.adjustments),
-                **{"destination": None, **proposal.facts},
-                turned_to_reject=turned,
-            )
-        return Judged(adjusted, tuple(events))
+        if adjusted is judgement:
+            return Judged(judgement)
+        turned = judgement.score >= self.rejection_threshold > adjusted.score
+        facts = {"destination": None}
+        for detector in self.detectors.values():
+            facts.update(detector.facts())
+        event = new_event(
+            EventType.LOOP_PENALTY_APPLIED,
+            f"Applied loop penalty to '{command}': {judgement.score:.2f} → {adjusted.score:.2f}",
+            turn=turn,
+            action=command,
+            base_score=judgement.score,
+            adjusted_score=adjusted.score,
+            reason="; ".join(adjusted.adjustments),
+            **facts,
+            turned_to_reject=turned,
+        )
+        return Judged(adjusted, (event,))
 
     def note_rejection(self, turn: int, room_id: int | None, command: str) -> tuple[dict, ...]:
         """A proposal was rejected (after adjustments): agent<->critic loop bookkeeping. Returns the events raised."""
-        events: list[dict] = []
-        if self.enabled:
-            self._this_turn = None  # a rejection may refuse more here
-            for detector in self.detectors.values():
-                detector.note_rejection(turn, room_id, command, events)
-        return tuple(events)
+        if not self.enabled:
+            return ()
+        self._this_turn = None  # a rejection may refuse more here
+        return tuple(e for d in self.detectors.values() for e in d.note_rejection(turn, room_id, command) or ())
 
     def accept_guidance(self, guidance: str, turn: int) -> tuple[dict, ...]:
         """A human answered a loop gate. Returns the events raised."""
-        events: list[dict] = []
-        for detector in self.detectors.values():
-            detector.accept_guidance(guidance, turn, events)
-        return tuple(events)
+        return tuple(e for d in self.detectors.values() for e in d.accept_guidance(guidance, turn) or ())

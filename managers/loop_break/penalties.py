@@ -3,9 +3,9 @@ why a proposal was turned down, in plain words for the agent."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.records import Judgement
 
 PLAIN_WORDS = {
@@ -61,10 +61,17 @@ def adjust_score(judgement: Judgement, deltas: list[tuple[float, str]]) -> Judge
     )
 
 
-def block(command: str, source: str, reason: str, events: list[dict], turn: int) -> Judgement:
+@dataclass(frozen=True)
+class Judged:
+    """A proposal's judgement after the loop break, with the events that raised."""
+
+    judgement: Judgement
+    events: tuple[dict, ...] = ()
+
+
+def block(command: str, source: str, reason: str, turn: int) -> Judged:
     """A judgement that rejects `command` outright (`source` among BLOCKING_SOURCES), with its event."""
-    emit(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
-        events,
+    event = new_event(  # DEBUG: one per blocked proposal, several a turn while looping; the record keeps every one
         EventType.COMMAND_BLOCKED,
         f"Blocked '{command}': {reason}",
         level="DEBUG",
@@ -73,4 +80,4 @@ def block(command: str, source: str, reason: str, events: list[dict], turn: int)
         source=source,
         reason=reason,
     )
-    return Judgement(0.0, reason, source=source, adjustments=(reason,))
+    return Judged(Judgement(0.0, reason, source=source, adjustments=(reason,)), (event,))

@@ -8,10 +8,10 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from managers.loop_break.detector import Detector, Stretch, Turn, register
+from managers.loop_break.detector import Detector, Events, Stretch, Turn, register
 from managers.loop_break.window import RepetitionResult
 from session.config import DetectorSection, LoopBreakConfig
-from session.events import EventType, emit
+from session.events import EventType, new_event
 
 
 class RepetitionConfig(DetectorSection):
@@ -65,25 +65,27 @@ class Repetition(Detector):
         super().__init__(config, tools)
         self.previous = RepetitionResult(0, 0)
 
-    def observe(self, turn: Turn) -> None:
+    def observe(self, turn: Turn) -> Events:
         if not self.config.enabled:
-            return
+            return ()
         previous, now = self.previous, turn.stretch.repeating
         self.previous = now
         max_rooms = turn.stretch.config.room_loops.region_max_rooms
         if _wandering(now, max_rooms) and not _wandering(previous, max_rooms):
             names = ", ".join(self.tools.game_map.name_of(room) for room in now.rooms)
-            emit(
-                turn.events,
-                EventType.LOOP_DETECTED,
-                f"Loop detected: wandering over {len(now.rooms)} rooms ({names})",
-                level="WARNING",
-                turn=turn.record.turn,
-                kind="wandering",
-                detail=names,
-                rooms=list(now.rooms),
-                turns_stuck=turn.progress.turns_stuck,
+            return (
+                new_event(
+                    EventType.LOOP_DETECTED,
+                    f"Loop detected: wandering over {len(now.rooms)} rooms ({names})",
+                    level="WARNING",
+                    turn=turn.record.turn,
+                    kind="wandering",
+                    detail=names,
+                    rooms=list(now.rooms),
+                    turns_stuck=turn.progress.turns_stuck,
+                ),
             )
+        return ()
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         repeating = stretch.repeating

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from session.commands import canonical_command
 from session.config import LoopBreakConfig
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.game import GameSession
 from session.records import LOOP_ENDINGS, Ending, GameView, TurnRecord
 from session.snapshots import Snapshot
@@ -145,9 +145,7 @@ class Rewinder:
         self.rewound_to.add(point.turn)
         self.abandoned_turns += len(abandoned)
         self.abandoning = []
-        events: list[dict] = []
-        emit(
-            events,
+        event = new_event(
             EventType.REWIND,
             f"Rewind {self.rewinds}: {why or reason}; back to turn {point.turn} "
             f"({view.room_name}, score {view.score}), {len(abandoned)} turns abandoned",
@@ -163,4 +161,4 @@ class Rewinder:
             restored=how,
         )
         note = rewind_note(abandoned, point.turn, view.room_name, view.score)
-        return Rewound(point, abandoned, view, note, tuple(events))
+        return Rewound(point, abandoned, view, note, (event,))

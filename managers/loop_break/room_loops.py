@@ -9,15 +9,16 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from pydantic import Field, model_validator
 
-from managers.loop_break.detector import Detector, Moment, Proposal, Stretch, Turn, register
+from managers.loop_break.detector import Detector, Events, Moment, ScoredProposal, Stretch, Turn, register
 from managers.loop_break.penalties import adjust_score
 from managers.loop_break.progress import ProgressResult
 from session.commands import direction_of
 from session.config import DetectorSection
-from session.events import EventType, emit
+from session.events import EventType, new_event
 from session.records import Judgement, TurnRecord
 
 
@@ -257,8 +258,10 @@ class RoomLoops(Detector):
         self.recent_rooms: deque[int | None] = deque(maxlen=config.location_revisit_window)
         self.active: Detections = NO_DETECTIONS
         """The room-loop detections that are active this turn."""
+        self.destination: int | None = None
+        """The room the last proposal adjusted would lead to, as predicted (None: not predicted)."""
 
-    def observe(self, turn: Turn) -> None:
+    def observe(self, turn: Turn) -> Events:
         record, progress = turn.record, turn.progress
         for detector in (self.oscillation, self.camping, self.region):
             detector.observe(record, progress)
@@ -267,7 +270,7 @@ class RoomLoops(Detector):
         stuck = progress.turns_stuck >= turn.stretch.config.penalty_min_turns_stuck
         if not self.config.enabled or not stuck or not turn.stretch.steering:
             self.active = NO_DETECTIONS
-            return
+            return ()
         name_of = self.tools.game_map.name_of
         self.active = Detections(
             self.oscillation.detect(name_of),
@@ -275,22 +278,25 @@ class RoomLoops(Detector):
             self.region.detect(name_of),
             tuple(self.recent_rooms) if self.config.enable_location_penalty else (),
         )
+        events = []
         for kind, now, before in (
             ("oscillation", self.active.oscillation, previous.oscillation),
             ("camping", self.active.camping, previous.camping),
             ("region_loop", self.active.region, previous.region),
         ):
             if now.detected and not before.detected:
-                emit(
-                    turn.events,
-                    EventType.LOOP_DETECTED,
-                    f"Loop detected: {kind} {now.describe()}",
-                    level="WARNING",
-                    turn=record.turn,
-                    kind=kind,
-                    detail=now.describe(),
-                    turns_stuck=progress.turns_stuck,
+                events.append(
+                    new_event(
+                        EventType.LOOP_DETECTED,
+                        f"Loop detected: {kind} {now.describe()}",
+                        level="WARNING",
+                        turn=record.turn,
+                        kind=kind,
+                        detail=now.describe(),
+                        turns_stuck=progress.turns_stuck,
+                    )
                 )
+        return events
 
     def looping(self, turns_stuck: int, stretch: Stretch) -> bool:
         """Stuck for penalty_min_turns_stuck turns, and at least half of the recent turns repeat earlier ones (never
@@ -299,9 +305,9 @@ class RoomLoops(Detector):
             return False
         return turns_stuck >= stretch.config.penalty_min_turns_stuck and stretch.repeating.share >= 0.5
 
-    def adjust(self, proposal: Proposal) -> list[tuple[float, str]]:
+    def adjust(self, proposal: ScoredProposal) -> list[tuple[float, str]]:
         command, view, stretch = proposal.command, proposal.view, proposal.stretch
-        proposal.facts["destination"] = None
+        self.destination = None
         deltas: list[tuple[float, str]] = []
         looping = self.looping(proposal.turns_stuck, stretch)
         direction = direction_of(command)
@@ -312,12 +318,15 @@ class RoomLoops(Detector):
             return deltas
         if self.config.enabled and (self.active.any or self.active.recent_rooms):
             destination = self.tools.predictor.predict(view.room_id, command, view.world_hash)
-            proposal.facts["destination"] = destination
+            self.destination = destination
             deltas += room_loop_deltas(destination, self.active, self.config, self.tools.game_map.name_of)
         if looping and self._repeats_move(command, view.room_id, stretch):
             reason = "Repeat penalty (this move was already made from here since the last progress)"
             deltas.append((self.config.repeated_move_penalty, reason))
         return deltas
+
+    def facts(self) -> dict[str, Any]:
+        return {"destination": self.destination}
 
     def _way_out(self, room_id: int | None, stretch: Stretch) -> str | None:
         """The first step of the shortest known way to a room with untried exits outside the loop (every room since

@@ -29,6 +29,13 @@ NO_PROGRESS = ProgressResult(turn=0, signals=(), turns_stuck=1, last_progress_tu
 PROGRESS = ProgressResult(turn=0, signals=("score",), turns_stuck=0, last_progress_turn=0)
 
 
+def gate_step(gate: FailureGate, record, progress, events: list[dict], clock: int | None = None):
+    """One turn of the failure gate: the request it opens; its events added to `events`."""
+    request, raised = gate.observe(record, progress, clock=clock)
+    events.extend(raised)
+    return request
+
+
 def kinds(events: list[dict]) -> list[str]:
     return [event["event_type"] for event in events]
 
@@ -83,9 +90,9 @@ def test_different_moves_are_never_alike(a, b):
 # -- collaboration loops: the similarity threshold decides --------------------------------------------------------
 def reproposals(detector: CollaborationLoopCount, first: str, again: str, times: int) -> list[dict]:
     events: list[dict] = []
-    detector.note_rejection(1, 7, first, events)
+    events.extend(detector.note_rejection(1, 7, first))
     for turn in range(2, 2 + times):
-        detector.note_rejection(turn, 7, again, events)
+        events.extend(detector.note_rejection(turn, 7, again))
     return events
 
 
@@ -126,8 +133,8 @@ def test_reproposals_count_up_to_the_threshold_exactly():
 def test_rejections_older_than_the_window_are_forgotten():
     detector = CollaborationLoopCount(similarity=0.85, window=5, threshold=1)
     events: list[dict] = []
-    detector.note_rejection(1, 7, "open door", events)
-    detector.note_rejection(7, 7, "open door", events)
+    events.extend(detector.note_rejection(1, 7, "open door"))
+    events.extend(detector.note_rejection(7, 7, "open door"))
     assert events == []
 
 
@@ -142,9 +149,9 @@ def test_streak_of_unparseable_replies_triggers_at_the_limit():
     detector = ParseFailureCount(threshold=100, streak_limit=5, memory=50)
     events: list[dict] = []
     for turn in range(1, 5):
-        detector.observe(unparseable_turn(turn, [f"reply {turn}"], valid_at_end=False), events)
+        events.extend(detector.observe(unparseable_turn(turn, [f"reply {turn}"], valid_at_end=False)))
     assert events == [] and not detector.guidance_active
-    detector.observe(unparseable_turn(5, ["reply 5"], valid_at_end=False), events)
+    events.extend(detector.observe(unparseable_turn(5, ["reply 5"], valid_at_end=False)))
     assert kinds(events) == ["parse_failure_recovery"] and detector.guidance_active
     assert events[0]["streak"] == 5
 
@@ -154,14 +161,14 @@ def test_a_valid_reply_ends_the_streak():
     detector = ParseFailureCount(threshold=100, streak_limit=3, memory=50)
     events: list[dict] = []
     for turn in range(1, 20):
-        detector.observe(unparseable_turn(turn, [f"a{turn}", f"b{turn}"], valid_at_end=True), events)
+        events.extend(detector.observe(unparseable_turn(turn, [f"a{turn}", f"b{turn}"], valid_at_end=True)))
     assert events == [] and detector.streak == 0
 
 
 def test_a_streak_within_one_turn_counts():
     detector = ParseFailureCount(threshold=100, streak_limit=3, memory=50)
     events: list[dict] = []
-    detector.observe(unparseable_turn(1, ["x", "y", "z"], valid_at_end=True), events)
+    events.extend(detector.observe(unparseable_turn(1, ["x", "y", "z"], valid_at_end=True)))
     assert kinds(events) == ["parse_failure_recovery"]
 
 
@@ -170,9 +177,9 @@ def test_the_same_reply_again_and_again_triggers_at_the_threshold():
     detector = ParseFailureCount(threshold=4, streak_limit=100, memory=50)
     events: list[dict] = []
     for turn in range(1, 4):
-        detector.observe(unparseable_turn(turn, ["### Action: north"], valid_at_end=True), events)
+        events.extend(detector.observe(unparseable_turn(turn, ["### Action: north"], valid_at_end=True)))
     assert events == []
-    detector.observe(unparseable_turn(4, ["###  ACTION: north"], valid_at_end=True), events)
+    events.extend(detector.observe(unparseable_turn(4, ["###  ACTION: north"], valid_at_end=True)))
     assert kinds(events) == ["parse_failure_recovery"] and events[0]["same_reply_count"] == 4
 
 
@@ -181,18 +188,18 @@ def test_identical_replies_beyond_the_memory_are_forgotten():
     events: list[dict] = []
     for turn in range(1, 10):
         replies = ["same"] if turn % 3 == 1 else [f"other {turn}"]
-        detector.observe(unparseable_turn(turn, replies, valid_at_end=True), events)
+        events.extend(detector.observe(unparseable_turn(turn, replies, valid_at_end=True)))
     assert events == []  # "same" 3x in 9 failures, never 3x among the last 4
 
 
 def test_guidance_ends_after_a_clean_turn():
     detector = ParseFailureCount(threshold=100, streak_limit=2, memory=50)
     events: list[dict] = []
-    detector.observe(unparseable_turn(1, ["x", "y"], valid_at_end=True), events)
+    events.extend(detector.observe(unparseable_turn(1, ["x", "y"], valid_at_end=True)))
     assert detector.guidance_active
-    detector.observe(unparseable_turn(2, ["z"], valid_at_end=True), events)
+    events.extend(detector.observe(unparseable_turn(2, ["z"], valid_at_end=True)))
     assert detector.guidance_active  # still struggling: the guidance stays
-    detector.observe(turn_record(3), events)
+    events.extend(detector.observe(turn_record(3)))
     assert not detector.guidance_active
 
 
@@ -208,7 +215,7 @@ def failure(turn: int, command: str = "open grating", response: str = "The grati
 def test_gate_opens_at_the_third_repeat_of_one_failure():
     gate = FailureGate(gate_after=3, action="terminate", memory=50)
     events: list[dict] = []
-    requests = [gate.observe(failure(turn), NO_PROGRESS, events) for turn in range(1, 5)]
+    requests = [gate_step(gate, failure(turn), NO_PROGRESS, events) for turn in range(1, 5)]
     assert requests[:3] == [None, None, None]
     assert requests[3] is not None and requests[3].loop_count == 3
 
@@ -218,9 +225,9 @@ def test_gate_waits_for_turns_without_progress():
     gate_min_turns_stuck turns without progress (the next multiple of gate_after)."""
     gate = FailureGate(gate_after=3, action="terminate", memory=50, min_turns_stuck=12)
     events: list[dict] = []
-    soon = [gate.observe(failure(t), ProgressResult(t, (), t, 0), events) for t in range(1, 5)]
+    soon = [gate_step(gate, failure(t), ProgressResult(t, (), t, 0), events) for t in range(1, 5)]
     assert soon == [None] * 4 and gate.loop_count == 3
-    later = [gate.observe(failure(t), ProgressResult(t, (), t + 10, 0), events) for t in range(5, 8)]
+    later = [gate_step(gate, failure(t), ProgressResult(t, (), t + 10, 0), events) for t in range(5, 8)]
     assert later[:2] == [None, None] and later[2] is not None and later[2].loop_count == 6
 
 
@@ -229,10 +236,10 @@ def test_a_failure_typed_now_and_then_while_waiting_opens_no_gate():
     waits: a slip now and then, not a loop. The same failure every other turn opens the gate at its third repeat."""
     gate = FailureGate(gate_after=3, action="terminate", memory=50, max_gap=5)
     events: list[dict] = []
-    assert [gate.observe(failure(turn), NO_PROGRESS, events) for turn in (376, 382, 391, 397)] == [None] * 4
+    assert [gate_step(gate, failure(turn), NO_PROGRESS, events) for turn in (376, 382, 391, 397)] == [None] * 4
     assert gate.loop_count == 3
     dense = FailureGate(gate_after=3, action="terminate", memory=50, max_gap=5)
-    requests = [dense.observe(failure(turn), NO_PROGRESS, events) for turn in (1, 3, 5, 7)]
+    requests = [gate_step(dense, failure(turn), NO_PROGRESS, events) for turn in (1, 3, 5, 7)]
     assert requests[:3] == [None] * 3 and requests[3] is not None
 
 
@@ -244,8 +251,8 @@ def test_the_gate_counts_turns_without_progress_on_the_stop_rules_clock():
     counted = FailureGate(gate_after=3, action="terminate", memory=50, min_turns_stuck=14, max_gap=4)
     for turn in range(20, 27, 2):
         progress = ProgressResult(turn, (), turn, 0)
-        assert waiting.observe(failure(turn), progress, [], clock=2) is None
-        request = counted.observe(failure(turn), progress, [])
+        assert gate_step(waiting, failure(turn), progress, [], clock=2) is None
+        request = gate_step(counted, failure(turn), progress, [])
     assert waiting.loop_count == counted.loop_count == 3
     assert request is not None
 
@@ -253,7 +260,7 @@ def test_the_gate_counts_turns_without_progress_on_the_stop_rules_clock():
 def test_the_gate_forgets_the_turns_of_failures_gone_from_its_memory():
     gate = FailureGate(gate_after=3, action="terminate", memory=5, max_gap=5)
     for turn in range(1, 200):
-        gate.observe(failure(turn, command=f"xyzzy{turn}"), NO_PROGRESS, [])
+        gate_step(gate, failure(turn, command=f"xyzzy{turn}"), NO_PROGRESS, [])
     assert len(gate.seen_at) <= 6
 
 
@@ -262,26 +269,26 @@ def test_progress_clears_the_failure_history():
     gate = FailureGate(gate_after=3, action="terminate", memory=50)
     events: list[dict] = []
     for turn in range(1, 4):
-        assert gate.observe(failure(turn), NO_PROGRESS, events) is None
+        assert gate_step(gate, failure(turn), NO_PROGRESS, events) is None
     assert gate.loop_count == 2
-    gate.observe(turn_record(4), PROGRESS, events)
+    gate_step(gate, turn_record(4), PROGRESS, events)
     assert gate.loop_count == 0 and "loop_counter_reset" in kinds(events)
-    assert gate.observe(failure(5), NO_PROGRESS, events) is None
+    assert gate_step(gate, failure(5), NO_PROGRESS, events) is None
     assert gate.loop_count == 0  # first sight since progress: not yet a repeat
     for turn in range(6, 8):
-        assert gate.observe(failure(turn), NO_PROGRESS, events) is None
-    assert gate.observe(failure(8), NO_PROGRESS, events) is not None
+        assert gate_step(gate, failure(turn), NO_PROGRESS, events) is None
+    assert gate_step(gate, failure(8), NO_PROGRESS, events) is not None
 
 
 def test_a_human_answer_resets_the_gate():
     gate = FailureGate(gate_after=2, action="human", memory=50)
     events: list[dict] = []
     for turn in range(1, 4):
-        request = gate.observe(failure(turn), NO_PROGRESS, events)
+        request = gate_step(gate, failure(turn), NO_PROGRESS, events)
     assert request is not None
-    gate.accept_guidance("try the keys", 3, events)
+    events.append(gate.accept_guidance("try the keys", 3))
     assert gate.loop_count == 0 and gate.guidance == "try the keys"
-    assert gate.observe(failure(4), NO_PROGRESS, events) is None
+    assert gate_step(gate, failure(4), NO_PROGRESS, events) is None
     assert gate.loop_count == 0
 
 
@@ -289,7 +296,7 @@ def test_different_slips_are_no_loop():
     gate = FailureGate(gate_after=2, action="terminate", memory=50)
     events: list[dict] = []
     for turn, command in enumerate(["open grating", "unlock grating", "pull grating", "kick grating"], start=1):
-        assert gate.observe(failure(turn, command), NO_PROGRESS, events) is None
+        assert gate_step(gate, failure(turn, command), NO_PROGRESS, events) is None
     assert gate.loop_count == 0
 
 
@@ -298,13 +305,13 @@ def test_progress_resets_the_identical_action_count():
     detector = IdenticalActionCount(warning=5, recovery=10, ban_turns=10)
     events: list[dict] = []
     for turn in range(1, 10):
-        detector.observe(turn_record(turn, command="push button"), NO_PROGRESS, events)
-    detector.observe(turn_record(10, command="push button"), PROGRESS, events)
+        events.extend(detector.observe(turn_record(turn, command="push button"), NO_PROGRESS))
+    events.extend(detector.observe(turn_record(10, command="push button"), PROGRESS))
     assert "identical_action_recovery" not in kinds(events) and detector.count == 0
     for turn in range(11, 20):
-        detector.observe(turn_record(turn, command="push button"), NO_PROGRESS, events)
+        events.extend(detector.observe(turn_record(turn, command="push button"), NO_PROGRESS))
     assert "identical_action_recovery" not in kinds(events)
-    detector.observe(turn_record(20, command="push button"), NO_PROGRESS, events)
+    events.extend(detector.observe(turn_record(20, command="push button"), NO_PROGRESS))
     assert kinds(events).count("identical_action_recovery") == 1
 
 
@@ -312,12 +319,12 @@ def test_the_ban_lasts_exactly_ban_turns():
     detector = IdenticalActionCount(warning=2, recovery=3, ban_turns=4)
     events: list[dict] = []
     for turn in range(1, 4):
-        detector.observe(turn_record(turn, command="n"), NO_PROGRESS, events)
+        events.extend(detector.observe(turn_record(turn, command="n"), NO_PROGRESS))
     assert detector.bans == {"north": 7}  # recovered on turn 3: forbidden on turns 4, 5, 6 and 7
     for turn in range(4, 7):
-        detector.observe(turn_record(turn, command="look"), NO_PROGRESS, events)
+        events.extend(detector.observe(turn_record(turn, command="look"), NO_PROGRESS))
         assert "north" in detector.bans, f"forbidden on turn {turn + 1}"
-    detector.observe(turn_record(7, command="look"), NO_PROGRESS, events)
+    events.extend(detector.observe(turn_record(7, command="look"), NO_PROGRESS))
     assert "north" not in detector.bans  # turn 8 is free
 
 
@@ -325,7 +332,7 @@ def test_identical_counts_spellings_of_one_command_together():
     detector = IdenticalActionCount(warning=3, recovery=100, ban_turns=4)
     events: list[dict] = []
     for turn, command in enumerate(["n", "north", "go north"], start=1):
-        detector.observe(turn_record(turn, command=command), NO_PROGRESS, events)
+        events.extend(detector.observe(turn_record(turn, command=command), NO_PROGRESS))
     assert kinds(events) == ["identical_action_warning"]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import Field, ValidationError
 
-from managers.loop_break import Detector, Stretch, Turn, register, unregister
+from managers.loop_break import Detector, Events, Stretch, Turn, register, unregister
 from managers.loop_break.detector import REGISTRY, stop_rules
 from managers.loop_break.loop_break import marked_events
 from orchestration.wiring import RunOptions, build_orchestrator
@@ -13,7 +13,7 @@ from session.config import ConfigError, DetectorSection, GameConfiguration, Loop
 from session.events import (
     MARKERS,
     EventType,
-    emit,
+    new_event,
     register_event_type,
     register_marker,
     unregister_event_type,
@@ -46,10 +46,11 @@ class Toy(Detector):
         super().__init__(config, tools)
         self.looks = 0
 
-    def observe(self, turn: Turn) -> None:
-        if turn.record.command.strip().lower() == "look":
-            self.looks += 1
-            emit(turn.events, EventType.LOOP_DETECTED, "toy: looked again", turn=turn.record.turn, kind="toy")
+    def observe(self, turn: Turn) -> Events:
+        if turn.record.command.strip().lower() != "look":
+            return ()
+        self.looks += 1
+        return (new_event(EventType.LOOP_DETECTED, "toy: looked again", turn=turn.record.turn, kind="toy"),)
 
     def stop(self, turns_stuck: int, stretch: Stretch) -> str | None:
         if self.config.looks and self.looks >= self.config.looks:
@@ -158,11 +159,9 @@ def test_a_detector_declares_its_event_types_and_markers():
     register(detector("counting", {counted: "toy-count"}, {"toy-count": "#123456"}))
     try:
         assert marked_events()[counted] == "toy-count" and MARKERS["toy-count"] == "#123456"
-        events: list[dict] = []
-        emit(events, counted, "counted", turn=1)
-        assert events == [{"event_type": "toy_counted", "turn": 1}]
+        assert new_event(counted, "counted", turn=1) == {"event_type": "toy_counted", "turn": 1}
         with pytest.raises(ValueError, match="unknown event type 'toy_uncounted'"):
-            emit(events, "toy_uncounted", "never registered")
+            new_event("toy_uncounted", "never registered")
         with pytest.raises(ValueError, match="registered already"):
             register_marker("toy-count", "#654321")
     finally:
