@@ -3,7 +3,7 @@
     uv run python -m benchmarks.context_truth [--games DIR] [--game NAME ...] [--turns N] [--kinds optimal,noisy]
                                               [--out DIR] [--jobs N]
 
-Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: benchmarks/trajectories.py, factor 1, seed 1,
+Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: playthroughs/trajectories.py, factor 1, seed 1,
 cached as benchmarks/corpus.py caches its trajectories) is played through the LLM path as `benchmarks.llm_calls`
 plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with the next step. Games
 without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and critic, the
@@ -62,8 +62,8 @@ from agents.prompts import (
 )
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from benchmarks.llm_calls import measure
-from benchmarks.trajectories import Trajectory
 from managers.game_reader import IDLE_COMMAND, room_line
+from playthroughs.trajectories import Trajectory
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW

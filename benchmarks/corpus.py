@@ -3,7 +3,7 @@
     uv run python -m benchmarks.corpus --games ../shared/games --out docs/results/corpus
     uv run python -m benchmarks.corpus --games ../shared/games --only zork1,hhgg --kinds optimal,noisy
 
-Every trajectory (see benchmarks/trajectories.py) is played through the real orchestrator with the offline critic
+Every trajectory (see playthroughs/trajectories.py) is played through the real orchestrator with the offline critic
 and the configuration given (`--config`, default pyproject.toml): forced (its commands always run; what the loop
 break would do is recorded) and, for stuck kinds, also by the steerable looper, which falls back to other exits
 when the loop break's penalties reject its move. Figures are read from the records the episodes wrote.
@@ -39,9 +39,10 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
-from benchmarks import llm_calls, trajectories
-from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
+from benchmarks import llm_calls
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs import trajectories
+from playthroughs.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
@@ -65,7 +66,7 @@ def kinds_list(text: str) -> list[str]:
 
 
 GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 3}
-"""Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
+"""Bump a builder's version when playthroughs/trajectories.py builds different commands for it: its cached
 trajectories are then rebuilt."""
 TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
 """Turns from a loop's start within which it must end."""

@@ -34,9 +34,9 @@ from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
 from benchmarks import learning, llm_calls, throughput
-from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import JerichoSession
@@ -413,7 +413,7 @@ def _seeds(text: str) -> list[int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
-    parser.add_argument("--scenario", default="all", help="a name from benchmarks/scenarios, a .toml path, or all")
+    parser.add_argument("--scenario", default="all", help="a name from playthroughs/scenarios, a .toml path, or all")
     parser.add_argument("--config", default="pyproject.toml")
     parser.add_argument("--out", default="benchmarks/results")
     parser.add_argument("--walkthroughs", help="folder of story files: one healthy-walkthrough row per game")

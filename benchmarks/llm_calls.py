@@ -35,8 +35,8 @@ from loguru import logger
 
 from agents.prompts import role_of
 from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
-from benchmarks.scenarios import ScenarioError, build_scenario
-from benchmarks.trajectories import clean_outcomes
+from playthroughs.scenarios import ScenarioError, build_scenario
+from playthroughs.trajectories import clean_outcomes
 from session.commands import GameDictionary, normalize_command
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession

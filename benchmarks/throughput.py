@@ -33,10 +33,10 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
 from managers.loop_break.loop_break import LoopBreak
 from managers.novelty import WorldNovelty
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.scenarios import ScenarioError, build_scenario, never_stopped
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession
 from session.story_file import StoryFileError, resolve_story_file

@@ -21,8 +21,8 @@ from loguru import logger
 
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
-from benchmarks.scenarios import build_scenario, never_stopped
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.scenarios import build_scenario, never_stopped
 from session.config import GameConfiguration
 from session.records import read_summary
 from viewer.report import REPORT_FILE

@@ -14,7 +14,7 @@ Parts (`--parts`, all by default; a part run alone replaces only its own section
 - `healthy`: the corpus's optimal and noisy walkthroughs (benchmarks/corpus.py, from its trajectory cache: `--cache`,
   building those missing there), forced, with `rewind`: none may rewind.
 - `looper`: the corpus's stuck trajectories, played by the steerable looper, end and rewind.
-- `scenarios`: the zork1 scenarios (benchmarks/scenarios), as benchmarks.evaluate plays them (stuck ones by the
+- `scenarios`: the zork1 scenarios (playthroughs/scenarios), as benchmarks.evaluate plays them (stuck ones by the
   steerable looper), end and rewind.
 - `llm`: stuck zork1 scenarios through the LLM agent and critic against the scripted server's stubborn model
   (benchmarks/llm_calls.py), end and rewind: LLM calls, best score, calls per point.
@@ -37,8 +37,8 @@ from pathlib import Path
 from loguru import logger
 
 from benchmarks import corpus, evaluate, llm_calls
-from benchmarks.scenarios import ScenarioError, build_scenario, scenario_names
 from managers.loop_break.rewind import RewindBans
+from playthroughs.scenarios import ScenarioError, build_scenario, scenario_names
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType

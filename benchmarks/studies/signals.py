@@ -17,7 +17,7 @@ from pathlib import Path
 
 from agents.replay_agent import ReplayAgent
 from benchmarks.evaluate import progress_over, run_episode
-from benchmarks.scenarios import build_scenario, scenario_names
+from playthroughs.scenarios import build_scenario, scenario_names
 from session.config import ConfigError, GameConfiguration
 from session.story_file import StoryFileError, resolve_story_file
 from session.tables import markdown_table

@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks import corpus
 from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main, measure
-from benchmarks.scenarios import build_scenario
+from playthroughs.scenarios import build_scenario
 from tests.helpers import PYPROJECT, story_file
 
 pytestmark = [

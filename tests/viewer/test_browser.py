@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
-from benchmarks.scenarios import build_scenario
+from playthroughs.scenarios import build_scenario
 from session.records import read_record_dicts, read_summary
 from tests.helpers import REWIND, make_config, replay_episode, rewind_script, run_episode
 from viewer.report import REPORT_FILE, write_report
