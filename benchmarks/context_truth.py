@@ -4,7 +4,7 @@
                                               [--out DIR] [--jobs N]
 
 Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: playthroughs/trajectories.py, factor 1, seed 1,
-cached as benchmarks/corpus.py caches its trajectories) is played through the LLM path as `benchmarks.llm_calls`
+cached as benchmarks/corpus.py caches its trajectories) is played through the LLM path as `playthroughs.llm_path`
 plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with the next step. Games
 without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and critic, the
 same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first request of
@@ -61,8 +61,8 @@ from agents.prompts import (
     role_of,
 )
 from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
-from benchmarks.llm_calls import measure
 from managers.game_reader import IDLE_COMMAND, room_line
+from playthroughs.llm_path import measure
 from playthroughs.trajectories import Trajectory
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration

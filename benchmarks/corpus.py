@@ -10,7 +10,7 @@ when the loop break's penalties reject its move. Figures are read from the recor
 
 The healthy kind `llm_walkthrough` plays the walkthrough through the LLM path instead, nothing forced: the LLM
 agent and critic against a scripted server on 127.0.0.1 whose model replies with the next step as JSON
-(benchmarks/llm_calls.py). Every step must run as written (none refused by the pre-check, the reply parser or the
+(playthroughs/llm_path.py). Every step must run as written (none refused by the pre-check, the reply parser or the
 loop break), the loop break must not stop it, and it must reach plain Jericho's final score.
 
 Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
@@ -39,9 +39,8 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
-from benchmarks import llm_calls
 from orchestration.wiring import RunOptions, build_orchestrator
-from playthroughs import trajectories
+from playthroughs import llm_path, trajectories
 from playthroughs.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
@@ -235,9 +234,9 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
         return []
     (walk,) = optimal
     config = Path(job["config"])
-    summary, records, _ = llm_calls.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
-    notes = llm_calls.notes_to_the_reader(story, walk.commands)
-    checked = llm_calls.walkthrough_figures(walk.commands, records, summary, notes)
+    summary, records, _ = llm_path.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
+    notes = llm_path.notes_to_the_reader(story, walk.commands)
+    checked = llm_path.walkthrough_figures(walk.commands, records, summary, notes)
     turns = max(summary["turns"], 1)
     return [
         {

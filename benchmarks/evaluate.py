@@ -33,9 +33,10 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from benchmarks import learning, llm_calls, throughput
+from benchmarks import learning, throughput
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs import llm_path
 from playthroughs.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
@@ -125,7 +126,8 @@ def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
 
 
 def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder: Path, llm_turn: dict) -> dict:
-    """Loop break on against off, in every mode; `llm_turn` is the cost of a stuck LLM turn (`llm_calls.measure`)."""
+    """Loop break on against off, in every mode; `llm_turn` is the cost of a stuck LLM turn
+    (`playthroughs.llm_path.measure`)."""
     healthy = built.spec.kind == "healthy"
     if built.spec.driver == "unparseable_llm":
         modes = ["llm"]
@@ -315,7 +317,7 @@ def evaluate(
     reports = []
     with tempfile.TemporaryDirectory() as temporary:
         stuck = build_scenario(STUCK_LLM_SCENARIO, rom).commands
-        llm_turn = llm_calls.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
+        llm_turn = llm_path.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
         for name in names:
             built = build_scenario(name, rom)
             reports.append(evaluate_scenario(built, rom, config_path, episodes or Path(temporary), llm_turn))

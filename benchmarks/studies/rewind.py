@@ -17,7 +17,7 @@ Parts (`--parts`, all by default; a part run alone replaces only its own section
 - `scenarios`: the zork1 scenarios (playthroughs/scenarios), as benchmarks.evaluate plays them (stuck ones by the
   steerable looper), end and rewind.
 - `llm`: stuck zork1 scenarios through the LLM agent and critic against the scripted server's stubborn model
-  (benchmarks/llm_calls.py), end and rewind: LLM calls, best score, calls per point.
+  (playthroughs/llm_path.py), end and rewind: LLM calls, best score, calls per point.
 
 Every figure is read from the records the episodes wrote. Writes rewind.json and rewind.md.
 """
@@ -36,8 +36,9 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import corpus, evaluate, llm_calls
+from benchmarks import corpus, evaluate
 from managers.loop_break.rewind import RewindBans
+from playthroughs import llm_path
 from playthroughs.scenarios import ScenarioError, build_scenario, scenario_names
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
@@ -407,7 +408,7 @@ def llm_part(rom: Path, config_path: str, names: tuple[str, ...] = LLM_SCENARIOS
             built = build_scenario(name, rom)
             row = {"scenario": name, "prefix_turns": len(built.prefix), "script_turns": len(built.commands)}
             for mode in MODES:
-                summary, records, _ = llm_calls.play(
+                summary, records, _ = llm_path.play(
                     rom,
                     built.commands,
                     Path(config_path),

@@ -10,7 +10,8 @@ import os
 import pytest
 
 from benchmarks import corpus
-from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main, measure
+from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main
+from playthroughs.llm_path import measure
 from playthroughs.scenarios import build_scenario
 from tests.helpers import PYPROJECT, story_file
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.llm_calls import notes_to_the_reader, play, walkthrough_check
+from playthroughs.llm_path import notes_to_the_reader, play, walkthrough_check
 from playthroughs.scenarios import ScenarioError
 from playthroughs.trajectories import clean_outcomes
 from session.commands import normalize_command
