@@ -4,14 +4,14 @@
                                               [--out DIR] [--jobs N]
 
 Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: playthroughs/trajectories.py, factor 1, seed 1,
-cached as benchmarks/corpus.py caches its trajectories) is played through the LLM path as `playthroughs.llm_path`
-plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with the next step. Games
-without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and critic, the
-same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first request of
-the turn: a retry shows the same state), and afterwards a second emulator, the truth, steps the commands the
-episode ran (its records), checking each prompt's claims against the game as it stood at that prompt (after
-the commands of the turns before). Questions are asked of a copy, a third emulator restored to the truth's state,
-so the truth is never disturbed:
+cached as the corpus benchmark caches its trajectories: playthroughs/trajectory_cache.py) is played through the LLM path
+as `playthroughs.llm_path` plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with
+the next step. Games without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and
+critic, the same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first
+request of the turn: a retry shows the same state), and afterwards a second emulator, the truth, steps the commands the
+episode ran (its records), checking each prompt's claims against the game as it stood at that prompt (after the commands
+of the turns before). Questions are asked of a copy, a third emulator restored to the truth's state, so the truth is
+never disturbed:
 
 - room: the game names it so (a line of its answer to `look`, or the title it last printed in this room; what it
   appends, ", in the boat" or "(in the bed)", is allowed), and `(too dark to see)` exactly when that answer says
@@ -60,10 +60,10 @@ from agents.prompts import (
     WHERE,
     role_of,
 )
-from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
 from managers.game_reader import IDLE_COMMAND, room_line
 from playthroughs.llm_path import measure
 from playthroughs.trajectories import Trajectory
+from playthroughs.trajectory_cache import GENERATOR_VERSIONS, build, cached
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW

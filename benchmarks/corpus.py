@@ -13,38 +13,33 @@ agent and critic against a scripted server on 127.0.0.1 whose model replies with
 (playthroughs/llm_path.py). Every step must run as written (none refused by the pre-check, the reply parser or the
 loop break), the loop break must not stop it, and it must reach plain Jericho's final score.
 
-Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
-with `--records DIR`, every episode's records for replaying other rules over them (benchmarks/rules.py).
-Trajectories are cached (`--cache`, default benchmarks/results/cache) by story file and generator version: building
-noisy walkthroughs is the slow part (each detour is checked against the rest of the walkthrough).
+Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the targets) and, with
+`--records DIR`, every episode's records for replaying other rules over them (benchmarks/margins.py). Trajectories
+are cached (`--cache`, default benchmarks/results/cache) by story file and generator version
+(playthroughs/trajectory_cache.py): building noisy walkthroughs is the slow part (each detour is checked against the
+rest of the walkthrough).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 
 from loguru import logger
 
-from agents.looper_agent import LooperAgent
-from agents.offline_critic import OfflineCritic
-from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
-from orchestration.wiring import RunOptions, build_orchestrator
-from playthroughs import llm_path, trajectories
-from playthroughs.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
+from playthroughs import llm_path
+from playthroughs.episodes import play_trajectory
+from playthroughs.trajectories import STUCK_KINDS, Trajectory, stuck_target
+from playthroughs.trajectory_cache import build
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
-from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
+from session.records import EVENTS_FILE, LOOP_ENDINGS
 from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
@@ -64,67 +59,7 @@ def kinds_list(text: str) -> list[str]:
     return kinds
 
 
-GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 3}
-"""Bump a builder's version when playthroughs/trajectories.py builds different commands for it: its cached
-trajectories are then rebuilt."""
-TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
-"""Turns from a loop's start within which it must end."""
-
-
-# -- building (cached) -----------------------------------------------------------------------------------------
-def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cuts: list[float], cache: Path):
-    """Every trajectory of `kinds` for one story file (None entries dropped), from the cache when built before."""
-    key = hashlib.md5(story.read_bytes()).hexdigest()[:12]
-    plan: list[tuple[str, tuple]] = []
-    if "optimal" in kinds:
-        plan.append(("optimal", ()))
-    if "noisy" in kinds:
-        plan += [("noisy", (factor, seed)) for factor in factors for seed in seeds]
-    for kind in STUCK_KINDS:
-        if kind in kinds or "stuck" in kinds:
-            plan += [("stuck", (kind, cut)) for cut in cuts]
-    built = []
-    for builder, args in plan:
-        path = (
-            cache
-            / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
-        )
-        trajectory = cached(path, partial(getattr(trajectories, builder), story, *args))
-        if trajectory is not None:
-            built.append(trajectory)
-    return built
-
-
-def cached(path: Path, make: Callable[[], Trajectory | None]) -> Trajectory | None:
-    """The trajectory stored at `path`, else `make()`'s, stored there (None too: a game without one)."""
-    if path.is_file():
-        data = json.loads(path.read_text())
-        return Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
-    trajectory = make()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {**asdict(trajectory), "loop_rooms": sorted(trajectory.loop_rooms)} if trajectory else None
-    path.write_text(json.dumps(payload))
-    return trajectory
-
-
 # -- running ---------------------------------------------------------------------------------------------------
-def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: str) -> tuple[dict, list[dict]]:
-    """One episode of a trajectory: `forced` replays it, `looper` replays its prefix and then steers its loop."""
-    if mode == "looper":
-        agent = LooperAgent(
-            trajectory.commands[: trajectory.prefix_turns], trajectory.commands[trajectory.prefix_turns :]
-        )
-    else:
-        agent = ReplayAgent(trajectory.commands, kind="replay")
-    options = RunOptions(rom=str(story), quiet=True)
-    orchestrator = build_orchestrator(
-        config, options, agent=agent, critic=OfflineCritic(), knowledge=None, after_episode=()
-    )
-    played = orchestrator.play_episode().parent
-    orchestrator.session.close()
-    return read_summary(played), read_record_dicts(played)
-
-
 def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict], threshold: float) -> dict:
     """What one run shows, read from its records."""
     end = records[-1]["turn"] if records else 0
@@ -191,13 +126,6 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
     return row
 
 
-def stuck_target(kind: str) -> int:
-    """Turns from a stuck loop's start by which it must end (TARGETS, by its kind)."""
-    if kind in PURE_REPETITION:
-        return TARGETS["pure_repetition"]
-    return TARGETS["semi_novel"] if kind in SEMI_NOVEL else TARGETS["stuck"]
-
-
 def run_game(job: dict) -> list[dict]:
     """All trajectories of one story file, each run forced (and steered, for stuck kinds)."""
     logger.remove()
@@ -220,7 +148,7 @@ def run_game(job: dict) -> list[dict]:
                 for section, values in config_overrides.items():
                     overrides.setdefault(section, {}).update(values)
                 config = GameConfiguration.from_toml(job["config"], overrides)
-                summary, records = play(story, trajectory, config, mode)
+                summary, records = play_trajectory(story, trajectory, config, mode)
                 row = figures(trajectory, mode, summary, records, config.gameplay.critic_rejection_threshold)
                 row["records"] = str(next(folder.iterdir()) / EVENTS_FILE) if job["records"] else None
                 rows.append(row)

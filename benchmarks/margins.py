@@ -45,11 +45,11 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.corpus import LLM_WALKTHROUGH, add_set_argument, set_overrides, stuck_target
+from benchmarks.corpus import LLM_WALKTHROUGH, add_set_argument, set_overrides
 from benchmarks.real_play import LONG_TAIL, REAL, STOP_WITHIN
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
-from playthroughs.trajectories import STUCK_KINDS
+from playthroughs.trajectories import STUCK_KINDS, stuck_target
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord, read_record_dicts

@@ -18,9 +18,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.corpus import set_overrides, stuck_target
+from benchmarks.corpus import set_overrides
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
+from playthroughs.trajectories import stuck_target
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, TurnRecord, read_record_dicts

@@ -36,10 +36,12 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import corpus, evaluate
+from benchmarks import evaluate
 from managers.loop_break.rewind import RewindBans
 from playthroughs import llm_path
+from playthroughs.episodes import play_trajectory
 from playthroughs.scenarios import ScenarioError, build_scenario, scenario_names
+from playthroughs.trajectory_cache import build
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
@@ -261,16 +263,17 @@ def _mean(values) -> float | None:
 
 # -- part 2: healthy walkthroughs never rewind ---------------------------------------------------------------
 def healthy_game(job: dict) -> list[dict]:
-    """The optimal and noisy walkthroughs of one story file (corpus.build, from its cache), forced, with rewind."""
+    """The optimal and noisy walkthroughs of one story file (playthroughs.trajectory_cache.build, from the corpus's
+    cache), forced, with rewind."""
     logger.remove()
     story = Path(job["story"])
-    built = corpus.build(story, {"optimal", "noisy"}, job["factors"], job["seeds"], [], Path(job["cache"]))
+    built = build(story, {"optimal", "noisy"}, job["factors"], job["seeds"], [], Path(job["cache"]))
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for index, trajectory in enumerate(built):
             overrides = _mode_overrides("rewind", Path(folder) / str(index), len(trajectory.commands))
             config = GameConfiguration.from_toml(job["config"], overrides)
-            summary, records = corpus.play(story, trajectory, config, "forced")
+            summary, records = play_trajectory(story, trajectory, config, "forced")
             rewind_turns = [r["turn"] for r in records for e in r["events"] if e["event_type"] == EventType.REWIND]
             rows.append(
                 {
@@ -333,14 +336,14 @@ def looper_game(job: dict) -> list[dict]:
     """Every stuck trajectory of one story file, steered by the looper, end and rewind."""
     logger.remove()
     story = Path(job["story"])
-    built = corpus.build(story, {"stuck"}, [], [], job["cuts"], Path(job["cache"]))
+    built = build(story, {"stuck"}, [], [], job["cuts"], Path(job["cache"]))
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for index, trajectory in enumerate(built):
             for mode in MODES:
                 overrides = _mode_overrides(mode, Path(folder) / f"{index}-{mode}", len(trajectory.commands))
                 config = GameConfiguration.from_toml(job["config"], overrides)
-                summary, records = corpus.play(story, trajectory, config, "looper")
+                summary, records = play_trajectory(story, trajectory, config, "looper")
                 row = episode_row(summary, records)
                 row |= {"game": trajectory.game, "kind": trajectory.kind, "variant": trajectory.variant, "mode": mode}
                 row["loop_start"] = trajectory.loop_start
