@@ -44,8 +44,8 @@ from playthroughs.real_play import (
     DEFAULT_GAMES,
     DEFAULT_PLAY,
     FALSE_STOP_ROOMS,
-    Game,
     RealPlayError,
+    RecordedGame,
     default_story_folders,
     false_stop,
     load_games,
@@ -69,7 +69,7 @@ SPARE_AFTER = (50, 40, 30, 20)
 play is stuck, and waited that long, would save; beside the longest stretch healthy play went without progress."""
 
 
-def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list[dict]]) -> dict:
+def figures(game: RecordedGame, alone: tuple[dict, list[dict]], judged: tuple[dict, list[dict]]) -> dict:
     """What one game shows (the module's docstring), from its play left alone and its play under the configuration."""
     alone_summary, alone_records = alone
     summary, records = judged
@@ -109,7 +109,7 @@ def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list
     }
 
 
-def run(games: list[Game], config_path: str, overrides: dict, records: Path | None) -> list[dict]:
+def run(games: list[RecordedGame], config_path: str, overrides: dict, records: Path | None) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
         for game in games:

@@ -40,7 +40,9 @@ class RealPlayError(ValueError):
 
 
 @dataclass(frozen=True)
-class Game:
+class RecordedGame:
+    """A game of real play: the file it was read from, the story file it was played on and the commands typed."""
+
     path: Path
     story: Path
     commands: tuple[str, ...]
@@ -50,7 +52,7 @@ class Game:
         return self.path.stem
 
 
-def read_game(path: Path, games: list[Path]) -> Game:
+def read_game(path: Path, games: list[Path]) -> RecordedGame:
     """A game of real play: its commands (a blank line is an empty command; a line no Z-machine reads is played as
     the harness plays any such command, a turn that runs nothing) and its story file."""
     try:
@@ -60,7 +62,7 @@ def read_game(path: Path, games: list[Path]) -> Game:
     lines = text.splitlines()[:MAX_LINES]
     if not any(line.strip() for line in lines):
         raise RealPlayError(f"{path}: no commands")
-    return Game(path, story_of(path, games), tuple(line.strip()[:200] for line in lines))
+    return RecordedGame(path, story_of(path, games), tuple(line.strip()[:200] for line in lines))
 
 
 def story_of(path: Path, games: list[Path]) -> Path:
@@ -79,7 +81,7 @@ def default_story_folders() -> list[Path]:
     return [folder for folder in DEFAULT_GAMES if folder.is_dir()]
 
 
-def load_games(folder: Path, games: list[Path], only: str | None = None) -> list[Game]:
+def load_games(folder: Path, games: list[Path], only: str | None = None) -> list[RecordedGame]:
     """Every game of a folder of real play (its `.txt` files, by name), with the story files of `games`; `only`:
     comma-separated game names (file stems) to keep. A folder that holds none is a RealPlayError."""
     paths = sorted(p for p in folder.iterdir() if p.suffix == ".txt" and p.is_file())
@@ -91,7 +93,7 @@ def load_games(folder: Path, games: list[Path], only: str | None = None) -> list
     return [read_game(path, games) for path in paths]
 
 
-def play_game(game: Game, config: GameConfiguration, folder: Path) -> tuple[dict, list[dict]]:
+def play_game(game: RecordedGame, config: GameConfiguration, folder: Path) -> tuple[dict, list[dict]]:
     """One forced play of the game's commands under `config`: its summary and records."""
     agent = ReplayAgent(list(game.commands), kind="replay")
     orchestrator = build_orchestrator(
