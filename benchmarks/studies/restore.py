@@ -26,20 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from session.commands import DICE_ROLL
+from playthroughs.restore_commands import DICE, UNGUIDED
 from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.snapshots import state_digest
 from session.story_file import STORY_SUFFIXES, start_emulator
 from session.tables import markdown_table
 
-UNGUIDED = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")
-"""Commands for a game Jericho has no walkthrough for (lgop): moving and looking (lgop's player, who never finds the
-bathroom this way, loses on the fifth turn: the game ends among them)."""
 CONTINUATION = 10
 """Walkthrough steps played after each snapshot, before each way back."""
-DICE = (DICE_ROLL, "wait", DICE_ROLL)
-"""Played at the end of every continuation: commands many games answer at random."""
 
 
 @dataclass
