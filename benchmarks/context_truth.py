@@ -60,6 +60,7 @@ from agents.prompts import (
     WHERE,
     role_of,
 )
+from benchmarks import cli
 from managers.game_reader import IDLE_COMMAND, room_line
 from playthroughs.llm_path import measure
 from playthroughs.trajectories import Trajectory
@@ -1047,20 +1048,19 @@ def _quoted(text: str, limit: int = 240) -> str:
 # -- the command line ----------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default="../shared/games", help="folder of story files")
+    cli.add_games(parser)
     parser.add_argument("--game", action="append", default=[], metavar="NAME", help="a story name (file stem); repeat")
     parser.add_argument("--turns", type=int, help="play at most this many steps of each (default: all)")
     parser.add_argument("--kinds", default="optimal", help="optimal, noisy, or both (comma-separated)")
-    parser.add_argument("--out", default="docs/results", help="folder for context_truth.md and context_truth.json")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_out(parser, default="docs/results", help="folder for context_truth.md and context_truth.json")
+    cli.add_config(parser)
+    cli.add_cache(parser)
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     try:
         stories, kinds = _inputs(args)
     except (ConfigError, StoryFileError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     started = time.perf_counter()
     jobs = [
         {"story": str(s), "kind": k, "turns": args.turns, "config": args.config, "cache": args.cache}

@@ -33,6 +33,7 @@ from pathlib import Path
 from loguru import logger
 
 from batch.pool import run_jobs
+from benchmarks import cli
 from playthroughs import llm_path
 from playthroughs.episodes import play_trajectory
 from playthroughs.trajectories import STUCK_KINDS, Trajectory, stuck_target
@@ -465,20 +466,18 @@ def per_kind_table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", required=True, help="folder of story files")
-    parser.add_argument("--only", help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
+    cli.add_games(parser, required=True)
+    cli.add_only(parser, help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
     parser.add_argument(
         "--kinds", default=DEFAULT_KINDS, type=kinds_list, help=f"optimal, noisy, stuck, stuck kinds, {LLM_WALKTHROUGH}"
     )
-    parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
-    parser.add_argument("--seeds", default="1", help="noisy: seeds")
-    parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
-    parser.add_argument("--config", default="pyproject.toml")
-    add_set_argument(parser)
-    parser.add_argument("--out", default="benchmarks/results/corpus")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
-    parser.add_argument("--records", help="keep every episode's records in this folder")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_trajectory_options(parser)
+    cli.add_config(parser)
+    cli.add_set(parser)
+    cli.add_out(parser, default="benchmarks/results/corpus")
+    cli.add_cache(parser)
+    cli.add_records(parser)
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     args.factors = [int(f) for f in args.factors.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
@@ -486,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out = Path(args.out)
     folder = Path(args.games)
     try:
-        overrides = set_overrides(args.set)
+        overrides = cli.set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         if not folder.is_dir():
             raise StoryFileError(f"--games {folder}: not a folder of story files")
@@ -497,8 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         if not stories:
             raise StoryFileError(f"no story files (.z1-.z8) in {folder}" + (f" named {args.only}" if args.only else ""))
     except (ConfigError, StoryFileError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     started = time.perf_counter()
     rows = run(stories, args, overrides)
     summary = summarize(rows)
@@ -510,34 +508,6 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary, indent=1))
     print(f"wrote {args.out / 'corpus.json'} and {args.out / 'corpus.md'}")
     return 0
-
-
-def add_set_argument(parser: argparse.ArgumentParser) -> None:
-    """`--set SECTION.KEY=VALUE`, as every benchmark that plays or replays under a configuration takes it (read with
-    `set_overrides`)."""
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override a config key, e.g. --set loop_break.enabled=false or loop_break.churn.changes=0",
-    )
-
-
-def set_overrides(pairs: list[str]) -> dict:
-    """The configuration overrides `--set SECTION.KEY=VALUE` gives: {section: {key: value}}, a value read as JSON or
-    else as a bare word. A pair without a section or a value is a ConfigError."""
-    overrides: dict[str, dict] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        section, _, name = key.partition(".")
-        if not section or not name or not _:
-            raise ConfigError(f"--set {pair}: expected SECTION.KEY=VALUE")
-        try:
-            overrides.setdefault(section, {})[name] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides.setdefault(section, {})[name] = value  # a bare word, e.g. gate_action=terminate
-    return overrides
 
 
 if __name__ == "__main__":

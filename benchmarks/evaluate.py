@@ -33,7 +33,7 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from benchmarks import learning, throughput
+from benchmarks import cli, learning, throughput
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.wiring import RunOptions, build_orchestrator
 from playthroughs import llm_path
@@ -43,7 +43,7 @@ from session.events import EventType
 from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
-from session.story_file import STORY_SUFFIXES, StoryFileError, resolve_story_file
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 DETECTOR_EVENTS = {
@@ -407,24 +407,21 @@ def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dic
     return rows
 
 
-def _seeds(text: str) -> list[int]:
-    """`1,2,3` as seeds (argparse turns a ValueError into a usage error, exit 2)."""
-    return [int(seed) for seed in text.split(",")]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
+    cli.add_rom(parser)
     parser.add_argument("--scenario", default="all", help="a name from playthroughs/scenarios, a .toml path, or all")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", default="benchmarks/results")
+    cli.add_config(parser)
+    cli.add_out(parser, default="benchmarks/results")
     parser.add_argument("--walkthroughs", help="folder of story files: one healthy-walkthrough row per game")
     parser.add_argument("--no-overhead", action="store_true", help="skip the overhead and memory measurements")
     parser.add_argument("--learning", help="folder of story files: N episodes each with the knowledge store")
     parser.add_argument("--episodes", type=int, default=5, help="--learning: episodes per game")
     parser.add_argument("--max-turns", type=int, default=300, help="--learning: turns per episode")
     parser.add_argument(
-        "--seeds", type=_seeds, help="--learning: comma-separated emulator seeds, each a curve (default: the game's)"
+        "--seeds",
+        type=cli.numbers,
+        help="--learning: comma-separated emulator seeds, each a curve (default: the game's)",
     )
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -453,12 +450,11 @@ def main(argv: list[str] | None = None) -> int:
             rows = evaluate_walkthroughs(Path(args.walkthroughs), args.config, out)
             print("\n".join(markdown_table(columns, [[row.get(c, "") for c in columns] for row in rows])))
             return 0
-        rom = resolve_story_file(args.rom, "games/zork1.z5")
+        rom = cli.story_path(args.rom)
         names = scenario_names() if args.scenario == "all" else [args.scenario]
         result = evaluate(rom, names, args.config, out, with_overhead=not args.no_overhead)
     except (ScenarioError, StoryFileError, ConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     print((out / "results.md").read_text())
     if not result["pictures"]:
         print("(no pictures: install the plot extra, `uv run --extra plot python -m benchmarks.evaluate ...`)")

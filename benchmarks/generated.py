@@ -36,7 +36,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import corpus
+from benchmarks import cli, corpus
 from orchestration.wiring import RunOptions, build_orchestrator
 from playthroughs.generated_games import MAKE_SECONDS, Generated, made_before, make_all, titles_printed, tw_make
 from session.config import ConfigError, GameConfiguration
@@ -128,21 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         type=corpus.kinds_list,
         help="the corpus benchmark's kinds to run on them",
     )
-    parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
-    parser.add_argument("--noisy-seeds", default="1", help="noisy: seeds")
-    parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--records", help="keep every episode's records in this folder (benchmarks.margins reads them)")
-    parser.add_argument("--out", default="benchmarks/results/generated")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_trajectory_options(parser, seeds="--noisy-seeds")
+    cli.add_config(parser)
+    cli.add_records(parser, help="keep every episode's records in this folder (benchmarks.margins reads them)")
+    cli.add_out(parser, default="benchmarks/results/generated")
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     try:
         GameConfiguration.from_toml(args.config)
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else []
         tw_make()
     except (ConfigError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     wanted = args.quests + args.cooking
     seeds += [secrets.randbelow(90_000) + 10_000 for _ in range(4 * wanted)]  # fresh ones after any given
     logger.remove()

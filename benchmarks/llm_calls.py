@@ -30,6 +30,7 @@ from pathlib import Path
 
 from loguru import logger
 
+from benchmarks import cli
 from playthroughs.llm_path import measure, play
 from playthroughs.scenarios import ScenarioError, build_scenario
 from session.config import ConfigError
@@ -52,11 +53,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a story file, or a game's name (e.g. zork2)",
     )
     parser.add_argument("--scenario", action="append", help=f"default: {', '.join(DEFAULT_SCENARIOS)}")
-    parser.add_argument("--config", default="pyproject.toml")
+    cli.add_config(parser)
     parser.add_argument(
         "--critic", default="llm", choices=("llm", "when_risky"), help="the critic kind played (default: llm)"
     )
-    parser.add_argument("--out", help="also write the figures to this JSON file, and a table beside it (.md)")
+    cli.add_out(parser, help="also write the figures to this JSON file, and a table beside it (.md)")
     parser.add_argument("--baseline", help="a JSON file an earlier run wrote: its figures go beside these in the table")
     parser.add_argument(
         "--show-prompts",
@@ -80,8 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             rows[name] = {"kind": kind, "target_calls_per_turn": TARGET_CALLS_PER_TURN[kind], **figures}
             print(_line(name, rows[name]), flush=True)
     except (ScenarioError, ConfigError, StoryFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     if args.out:
         out = Path(args.out)
         out.write_text(json.dumps(rows, indent=2) + "\n")

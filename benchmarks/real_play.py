@@ -39,7 +39,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks.corpus import add_set_argument, set_overrides
+from benchmarks import cli
 from playthroughs.real_play import (
     DEFAULT_GAMES,
     DEFAULT_PLAY,
@@ -252,25 +252,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--games", action="append", help="a folder of story files (default: ../shared/games and ../shared/more-games)"
     )
-    parser.add_argument("--only", help="comma-separated game names (file stems) to run")
-    parser.add_argument("--config", default="pyproject.toml")
-    add_set_argument(parser)
-    parser.add_argument("--records", help="keep the records of the plays with the loop break off in this folder")
-    parser.add_argument("--out", default="benchmarks/results/real_play")
+    cli.add_only(parser, help="comma-separated game names (file stems) to run")
+    cli.add_config(parser)
+    cli.add_set(parser)
+    cli.add_records(parser, help="keep the records of the plays with the loop break off in this folder")
+    cli.add_out(parser, default="benchmarks/results/real_play")
     args = parser.parse_args(argv)
     folders = [Path(g) for g in args.games] if args.games else default_story_folders()
     try:
         if not folders:
             raise RealPlayError(f"no folder of story files at {' or '.join(map(str, DEFAULT_GAMES))}: give --games")
-        overrides = set_overrides(args.set)
+        overrides = cli.set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         play_folder = Path(args.play)
         if not play_folder.is_dir():
             raise RealPlayError(f"--play {play_folder}: not a folder of real play")
         games = load_games(play_folder, folders, args.only)
     except (ConfigError, StoryFileError, RealPlayError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     logger.remove()
     started = time.perf_counter()
     rows = run(games, args.config, overrides, Path(args.records) if args.records else None)

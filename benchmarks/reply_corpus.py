@@ -26,6 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from agents.reply import parse_reply
+from benchmarks import cli
 from playthroughs.reply_sets import FAILURE, OUTCOMES, SETS, TARGET_EXPECTED, Tally, dictionaries, load_corpus, measure
 from session.provenance import commit
 from session.story_file import StoryFileError
@@ -119,8 +120,8 @@ def report(results: dict[str, dict[str, Tally]], sources: dict[str, dict[str, st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", help="also measure agents/reply.py at this git revision (e.g. 5fc1997)")
-    parser.add_argument("--games", type=Path, default=GAMES, help="folder of the story files the sets name")
-    parser.add_argument("--out", help="write the markdown report here (e.g. docs/results/replies.md)")
+    cli.add_games(parser, type=Path, default=GAMES, help="folder of the story files the sets name")
+    cli.add_out(parser, help="write the markdown report here (e.g. docs/results/replies.md)")
     args = parser.parse_args(argv)
     loaded = {name: load_corpus(path) for name, path in SETS.items()}
     sources, project = loaded["project"]
@@ -132,16 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         games = dictionaries([reply for _, replies in loaded.values() for reply in replies], args.games)
     except StoryFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     results: dict[str, dict[str, Tally]] = {name: {} for name in loaded}
     with tempfile.TemporaryDirectory() as folder:
         if args.baseline:
             try:
                 before = reader_at(args.baseline, Path(folder))
             except subprocess.CalledProcessError as exc:
-                print(f"error: cannot read agents/reply.py at {args.baseline}: {exc.stderr.strip()}", file=sys.stderr)
-                return 2
+                return cli.fail(f"cannot read agents/reply.py at {args.baseline}: {exc.stderr.strip()}")
             for name, (_, replies) in loaded.items():
                 results[name][f"{args.baseline} (before)"] = measure(before, replies, games)
         for name, (_, replies) in loaded.items():

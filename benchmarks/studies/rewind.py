@@ -36,7 +36,7 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import evaluate
+from benchmarks import cli, evaluate
 from managers.loop_break.rewind import RewindBans
 from playthroughs import llm_path
 from playthroughs.episodes import play_trajectory
@@ -737,24 +737,20 @@ def markdown(result: dict) -> str:
 
 
 # -- entry point ---------------------------------------------------------------------------------------------
-def _numbers(text: str, kind=int) -> list:
-    return [kind(value) for value in text.split(",")]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default="../shared/games", help="folder of story files")
-    parser.add_argument("--only", help="comma-separated story names (file stems) to run")
+    cli.add_games(parser)
+    cli.add_only(parser)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated among {', '.join(PARTS)}")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", default="benchmarks/results")
-    parser.add_argument("--seeds", type=_numbers, default=[1, 2, 3], help="offline: emulator seeds (gameplay.seed)")
+    cli.add_config(parser)
+    cli.add_out(parser, default="benchmarks/results")
+    parser.add_argument("--seeds", type=cli.numbers, default=[1, 2, 3], help="offline: emulator seeds (gameplay.seed)")
     parser.add_argument("--max-turns", type=int, default=300, help="offline: turns an episode")
-    parser.add_argument("--noisy-factors", type=_numbers, default=[1, 2, 3], help="healthy: detours per step")
-    parser.add_argument("--noisy-seeds", type=_numbers, default=[1], help="healthy: noisy walkthrough seeds")
-    parser.add_argument("--cuts", type=lambda t: _numbers(t, float), default=[0.25, 0.5, 0.75], help="looper")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="the corpus's trajectory cache")
-    parser.add_argument("--jobs", type=int, default=2, help="processes")
+    parser.add_argument("--noisy-factors", type=cli.numbers, default=[1, 2, 3], help="healthy: detours per step")
+    parser.add_argument("--noisy-seeds", type=cli.numbers, default=[1], help="healthy: noisy walkthrough seeds")
+    parser.add_argument("--cuts", type=cli.fractions, default=[0.25, 0.5, 0.75], help="looper")
+    cli.add_cache(parser, help="the corpus's trajectory cache")
+    cli.add_jobs(parser, help="processes")
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
     out = Path(args.out)
@@ -792,8 +788,7 @@ def main(argv: list[str] | None = None) -> int:
             (out / "rewind.md").write_text(markdown(result))
             print(f"{name}: {result[name]['wall_seconds']} s", file=sys.stderr, flush=True)
     except (ConfigError, StoryFileError, ScenarioError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     print((out / "rewind.md").read_text())
     print(f"wrote {out / 'rewind.json'} and {out / 'rewind.md'}")
     return 0

@@ -39,6 +39,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import cli
 from playthroughs.story_copies import (
     abbreviation_free,
     dictionary_header,
@@ -404,11 +405,11 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default="../shared/games")
+    cli.add_games(parser)
     parser.add_argument("--stories", default=",".join(DEFAULT_STORIES), help="comma-separated story files in --games")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds after which a load counts as a hang")
     parser.add_argument("--main", action="store_true", help="also play each copy through main.py, unchecked")
-    parser.add_argument("--out", help="also write the tables to this markdown file, with the command and commit")
+    cli.add_out(parser, help="also write the tables to this markdown file, with the command and commit")
     parser.add_argument("--play", help=argparse.SUPPRESS)  # the children
     parser.add_argument("--unchecked", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -419,8 +420,7 @@ def main(argv: list[str] | None = None) -> int:
     games, stories = Path(args.games), [s for s in args.stories.split(",") if s]
     missing = [s for s in stories if not (games / s).is_file()]
     if missing:
-        print(f"error: no story file named {', '.join(missing)} in {games}", file=sys.stderr)
-        return 2
+        return cli.fail(f"no story file named {', '.join(missing)} in {games}")
     rows = measure(games, stories, args.timeout, args.main)
     how = command("benchmarks.studies.story_headers", argv)
     table = markdown(rows, legal_variants(games, args.timeout), how, commit())
