@@ -114,7 +114,7 @@ def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | N
     return figures
 
 
-def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
+def scenario_agents(built: BuiltScenario, mode: str, config: GameConfiguration):
     """(agent, llm_client) for a run mode: `forced` replays the commands, `looper` steers, `llm` is the scripted
     LLM of an unparseable-reply scenario."""
     if built.spec.driver == "unparseable_llm":
@@ -151,7 +151,7 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
                     "loop_break": {"enabled": loop_break},
                 },
             )
-            agent, client = _agents(built, mode, config)
+            agent, client = scenario_agents(built, mode, config)
             summary, records = run_episode(rom, config, agent, client)
             report[f"{mode}_{'on' if loop_break else 'off'}"] = episode_figures(summary, records, built)
             report.setdefault("_records", {})[f"{mode}_{'on' if loop_break else 'off'}"] = records
@@ -175,14 +175,16 @@ def memory_probe(rom: Path, turns: int) -> dict:
     dark Maintenance Room until the lamp dies (turn 504); either would measure a short episode under a long one's
     name, so the probe now fails when the episode ends early."""
     code = (
-        "import json,sys;from benchmarks.evaluate import _memory_child;"
-        f"print(json.dumps(_memory_child({str(rom)!r}, {turns})))"
+        "import json,sys;from benchmarks.evaluate import play_memory_probe;"
+        f"print(json.dumps(play_memory_probe({str(rom)!r}, {turns})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _memory_child(rom: str, turns: int) -> dict:
+def play_memory_probe(rom: str, turns: int) -> dict:
+    """What `memory_probe`'s fresh process runs: `turns` turns of the camp_in_room loop, then its own peak and current
+    RSS; a RuntimeError when the episode ended before them."""
     logger.remove()
     built = build_scenario("camp_in_room", rom)
     with tempfile.TemporaryDirectory() as folder:
@@ -341,11 +343,11 @@ def evaluate(
     result |= {"command": command("benchmarks.evaluate"), "commit": commit()}
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     heading = f"Command: `{result['command']}`  \nCommit: {result['commit']}\n\n"
-    (out / "results.md").write_text(heading + scenario_table(reports) + _money_lines(result) + _overhead_lines(result))
+    (out / "results.md").write_text(heading + scenario_table(reports) + money_lines(result) + overhead_lines(result))
     return result
 
 
-def _money_lines(result: dict) -> str:
+def money_lines(result: dict) -> str:
     turn = result["llm_turn"]
     saved = [s[f"{mode}_on"] for s in result["scenarios"] for mode in ("forced", "looper") if f"{mode}_on" in s]
     return (
@@ -357,7 +359,7 @@ def _money_lines(result: dict) -> str:
     )
 
 
-def _overhead_lines(result: dict) -> str:
+def overhead_lines(result: dict) -> str:
     if "overhead" not in result:
         return ""
     o, loop, m = result["overhead"], result["overhead_looping"], result["memory"]

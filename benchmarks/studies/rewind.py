@@ -394,7 +394,7 @@ def scenarios_part(rom: Path, config_path: str) -> list[dict]:
                 config = GameConfiguration.from_toml(
                     config_path, _mode_overrides(mode, Path(folder) / name / mode, length)
                 )
-                agent, client = evaluate._agents(built, mode_of_play, config)
+                agent, client = evaluate.scenario_agents(built, mode_of_play, config)
                 summary, records = evaluate.run_episode(rom, config, agent, client)
                 row[mode] = episode_row(summary, records)
             rows.append(row)

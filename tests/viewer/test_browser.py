@@ -203,9 +203,9 @@ JSON_VALUES = st.recursive(
 
 @given(value=JSON_VALUES, depth=st.integers(0, 4))
 def test_the_report_data_in_pieces_is_the_json_of_the_whole(value, depth):
-    from viewer.report import _json_pieces
+    from viewer.report import json_pieces
 
-    assert "".join(_json_pieces(value, depth)) == json.dumps(value, ensure_ascii=False)
+    assert "".join(json_pieces(value, depth)) == json.dumps(value, ensure_ascii=False)
 
 
 def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_episode, tmp_path):
