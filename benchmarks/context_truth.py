@@ -3,15 +3,15 @@
     uv run python -m benchmarks.context_truth [--games DIR] [--game NAME ...] [--turns N] [--kinds optimal,noisy]
                                               [--out DIR] [--jobs N]
 
-Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: benchmarks/trajectories.py, factor 1, seed 1,
-cached as benchmarks/corpus.py caches its trajectories) is played through the LLM path as `benchmarks.llm_calls`
-plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with the next step. Games
-without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and critic, the
-same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first request of
-the turn: a retry shows the same state), and afterwards a second emulator, the truth, steps the commands the
-episode ran (its records), checking each prompt's claims against the game as it stood at that prompt (after
-the commands of the turns before). Questions are asked of a copy, a third emulator restored to the truth's state,
-so the truth is never disturbed:
+Each game's walkthrough (`optimal`) and a noisy walkthrough (`noisy`: playthroughs/trajectories.py, factor 1, seed 1,
+cached as the corpus benchmark caches its trajectories: playthroughs/trajectory_cache.py) is played through the LLM path
+as `playthroughs.llm_path` plays it: the real `openai` client against a scripted server on 127.0.0.1 that replies with
+the next step. Games without a walkthrough (lgop) play the commands of an offline episode instead (the offline agent and
+critic, the same configuration), replayed through the LLM path. The agent prompt of every turn is kept (the first
+request of the turn: a retry shows the same state), and afterwards a second emulator, the truth, steps the commands the
+episode ran (its records), checking each prompt's claims against the game as it stood at that prompt (after the commands
+of the turns before). Questions are asked of a copy, a third emulator restored to the truth's state, so the truth is
+never disturbed:
 
 - room: the game names it so (a line of its answer to `look`, or the title it last printed in this room; what it
   appends, ", in the boat" or "(in the bed)", is allowed), and `(too dark to see)` exactly when that answer says
@@ -60,10 +60,11 @@ from agents.prompts import (
     WHERE,
     role_of,
 )
-from benchmarks.corpus import GENERATOR_VERSIONS, build, cached
-from benchmarks.llm_calls import measure
-from benchmarks.trajectories import Trajectory
+from benchmarks import cli
 from managers.game_reader import IDLE_COMMAND, room_line
+from playthroughs.llm_path import measure
+from playthroughs.trajectories import Trajectory
+from playthroughs.trajectory_cache import GENERATOR_VERSIONS, build, cached
 from session.commands import LOOK_COMMANDS, OPPOSITE, direction_of, normalize_command, why_not_run
 from session.config import ConfigError, GameConfiguration
 from session.emulator import SHADOW
@@ -271,7 +272,9 @@ def _list(text: str, exits: bool = False) -> list:
 
 # -- the checks (plain text in, a verdict out) ---------------------------------------------------------------------
 @dataclass(frozen=True)
-class Verdict:
+class ClaimCheck:
+    """What the game says of one claim of a prompt: true, false (and what it says instead), or nothing to go by."""
+
     true: bool | None
     """None: the game gave nothing to check the claim against."""
     truth: str = ""
@@ -355,35 +358,35 @@ def printed_title(text: str, room_name: str = "") -> str | None:
     return found
 
 
-def check_room(claim: str, look_answer: str, last_title: str | None, taking_commands: bool = True) -> Verdict:
+def check_room(claim: str, look_answer: str, last_title: str | None, taking_commands: bool = True) -> ClaimCheck:
     """The room claim against the game's answer to `look` (on a copy) and the title it last printed in this room.
     When the game is not taking commands (a "press a key" or yes/no prompt eats the `look`), only that title."""
     if any(names_room(claim, line) for line in look_answer.splitlines()):
-        return Verdict(True)
+        return ClaimCheck(True)
     if not taking_commands:
-        return Verdict(True) if last_title and names_room(claim, last_title) else Verdict(None)
+        return ClaimCheck(True) if last_title and names_room(claim, last_title) else ClaimCheck(None)
     if is_dark(look_answer):
         dark = next((line for line in look_answer.splitlines() if is_dark(line)), look_answer)
-        return Verdict(claim == DARK_CLAIM, f"dark: {squeeze(dark)}")
+        return ClaimCheck(claim == DARK_CLAIM, f"dark: {squeeze(dark)}")
     if claim == DARK_CLAIM:
-        return Verdict(False, f"not dark: {_first_lines(look_answer)}")
+        return ClaimCheck(False, f"not dark: {_first_lines(look_answer)}")
     if last_title and names_room(claim, last_title):
-        return Verdict(True)
+        return ClaimCheck(True)
     if parser_refused(look_answer) and not last_title:
-        return Verdict(None)
+        return ClaimCheck(None)
     title = printed_title(look_answer) or last_title
-    return Verdict(False, f"the game prints {title!r}" if title else f"look: {_first_lines(look_answer)}")
+    return ClaimCheck(False, f"the game prints {title!r}" if title else f"look: {_first_lines(look_answer)}")
 
 
-def check_carried_name(name: str, inventory_answer: str) -> Verdict:
+def check_carried_name(name: str, inventory_answer: str) -> ClaimCheck:
     """One name of the old `You carry:` list against the game's answer to `inventory`."""
     if name == "nothing":
-        return Verdict(empty_handed(inventory_answer), f"inventory: {_first_lines(inventory_answer)}")
+        return ClaimCheck(empty_handed(inventory_answer), f"inventory: {_first_lines(inventory_answer)}")
     found = re.search(rf"(?<!\w){re.escape(_lower(name))}(?!\w)", _lower(inventory_answer))
-    return Verdict(bool(found), f"inventory: {_first_lines(inventory_answer)}")
+    return ClaimCheck(bool(found), f"inventory: {_first_lines(inventory_answer)}")
 
 
-def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "") -> Verdict:
+def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "") -> ClaimCheck:
     """The new format's block: the game's answer to `inventory`, whitespace aside, possibly cut with ` …`, and
     possibly without its last lines when they are the clock's (`idle_answer`, the answers to other turn-taking
     commands from the same state, prints them too)."""
@@ -393,10 +396,10 @@ def check_carried_answer(block: str, inventory_answer: str, idle_answer: str = "
     for end in range(len(lines), 0, -1):
         answer = squeeze("\n".join(lines[:end]))
         if shown == answer or (shown.endswith("…") and answer.startswith(shown.removesuffix("…").rstrip())):
-            return Verdict(True)
+            return ClaimCheck(True)
         if squeeze(lines[end - 1]) not in clock:
             break
-    return Verdict(False, f"inventory: {_first_lines(inventory_answer, 300)}")
+    return ClaimCheck(False, f"inventory: {_first_lines(inventory_answer, 300)}")
 
 
 def _own_lines(text: str) -> list[str]:
@@ -409,33 +412,33 @@ def _own_lines(text: str) -> list[str]:
     ]
 
 
-def check_seen(name: str, printed_here: str, examine_answer: str | None, dark: bool = False) -> Verdict:
+def check_seen(name: str, printed_here: str, examine_answer: str | None, dark: bool = False) -> ClaimCheck:
     """A `You can see` name: printed while the player was in this room, the room is not dark, and `examine` finds
     it there now (None: the game takes no command now). `printed_here` is that text, lower-cased and squeezed (see
     `RoomRecord`)."""
     if not re.search(rf"(?<!\w){re.escape(_lower(name))}(?!\w)", printed_here):
-        return Verdict(False, "never printed while the player was in this room")
+        return ClaimCheck(False, "never printed while the player was in this room")
     if dark:
-        return Verdict(False, "the room is dark")
+        return ClaimCheck(False, "the room is dark")
     if examine_answer is None:
-        return Verdict(None)
+        return ClaimCheck(None)
     if refused(examine_answer, name):
-        return Verdict(False, f"examine {name}: {_first_lines(examine_answer)}")
-    return Verdict(True)
+        return ClaimCheck(False, f"examine {name}: {_first_lines(examine_answer)}")
+    return ClaimCheck(True)
 
 
-def check_exit(claimed_room: str, moved: bool, answer: str, destination_titles: list[str], dark: bool) -> Verdict:
+def check_exit(claimed_room: str, moved: bool, answer: str, destination_titles: list[str], dark: bool) -> ClaimCheck:
     """An exit that worked: from a copy it moves the player (`moved`: the room id changed) to a room the game calls
     `claimed_room` (a line of the move's answer or of a look there, or a title printed there earlier)."""
     if not moved:
         # the direction as the prompt wrote it: enchanter knows `sw`, not `southwest`
-        return Verdict(False, f"does not move the player: {_first_lines(answer)}")
+        return ClaimCheck(False, f"does not move the player: {_first_lines(answer)}")
     if not claimed_room or any(names_room(claimed_room, title) for title in destination_titles):
-        return Verdict(True)
+        return ClaimCheck(True)
     if dark:
-        return Verdict(None)  # dark there now (Inform prints "Darkness"): its name cannot be read, only remembered
+        return ClaimCheck(None)  # dark there now (Inform prints "Darkness"): its name cannot be read, only remembered
     title = next((t for t in destination_titles if title_of_line(t)), "")
-    return Verdict(False, f"leads to {title.strip()!r}" if title else f"leads to: {_first_lines(answer)}")
+    return ClaimCheck(False, f"leads to {title.strip()!r}" if title else f"leads to: {_first_lines(answer)}")
 
 
 @dataclass(frozen=True)
@@ -484,11 +487,11 @@ def description_of(
     return Description(0, kept, events)
 
 
-def check_description(block: str, printed: list[Description], age: int | None, turn: int) -> Verdict:
+def check_description(block: str, printed: list[Description], age: int | None, turn: int) -> ClaimCheck:
     """The description block of the prompt of `turn` against the descriptions printed in this room (oldest first):
     the latest (old format), or the one printed `age` turns before the last response (new format)."""
     if block.strip() == NONE_PRINTED:
-        return Verdict(not printed, f"printed at turn {printed[-1].turn}" if printed else "")
+        return ClaimCheck(not printed, f"printed at turn {printed[-1].turn}" if printed else "")
     if age is None:
         target = printed[-1] if printed else None
         where = "in this room"
@@ -498,7 +501,7 @@ def check_description(block: str, printed: list[Description], age: int | None, t
         where = f"in this room at turn {wanted} ({age} turns before the last response)"
     if target is None:
         latest = f"; the latest here is from turn {printed[-1].turn}" if printed else ""
-        return Verdict(False, f"no description was printed {where}{latest}")
+        return ClaimCheck(False, f"no description was printed {where}{latest}")
     shown = [squeeze(line) for line in block.splitlines() if line.strip()]
     room_lines = target.room_lines
     for index, line in enumerate(shown):
@@ -506,16 +509,16 @@ def check_description(block: str, printed: list[Description], age: int | None, t
             continue
         event = next((d for d in reversed(printed) if line in d.events), None)
         if event is not None:
-            return Verdict(False, f"a passing event of turn {event.turn}, not the room: {line!r}")
+            return ClaimCheck(False, f"a passing event of turn {event.turn}, not the room: {line!r}")
         older = next((d for d in reversed(printed) if d is not target and line in d.lines), None)
         if older is not None:
-            return Verdict(
+            return ClaimCheck(
                 False,
                 f"stale: {line!r} was printed at turn {older.turn}; at turn {target.turn}: "
                 f"{' / '.join(room_lines)[:300]!r}",
             )
-        return Verdict(False, f"not printed here as a description: {line!r}")
-    return Verdict(True) if shown else Verdict(False, "empty")
+        return ClaimCheck(False, f"not printed here as a description: {line!r}")
+    return ClaimCheck(True) if shown else ClaimCheck(False, "empty")
 
 
 def _printed_line(line: str, last: bool, printed: tuple[str, ...] | list[str]) -> bool:
@@ -525,14 +528,14 @@ def _printed_line(line: str, last: bool, printed: tuple[str, ...] | list[str]) -
     return line in printed or (last and line.endswith("…") and any(text.startswith(stem) for text in printed))
 
 
-def check_current_description(block: str, look_answer: str) -> Verdict:
+def check_current_description(block: str, look_answer: str) -> ClaimCheck:
     """A description shown as `look` prints it now: every line is a line of that answer (the last may be cut)."""
     shown = [squeeze(line) for line in block.splitlines() if line.strip()]
     answer = [squeeze(line) for line in look_answer.splitlines() if line.strip()]
     for index, line in enumerate(shown):
         if not _printed_line(line, index == len(shown) - 1, answer):
-            return Verdict(False, f"`look` does not print {line!r} now: {_first_lines(look_answer)}")
-    return Verdict(True) if shown else Verdict(False, "empty")
+            return ClaimCheck(False, f"`look` does not print {line!r} now: {_first_lines(look_answer)}")
+    return ClaimCheck(True) if shown else ClaimCheck(False, "empty")
 
 
 def future_lines(block: str, idle_answer: str, printed: set[str]) -> list[str]:
@@ -694,14 +697,14 @@ class Auditor:
         room = self.rooms[self.view.room_id]
         found: list[Finding] = []
 
-        def add(category: str, claim: str, verdict: Verdict) -> None:
+        def add(category: str, claim: str, verdict: ClaimCheck) -> None:
             found.append(Finding(self.turn, category, claim, verdict.true, verdict.truth))
 
         live = self.taking_commands()
         if claims.room is not None:
             add("room", claims.room, check_room(claims.room, self.ask("look")[0], self.last_title, live))
         if claims.description is not None and claims.description_now:
-            verdict = check_current_description(claims.description, self.ask("look")[0]) if live else Verdict(None)
+            verdict = check_current_description(claims.description, self.ask("look")[0]) if live else ClaimCheck(None)
             add("description", claims.description, verdict)
         elif claims.description is not None:
             verdict = check_description(claims.description, room.descriptions, claims.description_age, self.turn)
@@ -712,39 +715,39 @@ class Auditor:
                 add(
                     "future_text",
                     line,
-                    Verdict(line not in future, "the game's clock prints it after the next command"),
+                    ClaimCheck(line not in future, "the game's clock prints it after the next command"),
                 )
         inventory = self.ask("inventory")[0]
         if live:
             look = self.ask("look")[0]
             title = printed_title(look, self.view.room_name)
             if title and not is_dark(look):
-                add("room_named", title, Verdict(claims.room is not None, "no room named"))
+                add("room_named", title, ClaimCheck(claims.room is not None, "no room named"))
                 age = claims.description_age
                 fresh = claims.description_now or (age is not None and age <= FRESH_TURNS)
-                add("description_fresh", title, Verdict(fresh, f"age {age}" if age is not None else "none shown"))
+                add("description_fresh", title, ClaimCheck(fresh, f"age {age}" if age is not None else "none shown"))
             if self.came is not None and self.ask(self.came[0])[1] == self.came[1]:
                 shown = any(direction_of(direction) == self.came[0] for direction, _ in claims.worked)
-                add("way_back", self.came[0], Verdict(shown, "the way back is not among the exits"))
+                add("way_back", self.came[0], ClaimCheck(shown, "the way back is not among the exits"))
             if not empty_handed(inventory) and not parser_refused(inventory):
-                add("inventory_shown", lead_line(inventory), Verdict(claims.carried_answer is not None, "not shown"))
+                add("inventory_shown", lead_line(inventory), ClaimCheck(claims.carried_answer is not None, "not shown"))
         for name in claims.carried or ():
-            add("carried", name, check_carried_name(name, inventory) if live else Verdict(None))
+            add("carried", name, check_carried_name(name, inventory) if live else ClaimCheck(None))
         if claims.carried_answer is not None:
             clock = self.ask(IDLE_COMMAND)[0] + "\n" + self.ask("look")[0]  # both take a turn from here too
-            verdict = check_carried_answer(claims.carried_answer, inventory, clock) if live else Verdict(None)
+            verdict = check_carried_answer(claims.carried_answer, inventory, clock) if live else ClaimCheck(None)
             add("carried", claims.carried_answer, verdict)
         for name in claims.seen:
             dark = live and is_dark(self.ask("look")[0])
             add("seen", name, check_seen(name, room.printed, self.examine(name) if live else None, dark))
         for direction, title in claims.worked:
             moved, answer, names, dark = self._move(direction)
-            verdict = check_exit(title, moved, answer, names, dark) if live else Verdict(None)
+            verdict = check_exit(title, moved, answer, names, dark) if live else ClaimCheck(None)
             add("exits_worked", f"{direction} -> {title}", verdict)
         for direction in claims.named if live else ():
             moved = self._move(direction)[0]
             self.named_tried.setdefault((self.view.room_id, direction), moved)
-            add("suggested_exits", direction, Verdict(moved, "" if moved else "does not move the player"))
+            add("suggested_exits", direction, ClaimCheck(moved, "" if moved else "does not move the player"))
         return found
 
 
@@ -1047,20 +1050,19 @@ def _quoted(text: str, limit: int = 240) -> str:
 # -- the command line ----------------------------------------------------------------------------------------------
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default="../shared/games", help="folder of story files")
+    cli.add_games(parser)
     parser.add_argument("--game", action="append", default=[], metavar="NAME", help="a story name (file stem); repeat")
     parser.add_argument("--turns", type=int, help="play at most this many steps of each (default: all)")
     parser.add_argument("--kinds", default="optimal", help="optimal, noisy, or both (comma-separated)")
-    parser.add_argument("--out", default="docs/results", help="folder for context_truth.md and context_truth.json")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_out(parser, default="docs/results", help="folder for context_truth.md and context_truth.json")
+    cli.add_config(parser)
+    cli.add_cache(parser)
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     try:
         stories, kinds = _inputs(args)
     except (ConfigError, StoryFileError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     started = time.perf_counter()
     jobs = [
         {"story": str(s), "kind": k, "turns": args.turns, "config": args.config, "cache": args.cache}

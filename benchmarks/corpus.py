@@ -3,48 +3,44 @@
     uv run python -m benchmarks.corpus --games ../shared/games --out docs/results/corpus
     uv run python -m benchmarks.corpus --games ../shared/games --only zork1,hhgg --kinds optimal,noisy
 
-Every trajectory (see benchmarks/trajectories.py) is played through the real orchestrator with the offline critic
+Every trajectory (see playthroughs/trajectories.py) is played through the real orchestrator with the offline critic
 and the configuration given (`--config`, default pyproject.toml): forced (its commands always run; what the loop
 break would do is recorded) and, for stuck kinds, also by the steerable looper, which falls back to other exits
 when the loop break's penalties reject its move. Figures are read from the records the episodes wrote.
 
 The healthy kind `llm_walkthrough` plays the walkthrough through the LLM path instead, nothing forced: the LLM
 agent and critic against a scripted server on 127.0.0.1 whose model replies with the next step as JSON
-(benchmarks/llm_calls.py). Every step must run as written (none refused by the pre-check, the reply parser or the
+(playthroughs/llm_path.py). Every step must run as written (none refused by the pre-check, the reply parser or the
 loop break), the loop break must not stop it, and it must reach plain Jericho's final score.
 
-Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the issue's targets) and,
-with `--records DIR`, every episode's records for replaying other rules over them (benchmarks/rules.py).
-Trajectories are cached (`--cache`, default benchmarks/results/cache) by story file and generator version: building
-noisy walkthroughs is the slow part (each detour is checked against the rest of the walkthrough).
+Writes `corpus.json` (every run), `corpus.md` (per game and kind, and a summary against the targets) and, with
+`--records DIR`, every episode's records for replaying other rules over them (benchmarks/margins.py). Trajectories
+are cached (`--cache`, default benchmarks/results/cache) by story file and generator version
+(playthroughs/trajectory_cache.py): building noisy walkthroughs is the slow part (each detour is checked against the
+rest of the walkthrough).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import asdict
-from functools import partial
 from pathlib import Path
 
 from loguru import logger
 
-from agents.looper_agent import LooperAgent
-from agents.offline_critic import OfflineCritic
-from agents.replay_agent import ReplayAgent
 from batch.pool import run_jobs
-from benchmarks import llm_calls, trajectories
-from benchmarks.trajectories import PURE_REPETITION, SEMI_NOVEL, STUCK_KINDS, Trajectory
-from orchestration.wiring import RunOptions, build_orchestrator
+from benchmarks import cli
+from playthroughs import llm_path
+from playthroughs.episodes import play_trajectory
+from playthroughs.trajectories import STUCK_KINDS, Trajectory, stuck_target
+from playthroughs.trajectory_cache import build
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
-from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
+from session.records import EVENTS_FILE, LOOP_ENDINGS
 from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
@@ -64,67 +60,7 @@ def kinds_list(text: str) -> list[str]:
     return kinds
 
 
-GENERATOR_VERSIONS = {"optimal": 1, "noisy": 1, "stuck": 3}
-"""Bump a builder's version when benchmarks/trajectories.py builds different commands for it: its cached
-trajectories are then rebuilt."""
-TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
-"""Turns from a loop's start within which it must end."""
-
-
-# -- building (cached) -----------------------------------------------------------------------------------------
-def build(story: Path, kinds: set[str], factors: list[int], seeds: list[int], cuts: list[float], cache: Path):
-    """Every trajectory of `kinds` for one story file (None entries dropped), from the cache when built before."""
-    key = hashlib.md5(story.read_bytes()).hexdigest()[:12]
-    plan: list[tuple[str, tuple]] = []
-    if "optimal" in kinds:
-        plan.append(("optimal", ()))
-    if "noisy" in kinds:
-        plan += [("noisy", (factor, seed)) for factor in factors for seed in seeds]
-    for kind in STUCK_KINDS:
-        if kind in kinds or "stuck" in kinds:
-            plan += [("stuck", (kind, cut)) for cut in cuts]
-    built = []
-    for builder, args in plan:
-        path = (
-            cache
-            / f"{story.stem}-{key}-{builder}-v{GENERATOR_VERSIONS[builder]}-{'-'.join(map(str, args)) or 'x'}.json"
-        )
-        trajectory = cached(path, partial(getattr(trajectories, builder), story, *args))
-        if trajectory is not None:
-            built.append(trajectory)
-    return built
-
-
-def cached(path: Path, make: Callable[[], Trajectory | None]) -> Trajectory | None:
-    """The trajectory stored at `path`, else `make()`'s, stored there (None too: a game without one)."""
-    if path.is_file():
-        data = json.loads(path.read_text())
-        return Trajectory(**{**data, "loop_rooms": set(data["loop_rooms"])}) if data else None
-    trajectory = make()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    payload = {**asdict(trajectory), "loop_rooms": sorted(trajectory.loop_rooms)} if trajectory else None
-    path.write_text(json.dumps(payload))
-    return trajectory
-
-
 # -- running ---------------------------------------------------------------------------------------------------
-def play(story: Path, trajectory: Trajectory, config: GameConfiguration, mode: str) -> tuple[dict, list[dict]]:
-    """One episode of a trajectory: `forced` replays it, `looper` replays its prefix and then steers its loop."""
-    if mode == "looper":
-        agent = LooperAgent(
-            trajectory.commands[: trajectory.prefix_turns], trajectory.commands[trajectory.prefix_turns :]
-        )
-    else:
-        agent = ReplayAgent(trajectory.commands, kind="replay")
-    options = RunOptions(rom=str(story), quiet=True)
-    orchestrator = build_orchestrator(
-        config, options, agent=agent, critic=OfflineCritic(), knowledge=None, after_episode=()
-    )
-    played = orchestrator.play_episode().parent
-    orchestrator.session.close()
-    return read_summary(played), read_record_dicts(played)
-
-
 def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict], threshold: float) -> dict:
     """What one run shows, read from its records."""
     end = records[-1]["turn"] if records else 0
@@ -191,13 +127,6 @@ def figures(trajectory: Trajectory, mode: str, summary: dict, records: list[dict
     return row
 
 
-def stuck_target(kind: str) -> int:
-    """Turns from a stuck loop's start by which it must end (TARGETS, by its kind)."""
-    if kind in PURE_REPETITION:
-        return TARGETS["pure_repetition"]
-    return TARGETS["semi_novel"] if kind in SEMI_NOVEL else TARGETS["stuck"]
-
-
 def run_game(job: dict) -> list[dict]:
     """All trajectories of one story file, each run forced (and steered, for stuck kinds)."""
     logger.remove()
@@ -220,7 +149,7 @@ def run_game(job: dict) -> list[dict]:
                 for section, values in config_overrides.items():
                     overrides.setdefault(section, {}).update(values)
                 config = GameConfiguration.from_toml(job["config"], overrides)
-                summary, records = play(story, trajectory, config, mode)
+                summary, records = play_trajectory(story, trajectory, config, mode)
                 row = figures(trajectory, mode, summary, records, config.gameplay.critic_rejection_threshold)
                 row["records"] = str(next(folder.iterdir()) / EVENTS_FILE) if job["records"] else None
                 rows.append(row)
@@ -234,9 +163,9 @@ def llm_walkthrough(story: Path, job: dict, folder: Path) -> list[dict]:
         return []
     (walk,) = optimal
     config = Path(job["config"])
-    summary, records, _ = llm_calls.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
-    notes = llm_calls.notes_to_the_reader(story, walk.commands)
-    checked = llm_calls.walkthrough_figures(walk.commands, records, summary, notes)
+    summary, records, _ = llm_path.play(story, walk.commands, config, folder, more_overrides=job["overrides"])
+    notes = llm_path.notes_to_the_reader(story, walk.commands)
+    checked = llm_path.walkthrough_figures(walk.commands, records, summary, notes)
     turns = max(summary["turns"], 1)
     return [
         {
@@ -537,20 +466,18 @@ def per_kind_table(rows: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", required=True, help="folder of story files")
-    parser.add_argument("--only", help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
+    cli.add_games(parser, required=True)
+    cli.add_only(parser, help="comma-separated story names (file stems) to run, e.g. zork1,hhgg")
     parser.add_argument(
         "--kinds", default=DEFAULT_KINDS, type=kinds_list, help=f"optimal, noisy, stuck, stuck kinds, {LLM_WALKTHROUGH}"
     )
-    parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
-    parser.add_argument("--seeds", default="1", help="noisy: seeds")
-    parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
-    parser.add_argument("--config", default="pyproject.toml")
-    add_set_argument(parser)
-    parser.add_argument("--out", default="benchmarks/results/corpus")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="where built trajectories are kept")
-    parser.add_argument("--records", help="keep every episode's records in this folder")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_trajectory_options(parser)
+    cli.add_config(parser)
+    cli.add_set(parser)
+    cli.add_out(parser, default="benchmarks/results/corpus")
+    cli.add_cache(parser)
+    cli.add_records(parser)
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     args.factors = [int(f) for f in args.factors.split(",")]
     args.seeds = [int(s) for s in args.seeds.split(",")]
@@ -558,7 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out = Path(args.out)
     folder = Path(args.games)
     try:
-        overrides = set_overrides(args.set)
+        overrides = cli.set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         if not folder.is_dir():
             raise StoryFileError(f"--games {folder}: not a folder of story files")
@@ -569,8 +496,7 @@ def main(argv: list[str] | None = None) -> int:
         if not stories:
             raise StoryFileError(f"no story files (.z1-.z8) in {folder}" + (f" named {args.only}" if args.only else ""))
     except (ConfigError, StoryFileError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     started = time.perf_counter()
     rows = run(stories, args, overrides)
     summary = summarize(rows)
@@ -582,34 +508,6 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps(summary, indent=1))
     print(f"wrote {args.out / 'corpus.json'} and {args.out / 'corpus.md'}")
     return 0
-
-
-def add_set_argument(parser: argparse.ArgumentParser) -> None:
-    """`--set SECTION.KEY=VALUE`, as every benchmark that plays or replays under a configuration takes it (read with
-    `set_overrides`)."""
-    parser.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="SECTION.KEY=VALUE",
-        help="override a config key, e.g. --set loop_break.enabled=false or loop_break.churn.changes=0",
-    )
-
-
-def set_overrides(pairs: list[str]) -> dict:
-    """The configuration overrides `--set SECTION.KEY=VALUE` gives: {section: {key: value}}, a value read as JSON or
-    else as a bare word. A pair without a section or a value is a ConfigError."""
-    overrides: dict[str, dict] = {}
-    for pair in pairs:
-        key, _, value = pair.partition("=")
-        section, _, name = key.partition(".")
-        if not section or not name or not _:
-            raise ConfigError(f"--set {pair}: expected SECTION.KEY=VALUE")
-        try:
-            overrides.setdefault(section, {})[name] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides.setdefault(section, {})[name] = value  # a bare word, e.g. gate_action=terminate
-    return overrides
 
 
 if __name__ == "__main__":

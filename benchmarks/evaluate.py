@@ -33,16 +33,17 @@ from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI, cycling_replies
-from benchmarks import learning, llm_calls, throughput
-from benchmarks.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
+from benchmarks import cli, learning, throughput
 from managers.loop_break.progress import ProgressResult, ProgressTracker
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs import llm_path
+from playthroughs.scenarios import BuiltScenario, ScenarioError, build_scenario, never_stopped, scenario_names
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
 from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, TurnRecord, read_record_dicts, read_summary
-from session.story_file import STORY_SUFFIXES, StoryFileError, resolve_story_file
+from session.story_file import STORY_SUFFIXES, StoryFileError
 from session.tables import markdown_table
 
 DETECTOR_EVENTS = {
@@ -113,7 +114,7 @@ def episode_figures(summary: dict, records: list[dict], built: BuiltScenario | N
     return figures
 
 
-def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
+def scenario_agents(built: BuiltScenario, mode: str, config: GameConfiguration):
     """(agent, llm_client) for a run mode: `forced` replays the commands, `looper` steers, `llm` is the scripted
     LLM of an unparseable-reply scenario."""
     if built.spec.driver == "unparseable_llm":
@@ -125,7 +126,8 @@ def _agents(built: BuiltScenario, mode: str, config: GameConfiguration):
 
 
 def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder: Path, llm_turn: dict) -> dict:
-    """Loop break on against off, in every mode; `llm_turn` is the cost of a stuck LLM turn (`llm_calls.measure`)."""
+    """Loop break on against off, in every mode; `llm_turn` is the cost of a stuck LLM turn
+    (`playthroughs.llm_path.measure`)."""
     healthy = built.spec.kind == "healthy"
     if built.spec.driver == "unparseable_llm":
         modes = ["llm"]
@@ -149,7 +151,7 @@ def evaluate_scenario(built: BuiltScenario, rom: Path, config_path: str, folder:
                     "loop_break": {"enabled": loop_break},
                 },
             )
-            agent, client = _agents(built, mode, config)
+            agent, client = scenario_agents(built, mode, config)
             summary, records = run_episode(rom, config, agent, client)
             report[f"{mode}_{'on' if loop_break else 'off'}"] = episode_figures(summary, records, built)
             report.setdefault("_records", {})[f"{mode}_{'on' if loop_break else 'off'}"] = records
@@ -173,14 +175,16 @@ def memory_probe(rom: Path, turns: int) -> dict:
     dark Maintenance Room until the lamp dies (turn 504); either would measure a short episode under a long one's
     name, so the probe now fails when the episode ends early."""
     code = (
-        "import json,sys;from benchmarks.evaluate import _memory_child;"
-        f"print(json.dumps(_memory_child({str(rom)!r}, {turns})))"
+        "import json,sys;from benchmarks.evaluate import play_memory_probe;"
+        f"print(json.dumps(play_memory_probe({str(rom)!r}, {turns})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _memory_child(rom: str, turns: int) -> dict:
+def play_memory_probe(rom: str, turns: int) -> dict:
+    """What `memory_probe`'s fresh process runs: `turns` turns of the camp_in_room loop, then its own peak and current
+    RSS; a RuntimeError when the episode ended before them."""
     logger.remove()
     built = build_scenario("camp_in_room", rom)
     with tempfile.TemporaryDirectory() as folder:
@@ -315,7 +319,7 @@ def evaluate(
     reports = []
     with tempfile.TemporaryDirectory() as temporary:
         stuck = build_scenario(STUCK_LLM_SCENARIO, rom).commands
-        llm_turn = llm_calls.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
+        llm_turn = llm_path.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
         for name in names:
             built = build_scenario(name, rom)
             reports.append(evaluate_scenario(built, rom, config_path, episodes or Path(temporary), llm_turn))
@@ -339,11 +343,11 @@ def evaluate(
     result |= {"command": command("benchmarks.evaluate"), "commit": commit()}
     (out / "results.json").write_text(json.dumps(result, indent=2) + "\n")
     heading = f"Command: `{result['command']}`  \nCommit: {result['commit']}\n\n"
-    (out / "results.md").write_text(heading + scenario_table(reports) + _money_lines(result) + _overhead_lines(result))
+    (out / "results.md").write_text(heading + scenario_table(reports) + money_lines(result) + overhead_lines(result))
     return result
 
 
-def _money_lines(result: dict) -> str:
+def money_lines(result: dict) -> str:
     turn = result["llm_turn"]
     saved = [s[f"{mode}_on"] for s in result["scenarios"] for mode in ("forced", "looper") if f"{mode}_on" in s]
     return (
@@ -355,7 +359,7 @@ def _money_lines(result: dict) -> str:
     )
 
 
-def _overhead_lines(result: dict) -> str:
+def overhead_lines(result: dict) -> str:
     if "overhead" not in result:
         return ""
     o, loop, m = result["overhead"], result["overhead_looping"], result["memory"]
@@ -405,24 +409,21 @@ def evaluate_walkthroughs(folder: Path, config_path: str, out: Path) -> list[dic
     return rows
 
 
-def _seeds(text: str) -> list[int]:
-    """`1,2,3` as seeds (argparse turns a ValueError into a usage error, exit 2)."""
-    return [int(seed) for seed in text.split(",")]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
-    parser.add_argument("--scenario", default="all", help="a name from benchmarks/scenarios, a .toml path, or all")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", default="benchmarks/results")
+    cli.add_rom(parser)
+    parser.add_argument("--scenario", default="all", help="a name from playthroughs/scenarios, a .toml path, or all")
+    cli.add_config(parser)
+    cli.add_out(parser, default="benchmarks/results")
     parser.add_argument("--walkthroughs", help="folder of story files: one healthy-walkthrough row per game")
     parser.add_argument("--no-overhead", action="store_true", help="skip the overhead and memory measurements")
     parser.add_argument("--learning", help="folder of story files: N episodes each with the knowledge store")
     parser.add_argument("--episodes", type=int, default=5, help="--learning: episodes per game")
     parser.add_argument("--max-turns", type=int, default=300, help="--learning: turns per episode")
     parser.add_argument(
-        "--seeds", type=_seeds, help="--learning: comma-separated emulator seeds, each a curve (default: the game's)"
+        "--seeds",
+        type=cli.numbers,
+        help="--learning: comma-separated emulator seeds, each a curve (default: the game's)",
     )
     args = parser.parse_args(argv)
     out = Path(args.out)
@@ -451,12 +452,11 @@ def main(argv: list[str] | None = None) -> int:
             rows = evaluate_walkthroughs(Path(args.walkthroughs), args.config, out)
             print("\n".join(markdown_table(columns, [[row.get(c, "") for c in columns] for row in rows])))
             return 0
-        rom = resolve_story_file(args.rom, "games/zork1.z5")
+        rom = cli.story_path(args.rom)
         names = scenario_names() if args.scenario == "all" else [args.scenario]
         result = evaluate(rom, names, args.config, out, with_overhead=not args.no_overhead)
     except (ScenarioError, StoryFileError, ConfigError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     print((out / "results.md").read_text())
     if not result["pictures"]:
         print("(no pictures: install the plot extra, `uv run --extra plot python -m benchmarks.evaluate ...`)")

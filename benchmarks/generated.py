@@ -11,7 +11,8 @@ results file names them, so any run can be made again.
 1. **Make**: `tw-make custom` (quests: a world of rooms and objects, one quest through it) and `tw-make tw-cooking`
    (gather, cook and cut a recipe's ingredients, then eat the meal), at several sizes. Jericho has no bindings for
    these games: the session reads them as a player sees them (session.status). Each game's walkthrough is written
-   beside it as `<game>.walkthrough` (JerichoSession.walkthrough reads it).
+   beside it as `<game>.walkthrough` (JerichoSession.walkthrough reads it). playthroughs/generated_games.py makes
+   them.
 2. **Walkthroughs as such**: each walkthrough through the harness as `main.py --agent walkthrough` plays it (the
    wiring, the default configuration): it must end in `victory` with the game's full score, and count the rooms
    it walked (the distinct room titles the game printed, read from plain Jericho's text).
@@ -26,124 +27,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import secrets
-import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import corpus
+from benchmarks import cli, corpus
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.generated_games import MAKE_SECONDS, Generated, made_before, make_all, titles_printed, tw_make
 from session.config import ConfigError, GameConfiguration
-from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.records import read_summary
-from session.story_file import WALKTHROUGH_SUFFIX
 from session.tables import markdown_table
 
-QUEST_SIZES = ((6, 12, 6), (8, 15, 10), (10, 20, 12), (12, 25, 15))
-"""`tw-make custom`: (world size, objects, quest length), taken in turn."""
-COOKING_SIZES = ((1, 1, 1), (2, 2, 6), (3, 3, 9), (4, 4, 12))
-"""`tw-make tw-cooking`: (recipe ingredients, ingredients to take, rooms: 1, 6, 9 or 12), taken in turn, every skill
-on (open, cook, cut, drop)."""
-MAKE_SECONDS = 180
-"""How long one game may take to make; TextWorld's generator can search for a quest for a long time on some seeds,
-and such a seed is replaced by the next."""
-TITLE = re.compile(r"^-= (.{1,60}) =-$", re.MULTILINE)
-"""How TextWorld prints a room's title on arrival."""
 
-
-@dataclass(frozen=True)
-class Generated:
-    """A made game: where it is, how it was made, its walkthrough and its maximum score (from TextWorld's json)."""
-
-    path: str
-    kind: str
-    """`quest` or `cooking`."""
-    seed: int
-    options: tuple[str, ...]
-    steps: int
-    max_score: int
-
-
-def tw_make() -> str:
-    """The `tw-make` command of this environment."""
-    found = Path(sys.executable).with_name("tw-make")
-    if found.is_file():
-        return str(found)
-    on_path = shutil.which("tw-make")
-    if on_path is None:
-        raise ConfigError("tw-make not found: install the textworld dependency group (uv sync)")
-    return on_path
-
-
-def read_game(path: Path, kind: str, seed: int, options: tuple[str, ...]) -> Generated:
-    """A made game, from TextWorld's json beside it; writes its walkthrough beside it (`<game>.walkthrough`)."""
-    data = json.loads(path.with_suffix(".json").read_text())
-    metadata = data.get("metadata") or {}
-    quests = data.get("quests") or []
-    walkthrough = metadata.get("walkthrough") or [c for quest in quests for c in quest.get("commands", [])]
-    max_score = metadata.get("max_score") or sum(quest.get("reward", 0) for quest in quests)
-    path.with_suffix(WALKTHROUGH_SUFFIX).write_text("\n".join(walkthrough) + "\n")
-    return Generated(str(path), kind, seed, options, len(walkthrough), int(max_score))
-
-
-def made_before(folder: Path) -> list[Generated]:
-    """The games an earlier run made into `folder` (`--games`), named `<kind>-<seed>.z8`."""
-    games = []
-    for path in sorted(folder.glob("*.z8")):
-        kind, _, seed = path.stem.partition("-")
-        if kind in ("quest", "cooking") and seed.isdigit() and path.with_suffix(".json").is_file():
-            games.append(read_game(path, kind, int(seed), ()))
-    return games
-
-
-def make(kind: str, seed: int, index: int, folder: Path) -> Generated | None:
-    """Make one game; None when TextWorld could not make one from this seed in MAKE_SECONDS."""
-    if kind == "quest":
-        world, objects, length = QUEST_SIZES[index % len(QUEST_SIZES)]
-        options = ("custom", "--world-size", str(world), "--nb-objects", str(objects), "--quest-length", str(length))
-    else:
-        recipe, take, rooms = COOKING_SIZES[index % len(COOKING_SIZES)]
-        options = ("tw-cooking", "--recipe", str(recipe), "--take", str(take), "--go", str(rooms))
-        options += ("--open", "--cook", "--cut", "--drop")
-    path = folder / f"{kind}-{seed}.z8"
-    try:
-        subprocess.run(
-            [tw_make(), *options, "--seed", str(seed), "--output", str(path), "--silent"],
-            check=True,
-            capture_output=True,
-            timeout=MAKE_SECONDS,
-        )
-    except (subprocess.TimeoutExpired, subprocess.CalledProcessError):
-        return None
-    return read_game(path, kind, seed, options)
-
-
-def make_all(quests: int, cooking: int, seeds: list[int], folder: Path) -> tuple[list[Generated], list[int]]:
-    """The games, from `seeds` in turn (quests first); a seed TextWorld cannot make a game of is skipped and listed."""
-    plan = ["quest"] * quests + ["cooking"] * cooking
-    games: list[Generated] = []
-    skipped: list[int] = []
-    pool = iter(seeds)
-    for index, kind in enumerate(plan):
-        for seed in pool:
-            game = make(kind, seed, index, folder)
-            if game is not None:
-                games.append(game)
-                print(f"  made {Path(game.path).name}: {game.steps} steps, max {game.max_score}", file=sys.stderr)
-                break
-            skipped.append(seed)
-    return games, skipped
-
-
-def walkthrough_check(game: Generated, config_path: str, folder: Path) -> dict:
+def walkthrough_as_such(game: Generated, config_path: str, folder: Path) -> dict:
     """The walkthrough as `main.py --agent walkthrough` plays it, against what the game says it should reach."""
     config = GameConfiguration.from_toml(
         config_path,
@@ -170,17 +72,6 @@ def walkthrough_check(game: Generated, config_path: str, folder: Path) -> dict:
         and summary["final_score"] == game.max_score
         and summary["rooms_visited"] == walked,
     }
-
-
-def titles_printed(path: Path) -> int:
-    """The distinct room titles the game prints along its walkthrough, in plain Jericho (no harness)."""
-    session = JerichoSession(path)
-    text, _ = session.env.reset()
-    titles = set(TITLE.findall(text))
-    for step in session.walkthrough():
-        titles |= set(TITLE.findall(session.env.step(step)[0]))
-    session.close()
-    return len(titles)
 
 
 def markdown(games: list[Generated], skipped: list[int], checks: list[dict], rows: list[dict], summary: dict) -> str:
@@ -237,21 +128,18 @@ def main(argv: list[str] | None = None) -> int:
         type=corpus.kinds_list,
         help="the corpus benchmark's kinds to run on them",
     )
-    parser.add_argument("--factors", default="1,2,3", help="noisy: detours per step")
-    parser.add_argument("--noisy-seeds", default="1", help="noisy: seeds")
-    parser.add_argument("--cuts", default="0.25,0.5,0.75", help="stuck: where the walkthrough prefix stops")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--records", help="keep every episode's records in this folder (benchmarks.margins reads them)")
-    parser.add_argument("--out", default="benchmarks/results/generated")
-    parser.add_argument("--jobs", type=int, default=2, help="games played in parallel (processes)")
+    cli.add_trajectory_options(parser, seeds="--noisy-seeds")
+    cli.add_config(parser)
+    cli.add_records(parser, help="keep every episode's records in this folder (benchmarks.margins reads them)")
+    cli.add_out(parser, default="benchmarks/results/generated")
+    cli.add_jobs(parser)
     args = parser.parse_args(argv)
     try:
         GameConfiguration.from_toml(args.config)
         seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else []
         tw_make()
     except (ConfigError, ValueError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     wanted = args.quests + args.cooking
     seeds += [secrets.randbelow(90_000) + 10_000 for _ in range(4 * wanted)]  # fresh ones after any given
     logger.remove()
@@ -265,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
             games, skipped = made_before(Path(args.made)), []
         else:
             games, skipped = make_all(args.quests, args.cooking, seeds, folder)
-        checks = [walkthrough_check(game, args.config, Path(temporary) / "episodes") for game in games]
+        checks = [walkthrough_as_such(game, args.config, Path(temporary) / "episodes") for game in games]
         runs = argparse.Namespace(
             kinds=args.kinds,
             factors=[int(f) for f in args.factors.split(",")],

@@ -45,11 +45,12 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.corpus import LLM_WALKTHROUGH, add_set_argument, set_overrides, stuck_target
+from benchmarks import cli
+from benchmarks.corpus import LLM_WALKTHROUGH
 from benchmarks.real_play import LONG_TAIL, REAL, STOP_WITHIN
-from benchmarks.trajectories import STUCK_KINDS
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
+from playthroughs.trajectories import STUCK_KINDS, stuck_target
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, Judgement, TurnRecord, read_record_dicts
@@ -383,22 +384,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--runs", action="append", required=True, help="an --out folder of benchmarks.corpus or .generated run"
     )
-    parser.add_argument("--config", default="pyproject.toml")
-    add_set_argument(parser)
-    parser.add_argument("--out", default="benchmarks/results/margins")
+    cli.add_config(parser)
+    cli.add_set(parser)
+    cli.add_out(parser, default="benchmarks/results/margins")
     args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
     try:
-        config = GameConfiguration.from_toml(args.config, set_overrides(args.set))
+        config = GameConfiguration.from_toml(args.config, cli.set_overrides(args.set))
         rows = load([Path(folder) for folder in args.runs])
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     if not any(row.get("records") for row in rows):
-        print("error: no run kept its records (run the benchmarks with --records)", file=sys.stderr)
-        return 2
+        return cli.fail("no run kept its records (run the benchmarks with --records)")
     result = evaluate(rows, config)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

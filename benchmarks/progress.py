@@ -29,6 +29,7 @@ from typing import Any
 from loguru import logger
 
 from agents.replay_agent import ReplayAgent
+from benchmarks import cli
 from session.checkpoints import CheckpointKind, checkpoints_for
 from session.commands import DIRECTIONS, why_not_run
 from session.config import GameConfiguration
@@ -205,18 +206,14 @@ def run(games: Path, config: str, out: Path, random_seeds: list[int], random_ste
     return result
 
 
-def _seeds(text: str) -> list[int]:
-    return [int(s) for s in text.split(",") if s.strip()]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchmarks.progress", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default="../shared/games", help="a folder of story files, or one story file")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", default="docs/results/progress.md", help="the Markdown file (JSON beside it)")
-    parser.add_argument("--random-seeds", type=_seeds, default=[1, 2, 3], help="comma-separated, one episode each")
+    cli.add_games(parser, help="a folder of story files, or one story file")
+    cli.add_config(parser)
+    cli.add_out(parser, default="docs/results/progress.md", help="the Markdown file (JSON beside it)")
+    parser.add_argument("--random-seeds", type=cli.numbers, default=[1, 2, 3], help="comma-separated, one episode each")
     parser.add_argument("--random-steps", type=int, default=100, help="turns of each random episode")
-    parser.add_argument("--jobs", type=int, default=2, help="games measured at once")
+    cli.add_jobs(parser, help="games measured at once")
     args = parser.parse_args(argv)
     result = run(Path(args.games), args.config, Path(args.out), args.random_seeds, args.random_steps, args.jobs)
     print(Path(args.out).read_text())

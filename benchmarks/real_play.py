@@ -9,7 +9,8 @@ the sources); a blank line is an empty command the model sent. Its story file is
 the file name, split on `_`, that names a story file of `--games`. Each game is played twice through the real
 orchestrator with the offline critic, forced (every command runs whatever the loop break says), so both plays are
 the same game: the replay diverges from the recorded one at the first random event the original interpreter
-resolved otherwise (a fight, the thief), and what follows is still a real model typing into a game.
+resolved otherwise (a fight, the thief), and what follows is still a real model typing into a game. Reading the
+games and playing one: playthroughs/real_play.py.
 
 What each game shows, read from the records:
 - **real progress**: a turn that reached a score above every score before it, or a room the game had not shown
@@ -34,30 +35,31 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from loguru import logger
 
-from agents.offline_critic import OfflineCritic
-from agents.replay_agent import ReplayAgent
-from benchmarks.corpus import add_set_argument, set_overrides
-from orchestration.wiring import RunOptions, build_orchestrator
+from benchmarks import cli
+from playthroughs.real_play import (
+    DEFAULT_GAMES,
+    DEFAULT_PLAY,
+    FALSE_STOP_ROOMS,
+    RealPlayError,
+    RecordedGame,
+    default_story_folders,
+    false_stop,
+    load_games,
+    play_game,
+    real_progress,
+)
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
-from session.records import EVENTS_FILE, LOOP_ENDINGS, read_record_dicts, read_summary
-from session.story_file import STORY_SUFFIXES, StoryFileError
+from session.records import EVENTS_FILE, LOOP_ENDINGS
+from session.story_file import StoryFileError
 from session.tables import markdown_table
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
-DEFAULT_PLAY = SHARED / "real-play"
-DEFAULT_GAMES = (SHARED / "games", SHARED / "more-games")
 REAL = "real"
 """The kind of a run of real play, as benchmarks.margins names runs."""
-FALSE_STOP_ROOMS = 3
-"""New rooms the model, left alone, would still have reached after a stop that make the stop a false one (or any
-score above the best before it)."""
 LONG_TAIL = 60
 """Turns after the last real progress from which a game must be stopped ..."""
 STOP_WITHIN = 50
@@ -65,88 +67,9 @@ STOP_WITHIN = 50
 SPARE_AFTER = (50, 40, 30, 20)
 """Turns after the last real progress at which `saved_by_a_stop_after` stops every game: what a rule that knew which
 play is stuck, and waited that long, would save; beside the longest stretch healthy play went without progress."""
-MAX_LINES = 10_000
-"""The most commands read from one game's file: far more than any recorded game, and a bound on a file that is not
-one."""
 
 
-class RealPlayError(ValueError):
-    """A folder of real play that cannot be read: one line saying why."""
-
-
-@dataclass(frozen=True)
-class Game:
-    path: Path
-    story: Path
-    commands: tuple[str, ...]
-
-    @property
-    def name(self) -> str:
-        return self.path.stem
-
-
-def read_game(path: Path, games: list[Path]) -> Game:
-    """A game of real play: its commands (a blank line is an empty command; a line no Z-machine reads is played as
-    the harness plays any such command, a turn that runs nothing) and its story file."""
-    try:
-        text = path.read_bytes()[: MAX_LINES * 200].decode("utf-8", errors="replace")
-    except OSError as exc:
-        raise RealPlayError(f"cannot read {path}: {exc.strerror}") from None
-    lines = text.splitlines()[:MAX_LINES]
-    if not any(line.strip() for line in lines):
-        raise RealPlayError(f"{path}: no commands")
-    return Game(path, story_of(path, games), tuple(line.strip()[:200] for line in lines))
-
-
-def story_of(path: Path, games: list[Path]) -> Path:
-    """The story file a game was played on: the first part of its name (split on `_`) naming a story file."""
-    for part in path.stem.split("_"):
-        for folder in games:
-            for suffix in STORY_SUFFIXES:
-                story = folder / f"{part}{suffix}"
-                if story.is_file():
-                    return story
-    raise RealPlayError(f"{path.name}: no part of its name names a story file in {', '.join(map(str, games))}")
-
-
-def play(game: Game, config: GameConfiguration, folder: Path) -> tuple[dict, list[dict]]:
-    """One forced play of the game's commands under `config`: its summary and records."""
-    agent = ReplayAgent(list(game.commands), kind="replay")
-    orchestrator = build_orchestrator(
-        config,
-        RunOptions(rom=str(game.story), quiet=True),
-        agent=agent,
-        critic=OfflineCritic(),
-        knowledge=None,
-        after_episode=(),
-    )
-    try:
-        played = orchestrator.play_episode().parent
-    finally:
-        orchestrator.session.close()
-    return read_summary(played), read_record_dicts(played)
-
-
-def real_progress(records: list[dict]) -> list[int]:
-    """The turns that reached a score above every score before them, or a room not shown before."""
-    best, turns = records[0]["score_before"] if records else 0, []
-    for record in records:
-        if record["score_after"] > best or record["new_room"]:
-            turns.append(record["turn"])
-        best = max(best, record["score_after"])
-    return turns
-
-
-def false_stop(alone: list[dict], stop: int) -> bool:
-    """Whether the model, left alone, scored above its best so far or reached FALSE_STOP_ROOMS new rooms after
-    turn `stop`."""
-    before = [r["score_after"] for r in alone if r["turn"] <= stop]
-    best = max([alone[0]["score_before"], *before]) if alone else 0
-    after = [r for r in alone if r["turn"] > stop]
-    return any(r["score_after"] > best for r in after) or sum(r["new_room"] for r in after) >= FALSE_STOP_ROOMS
-
-
-def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list[dict]]) -> dict:
+def figures(game: RecordedGame, alone: tuple[dict, list[dict]], judged: tuple[dict, list[dict]]) -> dict:
     """What one game shows (the module's docstring), from its play left alone and its play under the configuration."""
     alone_summary, alone_records = alone
     summary, records = judged
@@ -186,7 +109,7 @@ def figures(game: Game, alone: tuple[dict, list[dict]], judged: tuple[dict, list
     }
 
 
-def run(games: list[Game], config_path: str, overrides: dict, records: Path | None) -> list[dict]:
+def run(games: list[RecordedGame], config_path: str, overrides: dict, records: Path | None) -> list[dict]:
     rows = []
     with tempfile.TemporaryDirectory() as temporary:
         for game in games:
@@ -201,7 +124,7 @@ def run(games: list[Game], config_path: str, overrides: dict, records: Path | No
                     "knowledge": {"enabled": False},
                 }.items():
                     merged.setdefault(section, {}).update(values)
-                plays.append(play(game, GameConfiguration.from_toml(config_path, merged), folder))
+                plays.append(play_game(game, GameConfiguration.from_toml(config_path, merged), folder))
             row = figures(game, plays[0], plays[1])
             if records is not None:
                 row["records"] = str(next((records / game.name / "alone").iterdir()) / EVENTS_FILE)
@@ -329,31 +252,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--games", action="append", help="a folder of story files (default: ../shared/games and ../shared/more-games)"
     )
-    parser.add_argument("--only", help="comma-separated game names (file stems) to run")
-    parser.add_argument("--config", default="pyproject.toml")
-    add_set_argument(parser)
-    parser.add_argument("--records", help="keep the records of the plays with the loop break off in this folder")
-    parser.add_argument("--out", default="benchmarks/results/real_play")
+    cli.add_only(parser, help="comma-separated game names (file stems) to run")
+    cli.add_config(parser)
+    cli.add_set(parser)
+    cli.add_records(parser, help="keep the records of the plays with the loop break off in this folder")
+    cli.add_out(parser, default="benchmarks/results/real_play")
     args = parser.parse_args(argv)
-    folders = [Path(g) for g in args.games] if args.games else [g for g in DEFAULT_GAMES if g.is_dir()]
+    folders = [Path(g) for g in args.games] if args.games else default_story_folders()
     try:
         if not folders:
             raise RealPlayError(f"no folder of story files at {' or '.join(map(str, DEFAULT_GAMES))}: give --games")
-        overrides = set_overrides(args.set)
+        overrides = cli.set_overrides(args.set)
         GameConfiguration.from_toml(args.config, overrides)
         play_folder = Path(args.play)
         if not play_folder.is_dir():
             raise RealPlayError(f"--play {play_folder}: not a folder of real play")
-        paths = sorted(p for p in play_folder.iterdir() if p.suffix == ".txt" and p.is_file())
-        if args.only:
-            wanted = set(args.only.split(","))
-            paths = [p for p in paths if p.stem in wanted]
-        if not paths:
-            raise RealPlayError(f"no games (.txt) in {play_folder}" + (f" named {args.only}" if args.only else ""))
-        games = [read_game(path, folders) for path in paths]
+        games = load_games(play_folder, folders, args.only)
     except (ConfigError, StoryFileError, RealPlayError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     logger.remove()
     started = time.perf_counter()
     rows = run(games, args.config, overrides, Path(args.records) if args.records else None)

@@ -4,11 +4,11 @@ a failure was expected), overall and by shape.
 
     uv run python -m benchmarks.reply_corpus [--baseline REV] [--games DIR] [--out docs/results/replies.md]
 
-The sets (tests/data/): `replies.toml`, the project's corpus, written together with the reader; `replies_dev.toml`,
-shapes the corpus lacked, which the reader was tuned on; `replies_heldout.toml`, other shapes and wordings written
-at the same time and never tuned on (its known failures are listed with their reasons). A reply is read with the
-dictionary of its game (`game`, of the entry or of its file, a story file of `--games`), as on the LLM path; the
-project corpus names no game and is read without one, as by a caller that gives no dictionary.
+The sets (tests/data/, read by playthroughs/reply_sets.py): `replies.toml`, the project's corpus, written together with
+the reader; `replies_dev.toml`, shapes the corpus lacked, which the reader was tuned on; `replies_heldout.toml`, other
+shapes and wordings written at the same time and never tuned on (its known failures are listed with their reasons). A
+reply is read with the dictionary of its game (`game`, of the entry or of its file, a story file of `--games`), as on
+the LLM path; the project corpus names no game and is read without one, as by a caller that gives no dictionary.
 
 `--baseline REV` also measures agents/reply.py as it was at git revision REV, loaded from `git show` into a
 temporary module (without a dictionary when it takes none), so one run gives the figures before and after.
@@ -18,112 +18,24 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import inspect
 import subprocess
 import sys
 import tempfile
-import tomllib
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from agents.base import InvalidReply
 from agents.reply import parse_reply
-from session.commands import GameDictionary
-from session.jericho_session import JerichoSession
+from benchmarks import cli
+from playthroughs.reply_sets import FAILURE, OUTCOMES, SETS, TARGET_EXPECTED, Tally, dictionaries, load_corpus, measure
 from session.provenance import commit
-from session.story_file import STORY_SUFFIXES, StoryFileError
+from session.story_file import StoryFileError
 from session.tables import markdown_table
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT / "tests" / "data"
-CORPUS = DATA / "replies.toml"
-SETS = {"project": CORPUS, "dev": DATA / "replies_dev.toml", "held-out": DATA / "replies_heldout.toml"}
-"""The sets, by name: the project's corpus, the development set (tuned on) and the held-out set (only measured)."""
 PROJECT_GAME = "zork1"
 """The game whose dictionary the project corpus (which names none) is also read with: its replies are zork1's."""
 GAMES = ROOT.parent / "shared" / "games"
-FAILURE = "failure"
-OUTCOMES = ("expected", "honest_failure", "different")
-"""How one reply was read: as expected, refused although a command was expected, or turned into another command."""
-TARGET_EXPECTED = 0.98
-"""The share of the project corpus read as expected."""
-
-Reader = Callable[[str, GameDictionary | None], tuple[str, str]]
-
-
-def load_corpus(path: Path = CORPUS) -> tuple[dict[str, str], list[dict]]:
-    """(shape -> where it is documented, the replies) of a set; each reply's `game` is its own, else the file's,
-    else None (read without a dictionary)."""
-    data = tomllib.loads(path.read_text(encoding="utf-8"))
-    replies = [{**reply, "game": reply.get("game", data.get("game"))} for reply in data["reply"]]
-    return {name: shape["source"] for name, shape in data["shapes"].items()}, replies
-
-
-def dictionaries(replies: list[dict], games: Path) -> dict[str, GameDictionary]:
-    """The dictionary of every game the replies name, read from its story file in `games` (once each)."""
-    found: dict[str, GameDictionary] = {}
-    for game in sorted({reply["game"] for reply in replies if reply["game"]}):
-        story = next(
-            (games / f"{game}{suffix}" for suffix in STORY_SUFFIXES if (games / f"{game}{suffix}").is_file()), None
-        )
-        if story is None:
-            raise StoryFileError(f"no story file for {game} in {games}")
-        session = JerichoSession(story)
-        found[game] = GameDictionary.of((entry.word for entry in session.dictionary()), session.dictionary_word_length)
-    return found
-
-
-def outcome(read: str | None, expect: str) -> str:
-    """`read` is the command given (None: an honest failure); `expect` the command or FAILURE."""
-    if read is None:
-        return "expected" if expect == FAILURE else "honest_failure"
-    return "expected" if read == expect else "different"
-
-
-@dataclass
-class Tally:
-    counts: Counter = field(default_factory=Counter)
-    by_shape: dict[str, Counter] = field(default_factory=dict)
-    different: list[tuple[str, str, str]] = field(default_factory=list)
-    """(shape, reply, what was read) of every reply turned into a different command."""
-    missed: list[tuple[dict, str]] = field(default_factory=list)
-    """(reply, what was read: a command or `InvalidReply <kind>`) of every reply not read as expected."""
-
-    @property
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def share(self, kind: str = "expected") -> float:
-        return self.counts[kind] / max(self.total, 1)
-
-
-def read_with(reader: Callable) -> Reader:
-    """`reader` (a `parse_reply`) called with a dictionary, or without when it takes none (an earlier revision)."""
-    if len(inspect.signature(reader).parameters) > 1:
-        return reader
-    return lambda raw, dictionary: reader(raw)
-
-
-def measure(reader: Callable, replies: list[dict], games: dict[str, GameDictionary] | None = None) -> Tally:
-    """Read every reply with `reader` (a `parse_reply`), given the dictionary of its game when `games` has it."""
-    read_one, games = read_with(reader), games or {}
-    tally = Tally()
-    for reply in replies:
-        try:
-            read: str | None = read_one(reply["raw"], games.get(reply.get("game") or ""))[1]
-            shown = read
-        except InvalidReply as exc:
-            read, shown = None, f"InvalidReply {exc.kind}"
-        kind = outcome(read, reply["expect"])
-        tally.counts[kind] += 1
-        tally.by_shape.setdefault(reply["shape"], Counter())[kind] += 1
-        if kind == "different":
-            tally.different.append((reply["shape"], reply["raw"], read or ""))
-        if kind != "expected":
-            tally.missed.append((reply, shown))
-    return tally
 
 
 def reader_at(revision: str, folder: Path) -> Callable:
@@ -208,8 +120,8 @@ def report(results: dict[str, dict[str, Tally]], sources: dict[str, dict[str, st
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--baseline", help="also measure agents/reply.py at this git revision (e.g. 5fc1997)")
-    parser.add_argument("--games", type=Path, default=GAMES, help="folder of the story files the sets name")
-    parser.add_argument("--out", help="write the markdown report here (e.g. docs/results/replies.md)")
+    cli.add_games(parser, type=Path, default=GAMES, help="folder of the story files the sets name")
+    cli.add_out(parser, help="write the markdown report here (e.g. docs/results/replies.md)")
     args = parser.parse_args(argv)
     loaded = {name: load_corpus(path) for name, path in SETS.items()}
     sources, project = loaded["project"]
@@ -221,16 +133,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         games = dictionaries([reply for _, replies in loaded.values() for reply in replies], args.games)
     except StoryFileError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     results: dict[str, dict[str, Tally]] = {name: {} for name in loaded}
     with tempfile.TemporaryDirectory() as folder:
         if args.baseline:
             try:
                 before = reader_at(args.baseline, Path(folder))
             except subprocess.CalledProcessError as exc:
-                print(f"error: cannot read agents/reply.py at {args.baseline}: {exc.stderr.strip()}", file=sys.stderr)
-                return 2
+                return cli.fail(f"cannot read agents/reply.py at {args.baseline}: {exc.stderr.strip()}")
             for name, (_, replies) in loaded.items():
                 results[name][f"{args.baseline} (before)"] = measure(before, replies, games)
         for name, (_, replies) in loaded.items():

@@ -33,13 +33,14 @@ from loguru import logger
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
 from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import ScenarioError, build_scenario, never_stopped
+from benchmarks import cli
 from managers.loop_break.loop_break import LoopBreak
 from managers.novelty import WorldNovelty
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.scenarios import ScenarioError, build_scenario, never_stopped
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession
-from session.story_file import StoryFileError, resolve_story_file
+from session.story_file import StoryFileError
 
 
 def raw_ms_per_step(rom: Path, commands: list[str]) -> float:
@@ -160,12 +161,12 @@ def measure(rom: Path, commands: list[str], repeats: int, agent_kind: str = "wal
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rom", help="story file (default: $ZORK_ROM, then games/zork1.z5)")
+    cli.add_rom(parser)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--loop-turns", type=int, default=1000, help="turns of the dam_ab looper (0: not measured)")
     args = parser.parse_args(argv)
     try:
-        rom = resolve_story_file(args.rom, "games/zork1.z5")
+        rom = cli.story_path(args.rom)
         commands = JerichoSession(rom).walkthrough()
         result = measure(rom, commands, max(1, args.repeats))
         looping = looping_ms(rom, args.loop_turns, max(1, args.repeats)) if args.loop_turns > 0 else None
@@ -173,8 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         looping = None
         print(f"note: no looping measure ({exc})", file=sys.stderr)
     except (ConfigError, StoryFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     print(
         f"walkthrough, {result['turns']} turns, median of {args.repeats}:\n"
         f"  raw FrotzEnv.step        {result['raw_step_ms']:.4f} ms/step  ({result['raw_steps_per_second']} steps/s)\n"

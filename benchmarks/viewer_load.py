@@ -21,8 +21,9 @@ from loguru import logger
 
 from agents.looper_agent import LooperAgent
 from agents.offline_critic import OfflineCritic
-from benchmarks.scenarios import build_scenario, never_stopped
+from benchmarks import cli
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.scenarios import build_scenario, never_stopped
 from session.config import GameConfiguration
 from session.records import read_summary
 from viewer.report import REPORT_FILE
@@ -59,8 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).is_file():
-        print("error: needs Debian's Chromium (apt-get install chromium)", file=sys.stderr)
-        return 2
+        return cli.fail("needs Debian's Chromium (apt-get install chromium)")
     with tempfile.TemporaryDirectory() as temporary, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
         long_episode = play(args.rom, Path(temporary) / "long", args.turns)

@@ -97,8 +97,8 @@ def browser():
 
 def _textworld_game(tmp_path_factory, kind: str, seed: int, size: int) -> Path:
     """A TextWorld game of `kind` ("cooking" or "quest") made here from `seed` at the benchmark's `size`
-    (benchmarks.generated.make); a seed TextWorld makes no game of fails the test."""
-    from benchmarks.generated import make
+    (playthroughs.generated_games.make); a seed TextWorld makes no game of fails the test."""
+    from playthroughs.generated_games import make
 
     game = make(kind, seed, size, tmp_path_factory.mktemp("textworld"))
     if game is None:

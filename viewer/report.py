@@ -38,12 +38,12 @@ def _page(payload: dict) -> Iterator[str]:
     written before, is no JSON escape: a response containing `<!--` made the page fail to load.)"""
     head, tail = PAGE.read_text(encoding="utf-8").split("/*DATA*/", 1)
     yield head
-    for piece in _json_pieces(payload, depth=3):  # payload, episode, turns: then one piece a turn
+    for piece in json_pieces(payload, depth=3):  # payload, episode, turns: then one piece a turn
         yield piece.replace("<", "\\u003c")
     yield tail
 
 
-def _json_pieces(value: Any, depth: int) -> Iterator[str]:
+def json_pieces(value: Any, depth: int) -> Iterator[str]:
     """`json.dumps(value, ensure_ascii=False)` in pieces (an iterator is written as a list): dicts and lists are
     opened `depth` levels deep, and what lies below is encoded whole (at C speed, where the encoder's own `iterencode`
     yields every token apart)."""
@@ -51,14 +51,14 @@ def _json_pieces(value: Any, depth: int) -> Iterator[str]:
         yield "{"
         for index, (key, item) in enumerate(value.items()):
             yield ("" if index == 0 else ", ") + json.dumps(str(key), ensure_ascii=False) + ": "
-            yield from _json_pieces(item, depth - 1)
+            yield from json_pieces(item, depth - 1)
         yield "}"
     elif depth and isinstance(value, (list, Iterator)):  # an iterator: the streamed turns
         yield "["
         for index, item in enumerate(value):
             if index:
                 yield ", "
-            yield from _json_pieces(item, depth - 1)
+            yield from json_pieces(item, depth - 1)
         yield "]"
     else:
         yield json.dumps(value, ensure_ascii=False)

@@ -19,6 +19,7 @@ from pathlib import Path
 from loguru import logger
 
 from agents.replay_agent import ReplayAgent
+from benchmarks import cli
 from benchmarks.evaluate import run_episode
 from session.config import ConfigError, GameConfiguration
 from session.jericho_session import JerichoSession
@@ -69,15 +70,14 @@ def measure(folder: Path, config_path: str) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default="../shared/games")
-    parser.add_argument("--config", default="pyproject.toml")
+    cli.add_games(parser)
+    cli.add_config(parser)
     parser.add_argument("--top", type=int, default=12)
     args = parser.parse_args(argv)
     try:
         result = measure(Path(args.games), args.config)
     except (ConfigError, StoryFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     for row in result["games"]:
         print(
             f"{row['game']:12} {row['would_reject']:4} of {row['turns']:5} ({row['would_reject'] / row['turns']:.1%})"

@@ -18,9 +18,10 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.corpus import set_overrides, stuck_target
+from benchmarks import cli
 from managers.loop_break import DestinationPredictor, LoopBreak
 from managers.map_graph import MapGraph
+from playthroughs.trajectories import stuck_target
 from session.config import ConfigError, GameConfiguration
 from session.provenance import command, commit
 from session.records import LOOP_ENDINGS, GameView, TurnRecord, read_record_dicts
@@ -145,23 +146,20 @@ def _widen(margins: dict[str, dict], row: dict, replayed: Replayed) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", required=True, help="the --out folder of a benchmarks.corpus run with --records")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    cli.add_config(parser)
+    cli.add_set(parser)
     parser.add_argument("--brief", action="store_true", help="counts only, no lists")
-    parser.add_argument(
-        "--out", help="also write the result here (JSON, with this command, the commit and the corpus's)"
-    )
+    cli.add_out(parser, help="also write the result here (JSON, with this command, the commit and the corpus's)")
     args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
     try:
-        config = GameConfiguration.from_toml(args.config, set_overrides(args.set))
+        config = GameConfiguration.from_toml(args.config, cli.set_overrides(args.set))
         corpus = json.loads((Path(args.corpus) / "corpus.json").read_text())
         rows = corpus["runs"]
     except (ConfigError, OSError, KeyError, json.JSONDecodeError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     result = evaluate(rows, config)
     brief = {k: len(v) if isinstance(v, list) else v for k, v in result.items()}
     print(json.dumps(brief if args.brief else result, indent=1))

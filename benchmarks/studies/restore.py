@@ -26,20 +26,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from session.commands import DICE_ROLL
+from benchmarks import cli
+from playthroughs.restore_commands import DICE, UNGUIDED
 from session.jericho_session import JerichoSession
 from session.provenance import command, commit
 from session.snapshots import state_digest
 from session.story_file import STORY_SUFFIXES, start_emulator
 from session.tables import markdown_table
 
-UNGUIDED = ("look", "inventory", "north", "examine me", "south", "east", "wait", "west", "up", "down")
-"""Commands for a game Jericho has no walkthrough for (lgop): moving and looking (lgop's player, who never finds the
-bathroom this way, loses on the fifth turn: the game ends among them)."""
 CONTINUATION = 10
 """Walkthrough steps played after each snapshot, before each way back."""
-DICE = (DICE_ROLL, "wait", DICE_ROLL)
-"""Played at the end of every continuation: commands many games answer at random."""
 
 
 @dataclass
@@ -194,10 +190,10 @@ def markdown(rows: list[GameRow], how: str, at: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default="../shared/games", help="folder of story files")
-    parser.add_argument("--only", default="", help="comma-separated story files in --games (default: all)")
+    cli.add_games(parser)
+    cli.add_only(parser, default="", help="comma-separated story files in --games (default: all)")
     parser.add_argument("--points", type=int, default=10, help="snapshots per game, spread over its walkthrough")
-    parser.add_argument("--out", help="also write the table to this markdown file, with the command and commit")
+    cli.add_out(parser, help="also write the table to this markdown file, with the command and commit")
     args = parser.parse_args(argv)
     only = {name for name in args.only.split(",") if name}
     stories = sorted(

@@ -14,10 +14,10 @@ Parts (`--parts`, all by default; a part run alone replaces only its own section
 - `healthy`: the corpus's optimal and noisy walkthroughs (benchmarks/corpus.py, from its trajectory cache: `--cache`,
   building those missing there), forced, with `rewind`: none may rewind.
 - `looper`: the corpus's stuck trajectories, played by the steerable looper, end and rewind.
-- `scenarios`: the zork1 scenarios (benchmarks/scenarios), as benchmarks.evaluate plays them (stuck ones by the
+- `scenarios`: the zork1 scenarios (playthroughs/scenarios), as benchmarks.evaluate plays them (stuck ones by the
   steerable looper), end and rewind.
 - `llm`: stuck zork1 scenarios through the LLM agent and critic against the scripted server's stubborn model
-  (benchmarks/llm_calls.py), end and rewind: LLM calls, best score, calls per point.
+  (playthroughs/llm_path.py), end and rewind: LLM calls, best score, calls per point.
 
 Every figure is read from the records the episodes wrote. Writes rewind.json and rewind.md.
 """
@@ -36,9 +36,12 @@ from pathlib import Path
 
 from loguru import logger
 
-from benchmarks import corpus, evaluate, llm_calls
-from benchmarks.scenarios import ScenarioError, build_scenario, scenario_names
+from benchmarks import cli, evaluate
 from managers.loop_break.rewind import RewindBans
+from playthroughs import llm_path
+from playthroughs.episodes import play_trajectory
+from playthroughs.scenarios import ScenarioError, build_scenario, scenario_names
+from playthroughs.trajectory_cache import build
 from session.commands import canonical_command
 from session.config import ConfigError, GameConfiguration
 from session.events import EventType
@@ -260,16 +263,17 @@ def _mean(values) -> float | None:
 
 # -- part 2: healthy walkthroughs never rewind ---------------------------------------------------------------
 def healthy_game(job: dict) -> list[dict]:
-    """The optimal and noisy walkthroughs of one story file (corpus.build, from its cache), forced, with rewind."""
+    """The optimal and noisy walkthroughs of one story file (playthroughs.trajectory_cache.build, from the corpus's
+    cache), forced, with rewind."""
     logger.remove()
     story = Path(job["story"])
-    built = corpus.build(story, {"optimal", "noisy"}, job["factors"], job["seeds"], [], Path(job["cache"]))
+    built = build(story, {"optimal", "noisy"}, job["factors"], job["seeds"], [], Path(job["cache"]))
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for index, trajectory in enumerate(built):
             overrides = _mode_overrides("rewind", Path(folder) / str(index), len(trajectory.commands))
             config = GameConfiguration.from_toml(job["config"], overrides)
-            summary, records = corpus.play(story, trajectory, config, "forced")
+            summary, records = play_trajectory(story, trajectory, config, "forced")
             rewind_turns = [r["turn"] for r in records for e in r["events"] if e["event_type"] == EventType.REWIND]
             rows.append(
                 {
@@ -332,14 +336,14 @@ def looper_game(job: dict) -> list[dict]:
     """Every stuck trajectory of one story file, steered by the looper, end and rewind."""
     logger.remove()
     story = Path(job["story"])
-    built = corpus.build(story, {"stuck"}, [], [], job["cuts"], Path(job["cache"]))
+    built = build(story, {"stuck"}, [], [], job["cuts"], Path(job["cache"]))
     rows = []
     with tempfile.TemporaryDirectory() as folder:
         for index, trajectory in enumerate(built):
             for mode in MODES:
                 overrides = _mode_overrides(mode, Path(folder) / f"{index}-{mode}", len(trajectory.commands))
                 config = GameConfiguration.from_toml(job["config"], overrides)
-                summary, records = corpus.play(story, trajectory, config, "looper")
+                summary, records = play_trajectory(story, trajectory, config, "looper")
                 row = episode_row(summary, records)
                 row |= {"game": trajectory.game, "kind": trajectory.kind, "variant": trajectory.variant, "mode": mode}
                 row["loop_start"] = trajectory.loop_start
@@ -390,7 +394,7 @@ def scenarios_part(rom: Path, config_path: str) -> list[dict]:
                 config = GameConfiguration.from_toml(
                     config_path, _mode_overrides(mode, Path(folder) / name / mode, length)
                 )
-                agent, client = evaluate._agents(built, mode_of_play, config)
+                agent, client = evaluate.scenario_agents(built, mode_of_play, config)
                 summary, records = evaluate.run_episode(rom, config, agent, client)
                 row[mode] = episode_row(summary, records)
             rows.append(row)
@@ -407,7 +411,7 @@ def llm_part(rom: Path, config_path: str, names: tuple[str, ...] = LLM_SCENARIOS
             built = build_scenario(name, rom)
             row = {"scenario": name, "prefix_turns": len(built.prefix), "script_turns": len(built.commands)}
             for mode in MODES:
-                summary, records, _ = llm_calls.play(
+                summary, records, _ = llm_path.play(
                     rom,
                     built.commands,
                     Path(config_path),
@@ -733,24 +737,20 @@ def markdown(result: dict) -> str:
 
 
 # -- entry point ---------------------------------------------------------------------------------------------
-def _numbers(text: str, kind=int) -> list:
-    return [kind(value) for value in text.split(",")]
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--games", default="../shared/games", help="folder of story files")
-    parser.add_argument("--only", help="comma-separated story names (file stems) to run")
+    cli.add_games(parser)
+    cli.add_only(parser)
     parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated among {', '.join(PARTS)}")
-    parser.add_argument("--config", default="pyproject.toml")
-    parser.add_argument("--out", default="benchmarks/results")
-    parser.add_argument("--seeds", type=_numbers, default=[1, 2, 3], help="offline: emulator seeds (gameplay.seed)")
+    cli.add_config(parser)
+    cli.add_out(parser, default="benchmarks/results")
+    parser.add_argument("--seeds", type=cli.numbers, default=[1, 2, 3], help="offline: emulator seeds (gameplay.seed)")
     parser.add_argument("--max-turns", type=int, default=300, help="offline: turns an episode")
-    parser.add_argument("--noisy-factors", type=_numbers, default=[1, 2, 3], help="healthy: detours per step")
-    parser.add_argument("--noisy-seeds", type=_numbers, default=[1], help="healthy: noisy walkthrough seeds")
-    parser.add_argument("--cuts", type=lambda t: _numbers(t, float), default=[0.25, 0.5, 0.75], help="looper")
-    parser.add_argument("--cache", default="benchmarks/results/cache", help="the corpus's trajectory cache")
-    parser.add_argument("--jobs", type=int, default=2, help="processes")
+    parser.add_argument("--noisy-factors", type=cli.numbers, default=[1, 2, 3], help="healthy: detours per step")
+    parser.add_argument("--noisy-seeds", type=cli.numbers, default=[1], help="healthy: noisy walkthrough seeds")
+    parser.add_argument("--cuts", type=cli.fractions, default=[0.25, 0.5, 0.75], help="looper")
+    cli.add_cache(parser, help="the corpus's trajectory cache")
+    cli.add_jobs(parser, help="processes")
     args = parser.parse_args(argv)
     parts = args.parts.split(",")
     out = Path(args.out)
@@ -788,8 +788,7 @@ def main(argv: list[str] | None = None) -> int:
             (out / "rewind.md").write_text(markdown(result))
             print(f"{name}: {result[name]['wall_seconds']} s", file=sys.stderr, flush=True)
     except (ConfigError, StoryFileError, ScenarioError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     print((out / "rewind.md").read_text())
     print(f"wrote {out / 'rewind.json'} and {out / 'rewind.md'}")
     return 0

@@ -16,10 +16,11 @@ from itertools import combinations
 from pathlib import Path
 
 from agents.replay_agent import ReplayAgent
+from benchmarks import cli
 from benchmarks.evaluate import progress_over, run_episode
-from benchmarks.scenarios import build_scenario, scenario_names
+from playthroughs.scenarios import build_scenario, scenario_names
 from session.config import ConfigError, GameConfiguration
-from session.story_file import StoryFileError, resolve_story_file
+from session.story_file import StoryFileError
 from session.tables import markdown_table
 
 SIGNALS = ("score", "objective", "new_room", "new_world_state")
@@ -64,17 +65,16 @@ def measure(rom: Path, limit: int) -> dict[str, dict[str, dict]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rom")
+    cli.add_rom(parser)
     parser.add_argument("--max-turns-stuck", type=int, default=40)
     args = parser.parse_args(argv)
     from loguru import logger
 
     logger.remove()
     try:
-        table = measure(resolve_story_file(args.rom, "games/zork1.z5"), args.max_turns_stuck)
+        table = measure(cli.story_path(args.rom), args.max_turns_stuck)
     except (ConfigError, StoryFileError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return cli.fail(exc)
     scenarios = list(table)
     print(f"Terminated at turn (every turn / every 10 turns), longest gap; max_turns_stuck = {args.max_turns_stuck}\n")
     rows = []

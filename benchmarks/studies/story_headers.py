@@ -19,10 +19,11 @@ off: what a user would see without it (a traceback where the session cannot read
 `check_story_bytes` says of the copy. A rule of the check is backed when a copy that breaks it does not play; the
 table marks a copy refused although everything played, and one accepted although something failed.
 
-Then the legal variants: every story file in --games is checked, and each game without abbreviations (every entry
-of its table the empty string) is copied with an abbreviations address of 0, the Standard's "no abbreviations":
-the copy must be accepted and play the game's whole walkthrough with the original's every response (in a child).
-With --out, the tables go to a markdown file with the command and commit.
+Then the legal variants: every story file in --games is checked, and each game without abbreviations (every entry of its
+table the empty string) is copied with an abbreviations address of 0, the Standard's "no abbreviations": the copy must
+be accepted and play the game's whole walkthrough with the original's every response (in a child:
+playthroughs/story_copies.py, which also crafts the copies). With --out, the tables go to a markdown file with the
+command and commit.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import runpy
 import signal
-import struct
 import subprocess
 import sys
 import tempfile
@@ -39,6 +39,16 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import cli
+from playthroughs.story_copies import (
+    abbreviation_free,
+    dictionary_header,
+    header_word,
+    walkthrough_outcome,
+    with_byte,
+    with_version,
+    with_word,
+)
 from session.provenance import command, commit
 from session.story_file import (
     STORY_SUFFIXES,
@@ -69,38 +79,13 @@ class Fault:
     """The faulty copy of a story file's bytes."""
 
 
-def _word(data: bytes, address: int) -> int:
-    return struct.unpack_from(">H", data, address)[0]
-
-
-def with_word(data: bytes, address: int, value: int) -> bytes:
-    """`data` with the header word at `address` set to `value`."""
-    return data[:address] + struct.pack(">H", value & 0xFFFF) + data[address + 2 :]
-
-
-def with_byte(data: bytes, address: int, value: int) -> bytes:
-    return data[:address] + bytes([value & 0xFF]) + data[address + 1 :]
-
-
-def with_version(data: bytes, version: int) -> bytes:
-    """`data` marked as `version`, its length word rescaled to that version's unit (so only the version differs)."""
-    resized = with_word(data, 0x1A, _word(data, 0x1A) * length_unit(data[0]) // length_unit(version))
-    return with_byte(resized, 0, version)
-
-
-def dictionary_header(data: bytes) -> int:
-    """Address of the dictionary's entry-length byte (after the word separators, Standard 13.2)."""
-    start = _word(data, 0x08)
-    return start + 1 + data[start]
-
-
 def faults(data: bytes) -> Iterator[Fault]:
     """The faults measured on a story file whose bytes are `data`."""
     version, size = data[0], len(data)
     unit = length_unit(version)
-    static, declared = _word(data, 0x0E), _word(data, 0x1A) * unit
+    static, declared = header_word(data, 0x0E), header_word(data, 0x1A) * unit
     count_at = dictionary_header(data) + 1
-    dictionary_end = count_at + 2 + data[count_at - 1] * _word(data, count_at)
+    dictionary_end = count_at + 2 + data[count_at - 1] * header_word(data, count_at)
 
     def word(field: str, address: int, values: dict[str, int]) -> Iterator[Fault]:
         for label, value in values.items():
@@ -124,7 +109,7 @@ def faults(data: bytes) -> Iterator[Fault]:
             "1024 bytes": 1024 // unit,
             "one unit short of the static base": static // unit - (static % unit == 0),
             "the static base": -(-static // unit),
-            "the dictionary's start": -(-_word(data, 0x08) // unit),
+            "the dictionary's start": -(-header_word(data, 0x08) // unit),
             "64 bytes short of the dictionary's end": -(-(dictionary_end - 64) // unit),
             "the dictionary's end": -(-dictionary_end // unit),
         },
@@ -144,9 +129,9 @@ def faults(data: bytes) -> Iterator[Fault]:
             "0": 0,
             "63": 63,
             "64": 64,
-            "the object table": _word(data, 0x0A),
-            "the globals + 2": _word(data, 0x0C) + 2,
-            "the high base": _word(data, 0x04),
+            "the object table": header_word(data, 0x0A),
+            "the globals + 2": header_word(data, 0x0C) + 2,
+            "the high base": header_word(data, 0x04),
             "0xFFFF": 0xFFFF,
         },
     )
@@ -161,7 +146,7 @@ def faults(data: bytes) -> Iterator[Fault]:
         count_at,
         {
             "0": 0,
-            "negated (unsorted)": 0x10000 - _word(data, count_at),
+            "negated (unsorted)": 0x10000 - header_word(data, count_at),
             "0x7FFF": 0x7FFF,
         },
     )
@@ -212,35 +197,6 @@ def play(path: str) -> int:
     return 0
 
 
-def play_walkthrough(path: str, original: str) -> int:
-    """Play the walkthrough of `original` (with its seed) on `path` and on a reference copy of `original`: prints
-    `identical N` when every response is the same, else the first step that differs. A crash of `path` kills this
-    process. Jericho recognises a game by its file's md5 and words its responses otherwise for one it does not
-    know; the reference differs from `original` in the interpreter-number byte (0x1E), which Frotz overwrites when
-    it loads a game of version 4 or later, so that both files are unknown to Jericho alike."""
-    import warnings
-
-    warnings.simplefilter("ignore")
-    from jericho import FrotzEnv
-
-    known = FrotzEnv(original)
-    steps, seed = known.get_walkthrough(), known.bindings.get("seed")
-    with tempfile.TemporaryDirectory() as folder:  # Frotz opens the file when the game is reset
-        reference_path = Path(folder) / Path(original).name
-        data = Path(original).read_bytes()
-        reference_path.write_bytes(with_byte(data, 0x1E, data[0x1E] ^ 0xFF))
-        reference, copy = FrotzEnv(str(reference_path), seed=seed), FrotzEnv(path, seed=seed)
-        if reference.reset()[0] != copy.reset()[0]:
-            print("differs at the opening text")
-            return 1
-        for number, step in enumerate(steps, start=1):
-            if reference.step(step)[0] != copy.step(step)[0]:
-                print(f"differs at step {number} ({step!r})")
-                return 1
-    print(f"identical {len(steps)}")
-    return 0
-
-
 def play_unchecked(path: str) -> int:
     """`main.py` run as a program with the offline agent for a few turns on `path`, its header check turned off:
     what the check spares the user. An exception is left to print its traceback."""
@@ -267,15 +223,10 @@ def unchecked_outcome(path: Path, timeout: float) -> str:
     return _child_outcome("--unchecked", path, timeout)
 
 
-def walkthrough_outcome(path: Path, original: Path, timeout: float) -> str:
-    """`identical N` when the story file at `path` plays `original`'s walkthrough with its every response."""
-    return _child_outcome("--walkthrough", path, timeout, "--original", str(original))
-
-
-def _child_outcome(child: str, path: Path, timeout: float, *more: str) -> str:
+def _child_outcome(child: str, path: Path, timeout: float) -> str:
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "benchmarks.studies.story_headers", child, str(path), *more],
+            [sys.executable, "-m", "benchmarks.studies.story_headers", child, str(path)],
             cwd=ROOT,
             stdin=subprocess.DEVNULL,
             capture_output=True,
@@ -284,8 +235,6 @@ def _child_outcome(child: str, path: Path, timeout: float, *more: str) -> str:
         )
     except subprocess.TimeoutExpired:
         return "hangs"
-    if child == "--walkthrough" and done.returncode >= 0:
-        return done.stdout.strip() or f"exits ({done.returncode})"
     said = [line.strip() for line in done.stderr.splitlines() if line.strip()]
     if done.returncode == 0:
         return "plays"
@@ -315,16 +264,6 @@ def broken_rule(path: Path) -> str:
     except UnplayableStory as exc:
         return exc.rule
     return ""
-
-
-def abbreviation_free(data: bytes) -> bool:
-    """Whether the game has no abbreviations: every entry of its table is the empty string (Inform writes such a
-    table when it is not asked to abbreviate), so no text of the game can use one."""
-    version, table = data[0], _word(data, 0x18)
-    entries = 0 if version == 1 else 32 if version == 2 else 96  # Standard 3.3
-    if not table or table + 2 * entries > len(data):
-        return not table
-    return all(_word(data, 2 * _word(data, table + 2 * i)) == 0x8000 for i in range(entries))
 
 
 @dataclass
@@ -395,7 +334,7 @@ def legal_variants(games: Path, timeout: float, workers: int = 2) -> list[Legal]
         jobs: list[tuple[Legal, Path, Path]] = []
         for row, original in zip(rows, stories):
             data = original.read_bytes()
-            if abbreviation_free(data) and _word(data, 0x18):
+            if abbreviation_free(data) and header_word(data, 0x18):
                 copy = Path(folder) / original.name
                 copy.write_bytes(with_word(data, 0x18, 0))
                 jobs.append((row, copy, original))
@@ -466,27 +405,22 @@ def markdown(rows: list[Row], legal: list[Legal], how: str, at: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--games", default="../shared/games")
+    cli.add_games(parser)
     parser.add_argument("--stories", default=",".join(DEFAULT_STORIES), help="comma-separated story files in --games")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds after which a load counts as a hang")
     parser.add_argument("--main", action="store_true", help="also play each copy through main.py, unchecked")
-    parser.add_argument("--out", help="also write the tables to this markdown file, with the command and commit")
+    cli.add_out(parser, help="also write the tables to this markdown file, with the command and commit")
     parser.add_argument("--play", help=argparse.SUPPRESS)  # the children
     parser.add_argument("--unchecked", help=argparse.SUPPRESS)
-    parser.add_argument("--walkthrough", help=argparse.SUPPRESS)
-    parser.add_argument("--original", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.play:
         return play(args.play)
     if args.unchecked:
         return play_unchecked(args.unchecked)
-    if args.walkthrough:
-        return play_walkthrough(args.walkthrough, args.original)
     games, stories = Path(args.games), [s for s in args.stories.split(",") if s]
     missing = [s for s in stories if not (games / s).is_file()]
     if missing:
-        print(f"error: no story file named {', '.join(missing)} in {games}", file=sys.stderr)
-        return 2
+        return cli.fail(f"no story file named {', '.join(missing)} in {games}")
     rows = measure(games, stories, args.timeout, args.main)
     how = command("benchmarks.studies.story_headers", argv)
     table = markdown(rows, legal_variants(games, args.timeout), how, commit())

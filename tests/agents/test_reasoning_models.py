@@ -16,7 +16,7 @@ from agents.base import LLMCallFailed
 from agents.llm_client import LLMClient
 from agents.llm_settings import CHAT_FAMILY, DEFAULT_FAMILIES, LLMConfig, ModelFamily
 from agents.scripted_llm import ReasoningModel
-from benchmarks.llm_calls import play
+from playthroughs.llm_path import play
 from session.jericho_session import JerichoSession
 from tests.helpers import PYPROJECT, story_file
 

@@ -10,7 +10,7 @@ import pytest
 
 from agents.base import InvalidReply
 from agents.reply import parse_reply
-from benchmarks.reply_corpus import FAILURE, SETS, TARGET_EXPECTED, dictionaries, load_corpus, measure
+from playthroughs.reply_sets import FAILURE, SETS, TARGET_EXPECTED, dictionaries, load_corpus, measure
 from session.commands import GameDictionary
 from session.jericho_session import JerichoSession
 from session.story_file import STORY_SUFFIXES

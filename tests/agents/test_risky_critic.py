@@ -11,7 +11,7 @@ from agents.llm_critic import LLMCritic
 from agents.llm_settings import LLMConfig
 from agents.risky_critic import WhenRiskyCritic
 from agents.scripted_llm import ScriptedOpenAI
-from benchmarks.llm_calls import play
+from playthroughs.llm_path import play
 from session.context import AgentContext
 from session.jericho_session import JerichoSession
 from tests.helpers import PYPROJECT, story_file

@@ -3,11 +3,14 @@ real emulator; the episode runs through the LLM path against the scripted server
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from benchmarks.context_truth import (
+    CATEGORIES,
+    COVERAGE,
     DARK_CLAIM,
     Auditor,
     Description,
@@ -24,7 +27,7 @@ from benchmarks.context_truth import (
     squeeze,
 )
 from session.jericho_session import JerichoSession
-from tests.helpers import PYPROJECT, story_file
+from tests.helpers import PYPROJECT, ROOT, story_file
 
 pytestmark = pytest.mark.usefixtures("no_proxy")  # the scripted server is on 127.0.0.1
 
@@ -182,3 +185,21 @@ def test_bad_input_is_one_error_line(arguments, rom_path, capsys):
     assert main(["--games", str(rom_path.parent), *arguments]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ")
+
+
+def test_the_pages_quote_the_audit_rows_of_its_results_file():
+    """The README and docs/ quote the audit's false claims and coverage per category as context_truth.json holds
+    them, in the order of the auditor's categories."""
+    pages = "\n".join(page.read_text() for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
+    totals = json.loads((ROOT / "docs" / "results" / "context_truth.json").read_text())["totals"]
+    for kind in ("optimal", "noisy"):
+        counts = totals[kind]["counts"]
+        cells = [f"**{counts[c]['false']}** / {counts[c]['checked']:,}" for c in CATEGORIES]
+        covered = [
+            f"{(counts[c]['checked'] - counts[c]['false']) / counts[c]['checked']:.1%} of {counts[c]['checked']:,}"
+            for c in COVERAGE
+        ]
+        exits = totals[kind]["suggested_exits"]
+        share = f"{round(100 * exits['lead_somewhere'] / exits['shown'])} %"
+        row = " | ".join(cells) + f" | {share} | " + " | ".join(covered) + " |"
+        assert f"({totals[kind]['turns']:,} turns) | " + row in pages, kind

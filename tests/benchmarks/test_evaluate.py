@@ -120,14 +120,14 @@ def test_memory_probe_plays_every_turn_it_is_asked_for(rom_path):
     """The memory figure is only worth its turn count: a loop that ends early measures nothing (the stop rules, or a
     grue once the looper is steered into the dark, could end the probe long before its 1,000 and 10,000 turns), so a
     short episode is an error."""
-    from benchmarks.evaluate import _memory_child
+    from benchmarks.evaluate import play_memory_probe
 
-    probe = _memory_child(str(rom_path), 150)
+    probe = play_memory_probe(str(rom_path), 150)
     assert (probe["turns"], probe["termination_reason"]) == (150, "max_turns")
 
 
 def test_overhead_lines_name_every_figure_they_print():
-    from benchmarks.evaluate import _overhead_lines
+    from benchmarks.evaluate import overhead_lines
 
     walk = {
         "orchestrator_ms": 1.2,
@@ -143,6 +143,6 @@ def test_overhead_lines_name_every_figure_they_print():
         "10000": {"peak_rss_mb": 72.5, "turns": 10000},
         "growth_1k_to_10k": -0.0028,
     }
-    text = _overhead_lines({"overhead": walk, "overhead_looping": loop, "memory": memory})
+    text = overhead_lines({"overhead": walk, "overhead_looping": loop, "memory": memory})
     assert "the loop break 0.5 ms/turn" in text and "72.5 MB after 10,000 turns (-0.3%)" in text
-    assert _overhead_lines({}) == ""
+    assert overhead_lines({}) == ""

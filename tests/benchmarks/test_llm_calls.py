@@ -10,8 +10,9 @@ import os
 import pytest
 
 from benchmarks import corpus
-from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main, measure
-from benchmarks.scenarios import build_scenario
+from benchmarks.llm_calls import TARGET_CALLS_PER_TURN, main
+from playthroughs.llm_path import measure
+from playthroughs.scenarios import build_scenario
 from tests.helpers import PYPROJECT, story_file
 
 pytestmark = [

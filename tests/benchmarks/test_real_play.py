@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from benchmarks import margins, real_play
-from benchmarks.real_play import false_stop, real_progress
+from playthroughs.real_play import false_stop, real_progress
 from session.config import GameConfiguration
 from tests.helpers import PYPROJECT
 

@@ -81,26 +81,6 @@ def test_a_quoted_table_is_rows_of_its_results_file(page, source, table):
     assert not missing, f"{page}: rows not in {source}: {missing[:3]}"
 
 
-def test_the_context_audit_rows_are_the_results_files():
-    import json
-
-    from benchmarks.context_truth import CATEGORIES, COVERAGE
-
-    readme = _pages()
-    totals = json.loads((RESULTS / "context_truth.json").read_text())["totals"]
-    for kind in ("optimal", "noisy"):
-        counts = totals[kind]["counts"]
-        cells = [f"**{counts[c]['false']}** / {counts[c]['checked']:,}" for c in CATEGORIES]
-        covered = [
-            f"{(counts[c]['checked'] - counts[c]['false']) / counts[c]['checked']:.1%} of {counts[c]['checked']:,}"
-            for c in COVERAGE
-        ]
-        exits = totals[kind]["suggested_exits"]
-        share = f"{round(100 * exits['lead_somewhere'] / exits['shown'])} %"
-        row = " | ".join(cells) + f" | {share} | " + " | ".join(covered) + " |"
-        assert f"({totals[kind]['turns']:,} turns) | " + row in readme, kind
-
-
 def test_the_llm_cost_table_is_quoted_from_its_results_file():
     assert any(source == "docs/results/llm_calls.md" for _, source, _ in _quoted_tables())
 

@@ -13,7 +13,7 @@ from agents.looper_agent import LooperAgent
 from agents.prompts import role_of
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from benchmarks.scenarios import build_scenario
+from playthroughs.scenarios import build_scenario
 from session.commands import canonical_command
 from tests.helpers import RecordingReplay, make_config, run_episode
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from agents.replay_agent import ReplayAgent
-from benchmarks import trajectories
 from managers.loop_break import LoopBreak
 from managers.loop_break.churn import ChurnCount, ChurnTurn
+from playthroughs import trajectories
 from session.config import LoopBreakConfig
 from tests.factories import first_stop, loop_break, turn_record
 from tests.helpers import make_config, more_story_file, run_episode, story_file

@@ -9,7 +9,7 @@ import pytest
 
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
-from benchmarks import trajectories
+from playthroughs import trajectories
 from session.commands import direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession

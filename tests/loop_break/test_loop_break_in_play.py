@@ -11,8 +11,8 @@ from agents.llm_critic import LLMCritic
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import ScriptedOpenAI
-from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
+from playthroughs.scenarios import build_scenario
 from tests.factories import SEED_LOOP_BREAK, seed_loop_break
 from tests.helpers import make_config, run_episode
 

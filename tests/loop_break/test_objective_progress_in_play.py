@@ -7,8 +7,8 @@ import pytest
 
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import build_scenario
 from managers.objectives import ObjectiveManager
+from playthroughs.scenarios import build_scenario
 from tests.factories import SEED_LOOP_BREAK, seed_loop_break
 from tests.helpers import RecordingReplay, make_config, run_episode
 

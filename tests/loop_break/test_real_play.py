@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.real_play import real_progress
+from playthroughs.real_play import real_progress
 from tests.helpers import real_play_file, replay_episode
 
 pytestmark = pytest.mark.slow

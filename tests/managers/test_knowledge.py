@@ -8,7 +8,6 @@ import pytest
 
 from agents.looper_agent import LooperAgent
 from agents.replay_agent import ReplayAgent
-from benchmarks.scenarios import build_scenario
 from main import main
 from managers.knowledge import (
     Death,
@@ -21,6 +20,7 @@ from managers.knowledge import (
     load_store,
     write_store,
 )
+from playthroughs.scenarios import build_scenario
 from session.commands import canonical_command, direction_of
 from session.config import DEFAULT_PROGRESS_SIGNALS
 from session.jericho_session import JerichoSession

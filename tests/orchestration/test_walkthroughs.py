@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.trajectories import clean_outcomes
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.trajectories import clean_outcomes
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS
 from tests.helpers import CORPUS, MORE_GAMES, make_config, more_story_file, read_episode, story_file

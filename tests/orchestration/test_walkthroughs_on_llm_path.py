@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks.llm_calls import notes_to_the_reader, play, walkthrough_check
-from benchmarks.scenarios import ScenarioError
-from benchmarks.trajectories import clean_outcomes
+from playthroughs.llm_path import notes_to_the_reader, play, walkthrough_check
+from playthroughs.scenarios import ScenarioError
+from playthroughs.trajectories import clean_outcomes
 from session.commands import normalize_command
 from session.jericho_session import JerichoSession
 from session.records import LOOP_ENDINGS

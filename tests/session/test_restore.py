@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from benchmarks.studies.restore import DICE, UNGUIDED
+from playthroughs.restore_commands import DICE, UNGUIDED
 from session.commands import DICE_ROLL
 from session.jericho_session import JerichoSession
 from session.snapshots import Restored, RestoreError

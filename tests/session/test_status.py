@@ -164,7 +164,7 @@ def test_a_one_room_game_whose_player_never_walks_finds_its_player_and_room(tmp_
     """A TextWorld cooking game of one room: the player never walks and no object has a name, so only the first
     thing moved shows which object the player is (`drop all` on the shadow empties it into the room). From then on
     the room is read, titled as the opening printed it, and nothing is left unreadable."""
-    from benchmarks.generated import make
+    from playthroughs.generated_games import make
 
     game = make("cooking", 17786, 0, tmp_path)  # the smallest cooking size: one room
     assert game is not None, "TextWorld made no game"

@@ -2,7 +2,8 @@
 file on each side of each rule; every shared game passes; an abbreviations address of 0 (no abbreviations) passes.
 
 Which faults crash, hang or exit Jericho's C core was measured by benchmarks.studies.story_headers
-(docs/results/story_headers.md); no copy that could crash is loaded here, except in a child process.
+(docs/results/story_headers.md); the copies are crafted as that study crafts them (playthroughs.story_copies), and no
+copy that could crash is loaded here, except in a child process.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.studies.story_headers import (
+from playthroughs.story_copies import (
     abbreviation_free,
     dictionary_header,
     walkthrough_outcome,

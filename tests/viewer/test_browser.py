@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agents.looper_agent import LooperAgent
-from benchmarks.scenarios import build_scenario
+from playthroughs.scenarios import build_scenario
 from session.records import read_record_dicts, read_summary
 from tests.helpers import REWIND, make_config, replay_episode, rewind_script, run_episode
 from viewer.report import REPORT_FILE, write_report
@@ -203,9 +203,9 @@ JSON_VALUES = st.recursive(
 
 @given(value=JSON_VALUES, depth=st.integers(0, 4))
 def test_the_report_data_in_pieces_is_the_json_of_the_whole(value, depth):
-    from viewer.report import _json_pieces
+    from viewer.report import json_pieces
 
-    assert "".join(_json_pieces(value, depth)) == json.dumps(value, ensure_ascii=False)
+    assert "".join(json_pieces(value, depth)) == json.dumps(value, ensure_ascii=False)
 
 
 def test_the_streamed_episode_of_a_report_is_the_one_the_server_loads(stuck_episode, tmp_path):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from batch.curves import write_curves
-from benchmarks.llm_calls import play
+from playthroughs.llm_path import play
 from session.records import SUMMARY_FILE, read_record_dicts, read_summary
 from tests.helpers import PYPROJECT
 from tests.local_http import PROXY_VARIABLES

@@ -1,9 +1,9 @@
-"""How a perfect player fared on the LLM path (benchmarks.llm_calls.walkthrough_figures): a step that is a note to
+"""How a perfect player fared on the LLM path (playthroughs.llm_path.walkthrough_figures): a step that is a note to
 the reader, found on the real story file, may run nothing without counting as refused; any other step may not."""
 
 from __future__ import annotations
 
-from benchmarks.llm_calls import notes_to_the_reader, walkthrough_figures
+from playthroughs.llm_path import notes_to_the_reader, walkthrough_figures
 from session.jericho_session import JerichoSession
 from tests.helpers import more_story_file
 

@@ -1,11 +1,11 @@
-"""The stuck kinds of benchmarks.trajectories on games whose object table names nothing at hand (TextWorld's): the
+"""The stuck kinds of playthroughs.trajectories on games whose object table names nothing at hand (TextWorld's): the
 builders take their nouns from what the game printed, and a game of one room is cut where asked."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchmarks import trajectories
+from playthroughs import trajectories
 from session.jericho_session import JerichoSession
 
 pytestmark = pytest.mark.slow  # TextWorld compiles the games (tw-make), and the builders try many commands

@@ -56,9 +56,11 @@ STUCK_KINDS = (
     "busy_round",
 )
 SEMI_NOVEL = frozenset({"semi_novel", "semi_novel_walking"})
-"""Stuck kinds that try something new every turn or so: the issue asks them to end within 60 turns."""
+"""Stuck kinds that try something new every turn or so: they must end within 60 turns (TARGETS)."""
 PURE_REPETITION = frozenset({"ab", "camping", "waiting"})
-"""Stuck kinds that repeat the very same commands: the issue asks them to end within 25 turns, not 40."""
+"""Stuck kinds that repeat the very same commands: they must end within 25 turns, not 40 (TARGETS)."""
+TARGETS = {"stuck": 40, "pure_repetition": 25, "semi_novel": 60}
+"""Turns from a loop's start within which it must end."""
 DEFAULT_CUTS = (0.25, 0.5, 0.75)
 LOOP_LENGTH = 150
 LOOKAHEAD_STEPS = 30
@@ -231,6 +233,13 @@ class Explorer:
             if views[1].room_id == origin and not views[1].game_over and views[1].score == self.view.score:
                 return back
         return None
+
+
+def stuck_target(kind: str) -> int:
+    """Turns from a stuck loop's start by which it must end (TARGETS, by its kind)."""
+    if kind in PURE_REPETITION:
+        return TARGETS["pure_repetition"]
+    return TARGETS["semi_novel"] if kind in SEMI_NOVEL else TARGETS["stuck"]
 
 
 # -- healthy ---------------------------------------------------------------------------------------------------

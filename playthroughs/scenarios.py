@@ -1,4 +1,4 @@
-"""Scenarios as data: `benchmarks/scenarios/<name>.toml` names a game, a prefix and a loop body.
+"""Scenarios as data: `playthroughs/scenarios/<name>.toml` names a game, a prefix and a loop body.
 
 A prefix is walkthrough steps (`walkthrough_steps = k` or `"all"`), or the walkthrough until the score first reaches
 `walkthrough_until_score`, or explicit `commands`; `then` adds commands after it. A loop body is `commands` repeated
@@ -43,11 +43,13 @@ class ScenarioError(Exception):
     """A scenario file is invalid, names another game, or cannot be built (e.g. no walkthrough)."""
 
 
-class _Strict(BaseModel):
+class _ScenarioTable(BaseModel):
+    """A table of a scenario file: a key it does not know is an error, and each field's docstring says what it is."""
+
     model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 
-class PrefixSpec(_Strict):
+class PrefixSpec(_ScenarioTable):
     walkthrough_steps: int | Literal["all"] | None = None
     """Run the first k walkthrough steps (or all of them)."""
     walkthrough_until_score: int | None = Field(None, ge=1)
@@ -64,7 +66,7 @@ class PrefixSpec(_Strict):
         return self
 
 
-class LoopSpec(_Strict):
+class LoopSpec(_ScenarioTable):
     commands: list[str] = Field(default_factory=list)
     """Commands repeated in order until `length` turns."""
     random_walk_rooms: list[str] = Field(default_factory=list)
@@ -81,7 +83,7 @@ class LoopSpec(_Strict):
         return self
 
 
-class ScenarioSpec(_Strict):
+class ScenarioSpec(_ScenarioTable):
     description: str
     game: str
     """Jericho's name of the game (e.g. zork1); the story file must be that game."""
