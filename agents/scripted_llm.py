@@ -229,7 +229,7 @@ class ScriptedServer:
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class ChatCompletionsHandler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 status, payload = 404, {"error": {"message": "only /v1/chat/completions is served"}}
@@ -240,4 +240,4 @@ class ScriptedServer:
             def log_message(self, *args) -> None:  # no request lines on the console
                 pass
 
-        return Handler
+        return ChatCompletionsHandler

@@ -51,7 +51,7 @@ class Viewer:
 def serve(roots: list[Path], port: int) -> ThreadingHTTPServer:
     viewer = Viewer(roots)
 
-    class Handler(BaseHTTPRequestHandler):
+    class ViewerRequestHandler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             status, kind, body = viewer.answer(self.path)
             self.send_response(status)
@@ -64,7 +64,7 @@ def serve(roots: list[Path], port: int) -> ThreadingHTTPServer:
         def log_message(self, *args) -> None:  # no request lines on the console
             pass
 
-    return ThreadingHTTPServer((HOST, port), Handler)
+    return ThreadingHTTPServer((HOST, port), ViewerRequestHandler)
 
 
 def main(argv: list[str], default_dir: Callable[[], str]) -> int:
