@@ -1,19 +1,28 @@
-"""Receivers of OTLP/HTTP traces on 127.0.0.1 for the telemetry tests: one that keeps every request (its raw bytes and
-its spans, decoded), and one that takes connections and never answers. Phoenix itself, the real receiver, is started
-by tests/orchestration/test_telemetry_phoenix.py."""
+"""What the telemetry tests share: receivers of OTLP/HTTP traces on 127.0.0.1 (one that keeps every request, its raw
+bytes and its spans decoded; one that takes connections and never answers) and an LLM-path episode of zork1 whose
+agent loops, so that the loop break warns and penalises. Phoenix itself, the real receiver, is started by
+tests/orchestration/test_telemetry_phoenix.py."""
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
+from pathlib import Path
 from typing import Any
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
+from agents.scripted_llm import ScriptedServer, WalkthroughModel
+from orchestration.orchestrator import Orchestrator
+from orchestration.wiring import RunOptions, build_orchestrator
+from session import telemetry as telemetry_module
+from session.records import read_record_dicts, read_summary
+from tests.helpers import make_config
 from tests.local_http import serving
 
 
@@ -134,3 +143,68 @@ def hanging_receiver() -> Iterator[str]:
         for connection in held:
             connection.close()
         listener.close()
+
+
+# -- an LLM-path episode of zork1 that loops, for the telemetry tests --------------------------------------------------
+WALKED_STEPS = 14
+"""Walkthrough steps before the loop: they reach the Kitchen, where north and south are refused."""
+LOOP = ["north", "south"]
+"""Played in the Kitchen from turn 15: the loop break warns, penalises and rejects, and blocks at turn 30."""
+MODEL = "scripted-priced"
+PRICE = {"input": 0.15, "cached_input": 0.075, "output": 0.60}
+SECRET = "sk-telemetry-test-0123456789abcdef"
+"""The API key of these tests: the scripted model writes it into its thoughts, and no span may carry it."""
+THOUGHT = "Next step of my plan"
+"""How every reply of the scripted model begins (agents.scripted_llm.WalkthroughModel): reply text."""
+
+
+def looping_model(walkthrough: list[str], turn: Callable[[], int]) -> Callable[[list[dict]], str]:
+    """The walkthrough's first WALKED_STEPS steps, then LOOP for ever; each thought holds SECRET."""
+    model = WalkthroughModel(walkthrough[:WALKED_STEPS] + LOOP * 40, turn)
+
+    def reply(messages: list[dict]) -> str:
+        answer = json.loads(model(messages))
+        if "thought" in answer:
+            answer["thought"] += f" (my key is {SECRET})"
+        return json.dumps(answer)
+
+    return reply
+
+
+@dataclass
+class TracedEpisode:
+    summary: dict
+    records: list[dict]
+    folder: Path
+    prompt: str
+    """The start of the agent's last prompt: text no span may carry unless asked to."""
+
+
+def llm_episode(
+    rom_path: Path, walkthrough: list[str], tmp_path: Path, telemetry: dict, turns: int = 30
+) -> TracedEpisode:
+    """zork1 on the LLM path (the llm agent and critic against agents.scripted_llm.ScriptedServer on 127.0.0.1) for
+    `turns` turns of `looping_model`, under `[tool.zorkgpt.telemetry]` = `telemetry`, as main.py builds it; the spans
+    queued are sent before it returns."""
+    holder: dict[str, Orchestrator] = {}
+    model = looping_model(walkthrough, lambda: holder["orchestrator"].game_state.turn_count + 1)
+    with ScriptedServer(model) as server:
+        config = make_config(
+            tmp_path,
+            gameplay={"agent": "llm", "critic": "llm", "max_turns_per_episode": turns},
+            llm={
+                "base_url": server.base_url,
+                "agent_model": MODEL,
+                "critic_model": MODEL,
+                "max_retries": 0,
+                "prices": {MODEL: PRICE},
+            },
+            knowledge={"enabled": False},
+            telemetry=telemetry,
+        )
+        orchestrator = build_orchestrator(config, RunOptions(rom=str(rom_path), quiet=True), after_episode=())
+        holder["orchestrator"] = orchestrator
+        folder = orchestrator.play_episode().parent
+        prompt = str(server.last_messages["agent"][-1]["content"])[:200]
+    telemetry_module.flush()
+    return TracedEpisode(read_summary(folder), read_record_dicts(folder), folder, prompt)
