@@ -50,9 +50,6 @@ class CallSpan:
                 "gen_ai.usage.output_tokens": spent.output_tokens,
                 "gen_ai.usage.reasoning.output_tokens": spent.reasoning_tokens,
                 "gen_ai.usage.cache_read.input_tokens": spent.cached_tokens,
-                "llm.token_count.prompt": spent.input_tokens,
-                "llm.token_count.completion": spent.output_tokens,
-                "llm.token_count.total": spent.total_tokens,
                 "zorkgpt.cost_usd": round(spent.cost_usd, 10) if spent.cost_usd is not None else None,
                 "zorkgpt.llm.retries": retries,
             }
@@ -114,7 +111,6 @@ def _request_attributes(
         "gen_ai.request.max_tokens": cap,
         "gen_ai.request.temperature": request.get("temperature"),
         "gen_ai.output.type": "json" if request.get("response_format") else "text",
-        "llm.model_name": request["model"],
         "server.address": where.hostname,
         "server.port": where.port or (443 if where.scheme == "https" else 80),
         "zorkgpt.role": task,

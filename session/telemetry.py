@@ -71,6 +71,8 @@ class Exporting(Protocol):
 
     def redact(self, secrets: Sequence[str | None]) -> None: ...
 
+    def delivery(self) -> dict[str, int]: ...
+
 
 _exporter: Exporting | None = None
 """This process's span pipeline, once `configure` found an endpoint."""
@@ -114,7 +116,10 @@ def span(name: str, attributes: Mapping[str, Any], root: bool = False) -> Iterat
     if exporting is None:
         yield NO_SPAN
         return
-    with exporting.span(name, attributes, root, _links.get() if root else ()) as opened:
+    links = _links.get() if root else ()
+    if links:  # beside the link itself, for the receivers that keep no links (Phoenix)
+        attributes = {**attributes, "zorkgpt.linked_trace_id": links[0]["trace_id"]}
+    with exporting.span(name, attributes, root, links) as opened:
         yield opened
 
 
@@ -126,6 +131,12 @@ def linked_to(link: dict[str, str] | None) -> Iterator[None]:
         yield
     finally:
         _links.reset(token)
+
+
+def delivery() -> dict[str, int] | None:
+    """Spans this process sent, dropped (the queue full), failed (refused, or not answered in time) and still queued;
+    None when it traces nothing."""
+    return _exporter.delivery() if _exporter is not None else None
 
 
 def flush() -> None:

@@ -190,6 +190,12 @@ class Exporter:
     def shutdown(self) -> None:
         self.provider.shutdown()
 
+    def delivery(self) -> dict[str, int]:
+        processor = self.processor
+        with processor.lock:
+            queued = len(processor.queue)
+        return {"sent": processor.exported, "dropped": processor.dropped, "failed": processor.failed, "queued": queued}
+
     def redact(self, secrets: Sequence[str | None]) -> None:
         """Never send `secrets` (the API key), in any span of this process."""
         _secrets.update(s for s in secrets if s)

@@ -150,8 +150,8 @@ WALKED_STEPS = 14
 """Walkthrough steps before the loop: they reach the Kitchen, where north and south are refused."""
 LOOP = ["north", "south"]
 """Played in the Kitchen from turn 15: the loop break warns, penalises and rejects, and blocks at turn 30."""
-MODEL = "scripted-priced"
-PRICE = {"input": 0.15, "cached_input": 0.075, "output": 0.60}
+MODEL = "gpt-4o-mini"
+"""The scripted model's name: one the price table knows (and Phoenix, which prices the calls it shows)."""
 SECRET = "sk-telemetry-test-0123456789abcdef"
 """The API key of these tests: the scripted model writes it into its thoughts, and no span may carry it."""
 THOUGHT = "Next step of my plan"
@@ -192,13 +192,7 @@ def llm_episode(
         config = make_config(
             tmp_path,
             gameplay={"agent": "llm", "critic": "llm", "max_turns_per_episode": turns},
-            llm={
-                "base_url": server.base_url,
-                "agent_model": MODEL,
-                "critic_model": MODEL,
-                "max_retries": 0,
-                "prices": {MODEL: PRICE},
-            },
+            llm={"base_url": server.base_url, "agent_model": MODEL, "critic_model": MODEL, "max_retries": 0},
             knowledge={"enabled": False},
             telemetry=telemetry,
         )

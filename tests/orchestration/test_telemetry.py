@@ -14,6 +14,7 @@ import sys
 import pytest
 
 import main
+from batch import runner
 from session import telemetry
 from session.telemetry_settings import TelemetryConfig
 from tests.helpers import ROOT
@@ -49,19 +50,20 @@ def traced_here(monkeypatch):
     telemetry.configure(TelemetryConfig(enabled=False))
 
 
-@pytest.fixture(scope="module")
-def traced(rom_path, walkthrough, tmp_path_factory):
-    """The looping LLM-path episode, traced to a receiver on 127.0.0.1, and what the receiver got."""
-    with pytest.MonkeyPatch.context() as patch:
-        _clean_environment(patch)
-        with otlp_receiver() as (endpoint, received):
-            played = llm_episode(rom_path, walkthrough, tmp_path_factory.mktemp("traced"), {"endpoint": endpoint})
-        telemetry.configure(TelemetryConfig(enabled=False))
-    return played, received
+def test_an_llm_path_episode_is_traced_whole_and_without_secrets(rom_path, walkthrough, tmp_path):
+    """The looping LLM-path episode of 30 turns, traced to a receiver on 127.0.0.1 (one episode for every check: a
+    module fixture would be played again on each worker)."""
+    with otlp_receiver() as (endpoint, received):
+        played = llm_episode(rom_path, walkthrough, tmp_path, {"endpoint": endpoint, "export_timeout_seconds": 30.0})
+    traced = played, received
+    _an_episode_is_one_trace_with_a_span_per_turn_and_one_per_llm_call(traced)
+    _the_episode_span_says_what_was_played_and_what_it_came_to(traced)
+    _llm_spans_follow_the_genai_conventions_and_add_up_to_the_summary(traced)
+    _the_turns_carry_the_loop_breaks_warnings_and_penalties(traced)
+    _no_api_key_and_no_prompt_or_reply_text_is_sent(traced)
 
 
-@pytest.mark.xdist_group("traced_episode")  # one episode for them all, on one worker
-def test_an_episode_is_one_trace_with_a_span_per_turn_and_one_per_llm_call(traced):
+def _an_episode_is_one_trace_with_a_span_per_turn_and_one_per_llm_call(traced) -> None:
     played, received = traced
     summary = played.summary
     [episode] = received.named("episode ")
@@ -85,8 +87,7 @@ def test_an_episode_is_one_trace_with_a_span_per_turn_and_one_per_llm_call(trace
         assert sum(1 for call in calls if call.parent_id == span.span_id) == sum(record["llm_calls"].values())
 
 
-@pytest.mark.xdist_group("traced_episode")  # one episode for them all, on one worker
-def test_the_episode_span_says_what_was_played_and_what_it_came_to(traced):
+def _the_episode_span_says_what_was_played_and_what_it_came_to(traced) -> None:
     played, received = traced
     summary = played.summary
     [episode] = received.named("episode ")
@@ -105,8 +106,7 @@ def test_the_episode_span_says_what_was_played_and_what_it_came_to(traced):
     assert attributes["zorkgpt.cost_usd"] == summary["cost_usd"]["total"]
 
 
-@pytest.mark.xdist_group("traced_episode")  # one episode for them all, on one worker
-def test_llm_spans_follow_the_genai_conventions_and_add_up_to_the_summary(traced):
+def _llm_spans_follow_the_genai_conventions_and_add_up_to_the_summary(traced) -> None:
     played, received = traced
     summary = played.summary
     calls = received.named("chat ")
@@ -131,8 +131,7 @@ def test_llm_spans_follow_the_genai_conventions_and_add_up_to_the_summary(traced
     assert {call.attributes["zorkgpt.role"] for call in calls} == {"agent", "critic", "objectives"}
 
 
-@pytest.mark.xdist_group("traced_episode")  # one episode for them all, on one worker
-def test_the_turns_carry_the_loop_breaks_warnings_and_penalties(traced):
+def _the_turns_carry_the_loop_breaks_warnings_and_penalties(traced) -> None:
     _, received = traced
     events = {name for turn in received.named("turn ") for name, _ in turn.events}
     assert {"loop_break_warning", "loop_penalty_applied", "progress_check"} <= events
@@ -140,8 +139,7 @@ def test_the_turns_carry_the_loop_breaks_warnings_and_penalties(traced):
     assert warned and all(turn.attributes["zorkgpt.progressed"] is False for turn in warned)
 
 
-@pytest.mark.xdist_group("traced_episode")  # one episode for them all, on one worker
-def test_no_api_key_and_no_prompt_or_reply_text_is_sent(traced):
+def _no_api_key_and_no_prompt_or_reply_text_is_sent(traced) -> None:
     played, received = traced
     sent = b"".join(received.bodies)
     assert SECRET.encode() not in sent
@@ -152,7 +150,13 @@ def test_no_api_key_and_no_prompt_or_reply_text_is_sent(traced):
 
 def test_prompts_and_replies_are_sent_when_asked_for_and_the_key_never(rom_path, walkthrough, tmp_path):
     with otlp_receiver() as (endpoint, received):
-        played = llm_episode(rom_path, walkthrough, tmp_path, {"endpoint": endpoint, "capture_content": True}, 3)
+        played = llm_episode(
+            rom_path,
+            walkthrough,
+            tmp_path,
+            {"endpoint": endpoint, "capture_content": True, "export_timeout_seconds": 30.0},
+            3,
+        )
     sent = b"".join(received.bodies)
     assert THOUGHT.encode() in sent and SECRET.encode() not in sent
     agent_calls = [c for c in received.named("chat ") if c.attributes["zorkgpt.role"] == "agent"]
@@ -215,3 +219,21 @@ def test_a_bad_endpoint_is_one_error_line(tmp_path, rom_path, capsys, monkeypatc
     lines = err.splitlines()
     assert code == main.EXIT_USAGE and len(lines) == 1 and lines[0].startswith("error: "), err
     assert all(word in lines[0] for word in words), lines[0]
+
+
+@pytest.mark.slow  # worker processes
+def test_a_batch_of_two_jobs_sends_two_traces_linked_to_the_batchs_span(rom_path, tmp_path, monkeypatch):
+    with otlp_receiver() as (endpoint, received):
+        monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)  # as the workers read it, from the environment
+        argv = ["--games", str(rom_path), "--seeds", "1,2", "--workers", "2", "--max-turns", "4", "--quiet"]
+        argv += ["--agent", "offline", "--critic", "offline", "--out", str(tmp_path / "batch")]
+        config = tmp_path / "pyproject.toml"
+        config.write_text("[tool.zorkgpt.telemetry]\nexport_timeout_seconds = 30.0\n")
+        assert runner.main([*argv, "--config", str(config)]) == 0
+        spans = received.spans
+    [batch] = [span for span in spans if span.name.startswith("batch ")]
+    episodes = [span for span in spans if span.name.startswith("episode ")]
+    assert len(episodes) == 2 and len({span.trace_id for span in episodes} | {batch.trace_id}) == 3
+    assert all(span.links == [(batch.trace_id, batch.span_id)] for span in episodes)
+    assert len([span for span in spans if span.name.startswith("turn ")]) == 8
+    assert batch.attributes["zorkgpt.batch.jobs"] == 2 and batch.attributes["zorkgpt.batch.backend"] == "local"
