@@ -237,3 +237,12 @@ def test_a_batch_of_two_jobs_sends_two_traces_linked_to_the_batchs_span(rom_path
     assert all(span.links == [(batch.trace_id, batch.span_id)] for span in episodes)
     assert len([span for span in spans if span.name.startswith("turn ")]) == 8
     assert batch.attributes["zorkgpt.batch.jobs"] == 2 and batch.attributes["zorkgpt.batch.backend"] == "local"
+
+
+def test_the_receivers_headers_go_with_each_request_and_nowhere_else(rom_path, walkthrough, tmp_path, monkeypatch):
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "x-receiver-key=rk-secret-42")
+    with otlp_receiver() as (endpoint, received):
+        played = llm_episode(rom_path, walkthrough, tmp_path, {"endpoint": endpoint, "export_timeout_seconds": 30.0}, 2)
+    assert received.headers and all(h.get("x-receiver-key") == "rk-secret-42" for h in received.headers)
+    assert b"rk-secret-42" not in b"".join(received.bodies)
+    assert not [f for f in played.folder.iterdir() if f.is_file() and "rk-secret-42" in f.read_text(errors="replace")]
