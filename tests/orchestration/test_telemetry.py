@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -225,18 +226,38 @@ def test_a_bad_endpoint_is_one_error_line(tmp_path, rom_path, capsys, monkeypatc
 def test_a_batch_of_two_jobs_sends_two_traces_linked_to_the_batchs_span(rom_path, tmp_path, monkeypatch):
     with otlp_receiver() as (endpoint, received):
         monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", endpoint)  # as the workers read it, from the environment
-        argv = ["--games", str(rom_path), "--seeds", "1,2", "--workers", "2", "--max-turns", "4", "--quiet"]
-        argv += ["--agent", "offline", "--critic", "offline", "--out", str(tmp_path / "batch")]
         config = tmp_path / "pyproject.toml"
         config.write_text("[tool.zorkgpt.telemetry]\nexport_timeout_seconds = 30.0\n")
-        assert runner.main([*argv, "--config", str(config)]) == 0
-        spans = received.spans
+        assert runner.main(_batch_flags(rom_path, tmp_path / "batch", config)) == 0
+        spans = list(received.spans)
+    _assert_two_linked_traces(spans, "local")
+
+
+@pytest.mark.slow  # a Ray instance
+@pytest.mark.xdist_group("ray")  # one Ray cluster at a time on the machine
+def test_ray_tasks_send_their_episodes_traces_linked_to_the_batchs_span(rom_path, tmp_path):
+    pytest.importorskip("ray", reason="the ray extra is not installed (uv sync --extra ray; .ci/run installs it)")
+    with otlp_receiver() as (endpoint, received):
+        config = tmp_path / "pyproject.toml"  # a cluster's nodes have the batch's configuration, not its environment
+        config.write_text(f'[tool.zorkgpt.telemetry]\nendpoint = "{endpoint}"\nexport_timeout_seconds = 30.0\n')
+        assert runner.main([*_batch_flags(rom_path, tmp_path / "batch", config), "--backend", "ray"]) == 0
+        spans = list(received.spans)
+    _assert_two_linked_traces(spans, "ray")
+
+
+def _batch_flags(rom_path: Path, out: Path, config: Path) -> list[str]:
+    """zork1 on seeds 1 and 2, two workers, 4 turns each of the offline agent and critic."""
+    flags = ["--games", str(rom_path), "--seeds", "1,2", "--workers", "2", "--max-turns", "4", "--quiet"]
+    return [*flags, "--agent", "offline", "--critic", "offline", "--out", str(out), "--config", str(config)]
+
+
+def _assert_two_linked_traces(spans: list, backend: str) -> None:
     [batch] = [span for span in spans if span.name.startswith("batch ")]
     episodes = [span for span in spans if span.name.startswith("episode ")]
     assert len(episodes) == 2 and len({span.trace_id for span in episodes} | {batch.trace_id}) == 3
     assert all(span.links == [(batch.trace_id, batch.span_id)] for span in episodes)
     assert len([span for span in spans if span.name.startswith("turn ")]) == 8
-    assert batch.attributes["zorkgpt.batch.jobs"] == 2 and batch.attributes["zorkgpt.batch.backend"] == "local"
+    assert batch.attributes["zorkgpt.batch.jobs"] == 2 and batch.attributes["zorkgpt.batch.backend"] == backend
 
 
 def test_the_receivers_headers_go_with_each_request_and_nowhere_else(rom_path, walkthrough, tmp_path, monkeypatch):
