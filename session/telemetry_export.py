@@ -13,6 +13,7 @@ from __future__ import annotations
 import atexit
 import json
 import logging
+import sys
 import threading
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
@@ -124,10 +125,11 @@ class BoundedExport(SpanProcessor):
         with self.lock:
             left = len(self.queue)
         lost = self.dropped + self.failed + left
-        if lost:
-            logger.warning(
+        if lost:  # at the end of a process, when the episode's log is closed: straight to the console
+            print(
                 f"telemetry: {lost} spans not delivered to {self.where.traces_url} ({self.dropped} found the queue "
-                f"full, {self.failed} were refused or timed out, {left} still queued at the end); {self.exported} sent"
+                f"full, {self.failed} were refused or timed out, {left} still queued at the end); {self.exported} sent",
+                file=sys.stderr,
             )
 
 

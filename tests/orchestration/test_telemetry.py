@@ -10,16 +10,19 @@ import json
 import os
 import subprocess
 import sys
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 
 import main
+from agents.llm_client import LLMClient
+from agents.scripted_llm import send_json
 from batch import runner
 from session import telemetry
 from session.telemetry_settings import TelemetryConfig
-from tests.helpers import ROOT
-from tests.local_http import bypass_proxies, closed_port
+from tests.helpers import ROOT, make_config
+from tests.local_http import bypass_proxies, closed_port, serving
 from tests.otlp import MODEL, SECRET, THOUGHT, hanging_receiver, llm_episode, otlp_receiver
 
 OTEL_VARIABLES = (
@@ -267,3 +270,51 @@ def test_the_receivers_headers_go_with_each_request_and_nowhere_else(rom_path, w
     assert received.headers and all(h.get("x-receiver-key") == "rk-secret-42" for h in received.headers)
     assert b"rk-secret-42" not in b"".join(received.bodies)
     assert not [f for f in played.folder.iterdir() if f.is_file() and "rk-secret-42" in f.read_text(errors="replace")]
+
+
+REPLY = '{"thought": "t", "command": "look"}'
+
+
+def test_an_llm_calls_span_counts_the_clients_own_retries(tmp_path):
+    """A server that answers 503 once, then the completion: one call, one retry of the openai client's, on its span."""
+    answers = iter([503])
+
+    class Flaky(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
+            status = next(answers, 200)
+            if status != 200:
+                send_json(self, status, {"error": {"message": "busy", "type": "server_error"}})
+                return
+            message = {"role": "assistant", "content": REPLY}
+            usage = {"prompt_tokens": 12, "completion_tokens": 5, "total_tokens": 17}
+            choice = {"index": 0, "message": message, "finish_reason": "stop"}
+            send_json(
+                self,
+                200,
+                {
+                    "id": "c1",
+                    "object": "chat.completion",
+                    "created": 1,
+                    "model": body["model"],
+                    "choices": [choice],
+                    "usage": usage,
+                },
+            )
+
+        def log_message(self, *args) -> None:
+            pass
+
+    with otlp_receiver() as (endpoint, received), serving(Flaky) as server:
+        config = make_config(
+            tmp_path,
+            llm={"base_url": f"http://127.0.0.1:{server.server_address[1]}/v1", "max_retries": 1},
+            telemetry={"endpoint": endpoint, "export_timeout_seconds": 30.0},
+        )
+        telemetry.configure(config.telemetry, (SECRET,))
+        client = LLMClient(config.llm, SECRET, 3)
+        assert client.chat("agent", MODEL, [{"role": "user", "content": "go"}], 0.7, 50) == REPLY
+        telemetry.flush()
+    [call] = received.named("chat ")
+    assert call.attributes["zorkgpt.llm.retries"] == 1 and call.attributes["gen_ai.usage.input_tokens"] == 12
+    assert client.usage.calls["agent"] == 1
