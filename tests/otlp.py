@@ -181,11 +181,11 @@ class TracedEpisode:
 
 
 def llm_episode(
-    rom_path: Path, walkthrough: list[str], tmp_path: Path, telemetry: dict, turns: int = 30
+    rom_path: Path, walkthrough: list[str], tmp_path: Path, telemetry: dict, turns: int = 30, flush: bool = True
 ) -> TracedEpisode:
     """zork1 on the LLM path (the llm agent and critic against agents.scripted_llm.ScriptedServer on 127.0.0.1) for
     `turns` turns of `looping_model`, under `[tool.zorkgpt.telemetry]` = `telemetry`, as main.py builds it; the spans
-    queued are sent before it returns."""
+    queued are sent before it returns (`flush`: a receiver that takes them is waited for)."""
     holder: dict[str, Orchestrator] = {}
     model = looping_model(walkthrough, lambda: holder["orchestrator"].game_state.turn_count + 1)
     with ScriptedServer(model) as server:
@@ -200,5 +200,6 @@ def llm_episode(
         holder["orchestrator"] = orchestrator
         folder = orchestrator.play_episode().parent
         prompt = str(server.last_messages["agent"][-1]["content"])[:200]
-    telemetry_module.flush()
+    if flush:
+        telemetry_module.flush()
     return TracedEpisode(read_summary(folder), read_record_dicts(folder), folder, prompt)

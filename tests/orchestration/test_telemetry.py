@@ -178,9 +178,10 @@ def _comparable(played) -> tuple[dict, list[dict]]:
 
 def test_a_receiver_that_is_down_or_hangs_changes_nothing_in_the_records(rom_path, walkthrough, tmp_path):
     untraced = llm_episode(rom_path, walkthrough, tmp_path / "none", {}, 8)
-    down = llm_episode(rom_path, walkthrough, tmp_path / "down", {"endpoint": f"http://127.0.0.1:{closed_port()}"}, 8)
+    refused = {"endpoint": f"http://127.0.0.1:{closed_port()}"}
+    down = llm_episode(rom_path, walkthrough, tmp_path / "down", refused, 8, flush=False)
     with hanging_receiver() as endpoint:
-        hanging = llm_episode(rom_path, walkthrough, tmp_path / "hanging", {"endpoint": endpoint}, 8)
+        hanging = llm_episode(rom_path, walkthrough, tmp_path / "hanging", {"endpoint": endpoint}, 8, flush=False)
     assert _comparable(down) == _comparable(untraced) == _comparable(hanging)
     assert untraced.summary["turns"] == 8 and sum(untraced.summary["llm_calls"].values()) >= 16
 
