@@ -174,13 +174,12 @@ class LLMClient:
         self.config = config
         self.retries_taken = 0
         """The openai client's own retries of the request in progress (seen on its requests when traced)."""
-        traced = {"http_client": openai.DefaultHttpxClient(event_hooks={"request": [self._note_request]})}
         self.client = client or openai.OpenAI(
             base_url=config.base_url,
             api_key=api_key,
             timeout=config.timeout_seconds,
             max_retries=config.max_retries,
-            **(traced if telemetry.tracing() else {}),
+            **self._retry_hook(),
         )
         self.secrets = (api_key,)
         """Never to appear in a reply, an exception message or a log line of this client."""
@@ -341,6 +340,13 @@ class LLMClient:
 
         Redaction runs on the whole text first, so the cut can never leave a usable part of the key behind."""
         return encodable(redact(text, self.secrets)[:MAX_REPLY_CHARS])
+
+    def _retry_hook(self) -> dict:
+        """The openai client's HTTP client, when calls are traced: its own, with a hook that reads how many times it
+        retried each request (`retries_taken`); nothing otherwise."""
+        if not telemetry.tracing():
+            return {}
+        return {"http_client": openai.DefaultHttpxClient(event_hooks={"request": [self._note_request]})}
 
     def _note_request(self, request) -> None:
         """The openai client's request hook: how many times it has retried the request it sends."""
