@@ -4,8 +4,9 @@ tracer provider, and a span processor that never makes the code that ends a span
 The SDK's own batch processor drops the oldest span without counting it when its queue is full, and waits on a
 receiver that hangs as long as its timeout at every flush. `BoundedExport` keeps a bounded queue (a span that finds
 it full is dropped and counted), sends from a daemon thread with the exporter's timeout (a failed request's spans
-are dropped and counted), flushes without waiting once the receiver has failed, and gives the spans left at the end
-of the process `export_timeout_seconds` to go. What it could not send is said in one warning line.
+are dropped and counted, and so are those that come in the RETRY_SECONDS after it, unencoded), flushes without
+waiting once the receiver has failed, and gives the spans left at the end of the process `export_timeout_seconds`
+to go. What it could not send is said in one warning line.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import json
 import logging
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -33,6 +35,9 @@ from session.safe_text import encodable, redact
 from session.telemetry_settings import Destination
 
 TRACER_NAME = "zorkgpt"
+RETRY_SECONDS = 10.0
+"""After a request the receiver refused or did not answer in time, how long the spans that come are dropped before
+the next request tries it again."""
 PHOENIX_PROJECT = "openinference.project.name"
 """The resource attribute Phoenix files traces under (its project): the service name."""
 
@@ -56,7 +61,9 @@ class BoundedExport(SpanProcessor):
         self.failed = 0
         """Spans whose request the receiver refused, or did not answer in time."""
         self.failing = False
-        """The last request failed: a flush does not wait for the next."""
+        """The last request failed: a flush does not wait for the next, and the spans that reach the sender before
+        `next_try` are dropped without a request."""
+        self.next_try = 0.0
         self.thread = threading.Thread(target=self._run, name="zorkgpt-telemetry", daemon=True)
         self.thread.start()
 
@@ -87,6 +94,9 @@ class BoundedExport(SpanProcessor):
                 if not batch:
                     self.idle.set()
                     return
+            if self.failing and time.monotonic() < self.next_try:
+                self.failed += len(batch)  # dropped unencoded: encoding them for a receiver that fails costs play
+                continue
             self._send(batch)
 
     def _send(self, batch: list[ReadableSpan]) -> None:
@@ -101,6 +111,7 @@ class BoundedExport(SpanProcessor):
             self.failing = False
             return
         self.failed += len(batch)
+        self.next_try = time.monotonic() + RETRY_SECONDS
         if not self.failing:
             logger.warning(
                 f"telemetry: {self.where.traces_url} did not take {len(batch)} spans within "
@@ -239,8 +250,11 @@ def clean_attributes(attributes: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def safe_text(text: str) -> str:
-    """`text` as a span may carry it: no secret, encodable as UTF-8."""
-    return encodable(redact(text, _secrets))
+    """`text` as a span may carry it: no secret, encodable as UTF-8. Most texts hold neither a secret nor a `Bearer`
+    and are ASCII: they are looked at, not rewritten (every attribute of every span comes here)."""
+    if any(secret in text for secret in _secrets) or "bearer" in text.lower():
+        text = redact(text, _secrets)
+    return text if text.isascii() else encodable(text)
 
 
 def _one_scalar_type(values: Sequence[Any]) -> bool:
