@@ -19,7 +19,9 @@ from loguru import logger
 
 from agents.base import LLMCallFailed, LLMUnavailable
 from agents.llm_settings import MAX_TOKEN_CAP, REASONING_MAX_TOKENS, LLMConfig
+from agents.llm_tracing import Spent, call_span
 from agents.reply import MAX_REPLY_CHARS, split_reasoning
+from session import telemetry
 from session.events import EventType
 from session.safe_text import encodable, printable, redact
 
@@ -170,11 +172,14 @@ class LLMClient:
 
     def __init__(self, config: LLMConfig, api_key: str, max_consecutive_failures: int, client=None):
         self.config = config
+        self.retries_taken = 0
+        """The openai client's own retries of the request in progress (seen on its requests when traced)."""
         self.client = client or openai.OpenAI(
             base_url=config.base_url,
             api_key=api_key,
             timeout=config.timeout_seconds,
             max_retries=config.max_retries,
+            **self._retry_hook(),
         )
         self.secrets = (api_key,)
         """Never to appear in a reply, an exception message or a log line of this client."""
@@ -200,8 +205,10 @@ class LLMClient:
         temperature: float,
         max_tokens: int,
         response_format: dict | None = None,
+        task: str | None = None,
     ) -> str:
-        """The reply text. Raises LLMCallFailed, or LLMUnavailable once one role's failures in a row reach the
+        """The reply text (`task`: what the call is for, on its span: agent, critic, objectives, notes; default
+        `role`). Raises LLMCallFailed, or LLMUnavailable once one role's failures in a row reach the
         limit. `temperature`, `max_tokens` and the reasoning effort are sent as `[tool.zorkgpt.llm]` says this model
         wants them (its family's way when left at "auto"), less what the server refused for this model before.
 
@@ -213,24 +220,32 @@ class LLMClient:
         self.usage.prompt_chars[role] += sum(len(str(m.get("content", ""))) for m in messages)
         max_tokens = max(max_tokens, self.grown_caps.get((role, model), 0))
         grown = False
+        attempt, asked_again = 0, None
         while True:
             request = self._request(model, messages, temperature, max_tokens, response_format)
             self.usage.calls[role] += 1
+            attempt += 1
             failed: Exception | None = None
-            try:
-                with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
-                    response = self.client.chat.completions.create(**request)
-                self._count_tokens(role, model, response)
-                text = reply_text(response)
-            except openai.BadRequestError as exc:
-                if self._drop_refused(role, model, request, str(exc)):
+            with call_span(role, task or role, request, self.config.base_url, attempt, asked_again) as call:
+                self.retries_taken = 0
+                try:
+                    with REQUEST_LIMITS.get(self.config.base_url) or nullcontext():  # held through the client's retries
+                        response = self.client.chat.completions.create(**request)
+                    call.answered(response, self._count_tokens(role, model, response), self.retries_taken)
+                    text = reply_text(response)
+                    call.replied(messages, text, response)
+                except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
+                    failed, response, text = exc, response_of(exc), ""
+                    call.failed(failure_category(exc), str(exc)[:MAX_DETAIL_CHARS])
+            if isinstance(failed, openai.BadRequestError):
+                if self._drop_refused(role, model, request, str(failed)):
+                    asked_again = "refused parameter"
                     continue
-                self._fail(role, failure_category(exc), str(exc))
-            except (openai.OpenAIError, MalformedResponse, ValueError) as exc:
-                failed, response, text = exc, response_of(exc), ""
+                self._fail(role, failure_category(failed), str(failed))
             said_nothing = failed is not None or not split_reasoning(text)[1].strip()
             if said_nothing and not grown and (larger := self._larger_cap(request, response)):
                 grown, max_tokens = True, self._grow(role, model, max_tokens, larger)
+                asked_again = "cap"
                 continue
             if failed is not None:
                 self._fail(role, failure_category(failed), str(failed))
@@ -239,7 +254,14 @@ class LLMClient:
         return self._safe_reply(text)
 
     def chat_structured(
-        self, role: str, model: str, messages: list[dict], temperature: float, max_tokens: int, schema: dict | None
+        self,
+        role: str,
+        model: str,
+        messages: list[dict],
+        temperature: float,
+        max_tokens: int,
+        schema: dict | None,
+        task: str | None = None,
     ) -> str:
         """`chat`, asking the server to enforce `schema` (a `response_format`) while it takes one for this role: a 400
         to a request with a schema turns the schema off for the role for the rest of the episode, and the same call
@@ -247,7 +269,7 @@ class LLMClient:
         parser either way."""
         if schema is not None and role not in self.unstructured:
             try:
-                return self.chat(role, model, messages, temperature, max_tokens, response_format=schema)
+                return self.chat(role, model, messages, temperature, max_tokens, response_format=schema, task=task)
             except LLMCallFailed as exc:
                 if exc.category != "http_400":
                     raise
@@ -255,7 +277,7 @@ class LLMClient:
                 logger.bind(event_type=EventType.LLM_CALL_ADJUSTED, role=role, model=model, parameter="schema").warning(
                     f"the server refused the {role}'s JSON schema: the {role} asks in the prompt only from now on"
                 )
-        return self.chat(role, model, messages, temperature, max_tokens)
+        return self.chat(role, model, messages, temperature, max_tokens, task=task)
 
     def _request(self, model, messages, temperature, max_tokens, response_format) -> dict:
         refused = self.refused.get(model, set())
@@ -319,9 +341,21 @@ class LLMClient:
         Redaction runs on the whole text first, so the cut can never leave a usable part of the key behind."""
         return encodable(redact(text, self.secrets)[:MAX_REPLY_CHARS])
 
-    def _count_tokens(self, role: str, model: str, response: object) -> None:
+    def _retry_hook(self) -> dict:
+        """The openai client's HTTP client, when calls are traced: its own, with a hook that reads how many times it
+        retried each request (`retries_taken`); nothing otherwise."""
+        if not telemetry.tracing():
+            return {}
+        return {"http_client": openai.DefaultHttpxClient(event_hooks={"request": [self._note_request]})}
+
+    def _note_request(self, request) -> None:
+        """The openai client's request hook: how many times it has retried the request it sends."""
+        count = request.headers.get("x-stainless-retry-count", "0")
+        self.retries_taken = int(count) if count.isdigit() else 0
+
+    def _count_tokens(self, role: str, model: str, response: object) -> Spent:
         """Tokens the server says it spent, even when the reply turns out unusable, and their cost by the price
-        table; nonsense counts are ignored."""
+        table; nonsense counts are ignored. What this call spent."""
         usage = getattr(response, "usage", None)
         prompt = _count(getattr(usage, "prompt_tokens", None))
         completion = _count(getattr(usage, "completion_tokens", None))
@@ -332,14 +366,16 @@ class LLMClient:
         self.usage.cached_tokens[role] += cached
         self.usage.completion_tokens[role] += completion
         details = getattr(usage, "completion_tokens_details", None)
-        self.usage.reasoning_tokens[role] += min(completion, _count(getattr(details, "reasoning_tokens", None)))
+        reasoning = min(completion, _count(getattr(details, "reasoning_tokens", None)))
+        self.usage.reasoning_tokens[role] += reasoning
         price = self.config.price_of(model)
         if price is None:
             self.usage.unpriced.add(model)
-            return
+            return Spent(prompt, completion, reasoning, cached, total, None)
         cached_price = price.input if price.cached_input is None else price.cached_input
         cost = ((prompt - cached) * price.input + cached * cached_price + completion * price.output) / 1_000_000
         self.usage.cost_usd[role] += cost
+        return Spent(prompt, completion, reasoning, cached, total, cost)
 
     def _fail(self, role: str, category: str, detail: str) -> NoReturn:
         """Count the failure for `role` and raise: LLMUnavailable at the limit, else LLMCallFailed.

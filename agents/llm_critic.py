@@ -197,7 +197,8 @@ class LLMCritic(Critic):
             {"role": "system", "content": self.system_prompt},
             {"role": "user", "content": render_critic_prompt(context, command)},
         ]
-        reply = self._ask(messages)
+        task = "objectives" if context.review_objectives else "critic"
+        reply = self._ask(messages, task=task)
         if context.review_objectives:
             self.review = parse_review(reply)
         verdict = read_verdict(reply)
@@ -205,7 +206,7 @@ class LLMCritic(Critic):
             self.unreadable["retried"] += 1
             said = {"role": "assistant", "content": reply}
             reply = self._ask(
-                [*messages, said, {"role": "user", "content": CRITIC_RETRY.format(problem=verdict.problem)}]
+                [*messages, said, {"role": "user", "content": CRITIC_RETRY.format(problem=verdict.problem)}], task=task
             )
             verdict = read_verdict(reply)
             review = parse_review(reply) if context.review_objectives else None
@@ -217,11 +218,18 @@ class LLMCritic(Critic):
             return Judgement(offline.score, f"[critic reply unreadable, offline score] {offline.reason}", "offline")
         return verdict.judgement
 
-    def _ask(self, messages: list[dict], schema: dict | None = CRITIC_VERDICT_SCHEMA) -> str:
+    def _ask(self, messages: list[dict], schema: dict | None = CRITIC_VERDICT_SCHEMA, task: str = "critic") -> str:
+        """The critic's call; `task` (critic, objectives: a verdict that reviews them too, notes) names its span."""
         config = self.config
         wanted = schema if config.response_format == "json_schema" else None
         return self.client.chat_structured(
-            "critic", config.critic_model, messages, config.critic_temperature, config.max_tokens_for("critic"), wanted
+            "critic",
+            config.critic_model,
+            messages,
+            config.critic_temperature,
+            config.max_tokens_for("critic"),
+            wanted,
+            task=task,
         )
 
     def synthesize(self, facts: list[str]) -> list[tuple[str, int]]:
@@ -231,7 +239,7 @@ class LLMCritic(Critic):
             {"role": "system", "content": synthesis_system_prompt(self.game)},
             {"role": "user", "content": render_synthesis(facts)},
         ]
-        data = json_object(answer_text(self._ask(messages, SYNTHESIS_SCHEMA))) or {}
+        data = json_object(answer_text(self._ask(messages, SYNTHESIS_SCHEMA, task="notes"))) or {}
         notes = data.get("notes") if isinstance(data.get("notes"), list) else []
         kept = []
         for item in notes[:SYNTHESIS_NOTES]:

@@ -92,6 +92,7 @@ def run_job(job: dict, limits: dict[str, Any] | None = None, budget: BudgetLink 
         install_request_limits(limits)
     from batch.budget import EpisodeShare, ReportingClient
     from orchestration.wiring import RunOptions, build_orchestrator, build_session, chosen_kinds, llm_client_for
+    from session import telemetry
     from session.config import GameConfiguration
     from session.records import read_summary
 
@@ -112,9 +113,11 @@ def run_job(job: dict, limits: dict[str, Any] | None = None, budget: BudgetLink 
         session = build_session(config, args)
         try:
             orchestrator = build_orchestrator(config, args, session=session, llm_client=client)
-            summary = read_summary(orchestrator.play_episode().parent)
+            with telemetry.linked_to(job.get("trace_link")):  # the episode's trace links to the batch's span
+                summary = read_summary(orchestrator.play_episode().parent)
         finally:
             session.close()  # its emulators' processes end with the job, not when the worker collects it
+            telemetry.flush()  # a Ray worker may be ended without its exit handlers
     except Exception as exc:  # a crashed episode is recorded as such; the batch goes on
         return crashed(job, f"{type(exc).__name__}: {exc}", traceback.format_exc(limit=3))
     return {

@@ -22,6 +22,8 @@ import signal
 import sys
 import sysconfig
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ from batch.presets import PRESETS, choose_stories
 from batch.results import write_results
 from batch.tales import write_table
 from orchestration.wiring import check_budget, chosen_kinds
+from session import telemetry
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.emulator import watch_parent
 from session.plugins import modules_of
@@ -326,6 +329,41 @@ def run_batch(args: argparse.Namespace) -> dict:
             "use another --out, or the same flags as before"
         )
     todo = [job for job in jobs if job["id"] not in done]
+    with batch_span(args, jobs, len(todo)) as span:
+        link = span.link()  # each episode's trace links to the batch's
+        results = _run(args, out, jobs, [{**job, "trace_link": link} if link else job for job in todo], done, left_out)
+        span.set({f"zorkgpt.batch.{key}": results.get(key) for key in ("episodes", "crashed", "wall_seconds")})
+    telemetry.flush()
+    return results
+
+
+@contextmanager
+def batch_span(args: argparse.Namespace, jobs: list[dict], to_run: int) -> Iterator[telemetry.Span]:
+    """The batch's span (a trace of its own, which its episodes' traces link to), when the batch's configuration or
+    the environment names an endpoint (session.telemetry); BatchError for one that is no URL."""
+    config = GameConfiguration.from_dict(jobs[0]["config"]) if jobs else GameConfiguration.from_toml(args.config)
+    try:
+        telemetry.configure(config.telemetry, (config.llm.api_key(),))
+    except ConfigError as exc:
+        raise BatchError(str(exc)) from None
+    attributes = {
+        "openinference.span.kind": "CHAIN",
+        "zorkgpt.batch.out": str(Path(args.out).resolve()),
+        "zorkgpt.batch.jobs": len(jobs),
+        "zorkgpt.batch.to_run": to_run,
+        "zorkgpt.batch.workers": args.workers,
+        "zorkgpt.batch.backend": args.backend,
+        "zorkgpt.batch.cells": sorted({job["cell"] for job in jobs}),
+        "zorkgpt.batch.games": sorted({job["game"] for job in jobs}),
+    }
+    with telemetry.span(f"batch {Path(args.out).name}", attributes, root=True) as span:
+        yield span
+
+
+def _run(
+    args: argparse.Namespace, out: Path, jobs: list[dict], todo: list[dict], done: dict[str, dict], left_out: dict
+) -> dict:
+    """The jobs `todo` run (those of `done` ran before), the manifest written as each ends, and the results."""
     failed = sum(1 for row in done.values() if row["status"] != "finished")
     budget = args.max_cost_usd
     earlier = sum(row.get("cost_usd", 0.0) for row in done.values())  # a budget is the whole batch's, earlier runs too

@@ -39,6 +39,7 @@ from orchestration.episode import (
 from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
 from orchestration.spending import Spending
+from orchestration.tracing import EpisodeTrace
 from orchestration.turn_record import turn_record
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance
@@ -103,6 +104,8 @@ class Orchestrator:
         """What the caller adds to episode.json for `--resume` (e.g. the replay file)."""
         self.emulator_failure: str | None = None
         """How the live game's emulator failed, when that ended the episode (Ending.EMULATOR_FAILED)."""
+        self.trace = EpisodeTrace(self)
+        """The episode's spans, when this process sends traces (session.telemetry); nothing otherwise."""
 
     # -- the episode -------------------------------------------------------------------------------------
     def play_episode(self, resume: list[TurnRecord] | None = None) -> Path:
@@ -113,8 +116,12 @@ class Orchestrator:
         (the emulator is deterministic; each record is played again through the turn), then play goes on in the
         same files.
         """
-        started = time.perf_counter()
         folder = Path(self.config.files.episode_dir) / self.game_state.episode_id
+        with self.trace.episode(self.game_state.episode_id, folder, len(resume or [])):
+            return self._play(folder, resume)
+
+    def _play(self, folder: Path, resume: list[TurnRecord] | None) -> Path:
+        started = time.perf_counter()
         self.recorder = open_recorder(self.config, folder, self.quiet, bool(resume))
         try:
             self._begin(folder, resume or [])
@@ -169,8 +176,11 @@ class Orchestrator:
         """Turns until one ends the episode: every ending is an EpisodeOver, caught here."""
         try:
             while self.game_state.turn_count < self.config.gameplay.max_turns_per_episode:
-                record = self._execute_turn_logic()
-                self._check_ending(record, self._after_turn(record))
+                with self.trace.turn(self.game_state.turn_count + 1):
+                    record = self._execute_turn_logic()
+                    stop = self._after_turn(record)
+                    self.trace.took(self.last_record)
+                self._check_ending(record, stop)
             raise EpisodeOver(ending=Ending.MAX_TURNS)
         except EpisodeOver as over:
             self._end(over)

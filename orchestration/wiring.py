@@ -14,6 +14,7 @@ from agents.registry import AGENTS, CRITICS, Kind
 from managers.knowledge import Knowledge, load_store
 from managers.objectives import ObjectiveManager
 from orchestration.orchestrator import Orchestrator
+from session import telemetry
 from session.config import ConfigError, GameConfiguration, RunOptions
 from session.jericho_session import JerichoSession
 from session.story_file import resolve_story_file
@@ -84,7 +85,10 @@ def build_orchestrator(
     checked; `llm_client` serves every part that calls a model (else one is made when a configured kind needs it);
     `objectives`, else those the critic keeps; `knowledge`, a store already open, or None to play fresh (else the
     configured one); `after_episode`, the steps run on the finished folder (else report.html); `human_input` and
-    `human_output`, where a human gate asks (else the terminal)."""
+    `human_output`, where a human gate asks (else the terminal). This process sends the episode's traces where
+    `[tool.zorkgpt.telemetry]` and the environment say (session.telemetry; a ConfigError for an endpoint that is no
+    URL)."""
+    telemetry.configure(config.telemetry, (config.llm.api_key(),))
     session = session or build_session(config, options)
     agent_kind, critic_kind = chosen_kinds(config, options, agent=agent is None, critic=critic is None)
     if llm_client is None:

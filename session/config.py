@@ -29,10 +29,10 @@ from session.config_loading import TableError, describe, located, merged_tables,
 from session.emulator import DEFAULT_TIME_LIMIT
 from session.plugins import MODULE_NAME, OBJECT_PATH, import_modules
 
-BUILT_IN_MODULES = ("agents.llm_settings", "managers.loop_break")
+BUILT_IN_MODULES = ("agents.llm_settings", "managers.loop_break", "session.telemetry_settings")
 """The modules that register the built-in sections (`[tool.zorkgpt.llm]`, each loop-break detector's, in the order
-the loop break asks the detectors), imported by name as plugins are, before any table is validated or listed: every
-configuration has their sections, and the session imports neither package."""
+the loop break asks the detectors, `[tool.zorkgpt.telemetry]`), imported by name as plugins are, before any table is
+validated or listed: every configuration has their sections, and the session imports neither package."""
 
 STATE_SIGNALS = (
     "new_room",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import tomli
 from pydantic import BaseModel, ValidationError
@@ -136,9 +137,22 @@ def describe(exc: ValidationError, source: str, root: type[BaseModel]) -> str:
             problems.append(f"{key}: unknown key; allowed keys here: {', '.join(allowed)}")
         else:
             got = error.get("input")
+            if isinstance(got, str):
+                got = without_credentials(got)
             shown = f" (got {_shorten(repr(got))})" if not isinstance(got, dict) else ""
             problems.append(f"{key}: {error['msg']}{shown}")
     return f"invalid configuration in {source}: " + "; ".join(problems)
+
+
+def without_credentials(url: str) -> str:
+    """`url` safe to print: a user name or password in it shown as `***`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(an unreadable URL)"
+    if parts.username is None and parts.password is None:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
 
 
 def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:
