@@ -17,13 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import tempfile
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +29,7 @@ from agents.scripted_llm import ScriptedServer, WalkthroughModel
 from benchmarks import cli
 from orchestration.orchestrator import Orchestrator
 from orchestration.wiring import RunOptions, build_orchestrator
+from playthroughs.receivers import closed_endpoint, hanging_endpoint
 from session import telemetry
 from session.config import GameConfiguration
 from session.jericho_session import JerichoSession
@@ -49,42 +46,6 @@ WITHIN = 0.10
 """The acceptable slow-down of an episode whose receiver is unreachable or hangs, against no exporter."""
 CLOCKS = ("episode_id", "wall_seconds")
 """What differs between two runs of the same episode whatever they trace: its id and its clocks."""
-
-
-@contextmanager
-def hanging_endpoint() -> Iterator[str]:
-    """A base endpoint on 127.0.0.1 whose socket accepts every connection and never answers."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    listener.settimeout(0.1)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        for connection in held:
-            connection.close()
-        listener.close()
-
-
-def closed_endpoint() -> str:
-    """A base endpoint on 127.0.0.1 where nothing listens: connections are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}"
 
 
 def play(rom: Path, walkthrough: list[str], turns: int, endpoint: str | None, folder: Path) -> dict[str, Any]:

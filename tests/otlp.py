@@ -6,7 +6,6 @@ tests/orchestration/test_telemetry_phoenix.py."""
 from __future__ import annotations
 
 import json
-import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -114,35 +113,6 @@ def otlp_receiver() -> Iterator[tuple[str, Received]]:
 
     with serving(Handler) as server:
         yield f"http://127.0.0.1:{server.server_address[1]}", received
-
-
-@contextmanager
-def hanging_receiver() -> Iterator[str]:
-    """The base endpoint of a socket on 127.0.0.1 that accepts every connection and never answers."""
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(64)
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join(5)
-        for connection in held:
-            connection.close()
-        listener.close()
 
 
 # -- an LLM-path episode of zork1 that loops, for the telemetry tests --------------------------------------------------

@@ -19,11 +19,12 @@ import main
 from agents.llm_client import LLMClient
 from agents.scripted_llm import send_json
 from batch import runner
+from playthroughs.receivers import hanging_endpoint
 from session import telemetry
 from session.telemetry_settings import TelemetryConfig
 from tests.helpers import ROOT, make_config
 from tests.local_http import bypass_proxies, closed_port, serving
-from tests.otlp import MODEL, SECRET, THOUGHT, hanging_receiver, llm_episode, otlp_receiver
+from tests.otlp import MODEL, SECRET, THOUGHT, llm_episode, otlp_receiver
 
 OTEL_VARIABLES = (
     "OTEL_EXPORTER_OTLP_ENDPOINT",
@@ -180,7 +181,7 @@ def test_a_receiver_that_is_down_or_hangs_changes_nothing_in_the_records(rom_pat
     untraced = llm_episode(rom_path, walkthrough, tmp_path / "none", {}, 8)
     refused = {"endpoint": f"http://127.0.0.1:{closed_port()}"}
     down = llm_episode(rom_path, walkthrough, tmp_path / "down", refused, 8, flush=False)
-    with hanging_receiver() as endpoint:
+    with hanging_endpoint() as endpoint:
         hanging = llm_episode(rom_path, walkthrough, tmp_path / "hanging", {"endpoint": endpoint}, 8, flush=False)
     assert _comparable(down) == _comparable(untraced) == _comparable(hanging)
     assert untraced.summary["turns"] == 8 and sum(untraced.summary["llm_calls"].values()) >= 16
