@@ -177,6 +177,7 @@ def _comparable(played) -> tuple[dict, list[dict]]:
     return summary, records
 
 
+@pytest.mark.slow  # three episodes on the LLM path
 def test_a_receiver_that_is_down_or_hangs_changes_nothing_in_the_records(rom_path, walkthrough, tmp_path):
     untraced = llm_episode(rom_path, walkthrough, tmp_path / "none", {}, 8)
     refused = {"endpoint": f"http://127.0.0.1:{closed_port()}"}
