@@ -92,7 +92,7 @@ class EpisodeTrace:
         span = self.turn_span
         if span is telemetry.NO_SPAN:
             return
-        progressed = self.traced.loop_break.progress.last_progress_turn == record.turn
+        progressed = self.traced.loop_break.last_progress_turn == record.turn
         span.set(
             {
                 "zorkgpt.command": record.command,

@@ -137,13 +137,18 @@ class LoopBreak:
     def enabled(self) -> bool:
         return self.config.enabled
 
+    @property
+    def last_progress_turn(self) -> int:
+        """The last turn that made progress (0: none yet)."""
+        return self.progress.last_progress_turn
+
     def summary(self, turns: int) -> dict:
         """The summary's `loop_break` section, after `turns` turns."""
         return {
             "enabled": self.enabled,
             "progress_signals": list(self.signals),
-            "last_progress_turn": self.progress.last_progress_turn,
-            "turns_stuck_at_end": turns - self.progress.last_progress_turn,
+            "last_progress_turn": self.last_progress_turn,
+            "turns_stuck_at_end": turns - self.last_progress_turn,
             "on_stuck": self.config.on_stuck,
         }
 
