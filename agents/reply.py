@@ -430,7 +430,16 @@ def _read_answer(answer: str, reply: _Reply) -> tuple[str, str]:
     call = _PYTHONIC_CALL.search(body)
     if call is not None:
         return lines.thought, _line_command(call.group(1) or call.group(2) or "", reply)
-    return lines.thought, _last_line_command(lines.body or lines.continued, reply)
+    return lines.thought, _last_line_command(_outside_thought(lines), reply)
+
+
+def _outside_thought(lines: _Lines) -> list[str]:
+    """The lines the command is read from when nothing labels it: the unlabelled body, or the lines under a thought
+    label when the body holds nothing but rooms' titles in brackets (`[Kitchen]`, then `Plan: ...`, then the
+    command: the title heads the answer, the command ends the plan)."""
+    if lines.continued and all(_title(line) is not None for line in lines.body):
+        return lines.continued
+    return lines.body or lines.continued
 
 
 def _tagged(answer: str) -> list[str]:
@@ -615,6 +624,8 @@ def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
 _TITLE_JOINERS = frozenset("of a an the in on at to by for and with from into under near over behind beyond".split())
 _TITLE_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'-]{0,30}")
 MAX_TITLE_WORDS = 8
+_TITLE_MARKS = re.compile(r"^(?:[>#]+[ \t]*)+")
+"""A `>` prompt or a heading's marks before a title (`> [West of House]`, `## [Kitchen]`)."""
 
 
 def _title(line: str) -> list[str] | None:
@@ -626,7 +637,7 @@ def _title(line: str) -> list[str] | None:
     Before the command a title is never another command. Alone it is no command only when a joining word in lower
     case marks it as a title (`[West of House]`, `[Up a Tree]`): a title-cased command of a verb no list here holds
     (`[Light Lamp]`, a spell's `[Gnusto Rezrov]`) reads as one."""
-    text = _plain(line.strip())
+    text = _TITLE_MARKS.sub("", _plain(line.strip())).strip("*_ \t")
     closer = _BRACKETS.get(text[:1])
     if closer is None or text[:1] in "{<" or len(text) < 3 or not text.endswith(closer):
         return None
@@ -666,6 +677,7 @@ def _json_reading(text: str, reply: _Reply) -> tuple[str, str] | None:
     meant = [value for value in named if not value.turned_down]
     if named and not meant:
         return None  # every command in the JSON is one the reply turns down: read it as text
+    meant = _standing_alone(meant)
     commands = [command for value in meant for command in value.commands]
     thought = next((value.thought for value in meant + found if value.thought), "")
     if not commands:
@@ -692,6 +704,19 @@ class _Found:
     is_reply: bool
     turned_down: bool
     tail: str | None
+    in_sentence: bool = False
+    """Words stand on its line both before and after it (`My first idea was {...}, but that failed.`): quoted in
+    reasoning, not given as the answer."""
+
+
+def _standing_alone(values: list[_Found]) -> list[_Found]:
+    """Of JSON values naming different commands, the ones not quoted inside a sentence, when they agree on one
+    command: a line of reasoning that quotes a JSON command and moves on from it, then the answer on its own line.
+    Otherwise `values` as they are (different answers given alike are several commands)."""
+    if len({repr(value.commands) for value in values}) < 2:
+        return values
+    alone = [value for value in values if not value.in_sentence]
+    return alone if alone and len({repr(value.commands) for value in alone}) == 1 else values
 
 
 def _json_found(text: str) -> list[_Found]:
@@ -712,9 +737,22 @@ def _json_found(text: str) -> list[_Found]:
         commands, thought, is_reply = _commands_in(span.value, 0)
         if previous_end < 0 or _ALTERNATIVE.fullmatch(text[previous_end : span.start]) is None:
             turned_down = _turned_down(text, span.start)  # else `I could answer {...} or {...}`: the same sentence
-        found.append(_Found(commands, thought, is_reply, turned_down, span.tail))
+        in_sentence = _WORD.search(_line_before(text, span.start)) and _WORD.search(_line_after(text, span.end))
+        found.append(_Found(commands, thought, is_reply, turned_down, span.tail, bool(in_sentence)))
         previous_end = span.end
     return found
+
+
+_WORD = re.compile(r"[A-Za-z]{2}")
+
+
+def _line_before(text: str, start: int) -> str:
+    return text[text.rfind("\n", 0, start) + 1 : start]
+
+
+def _line_after(text: str, end: int) -> str:
+    line_end = text.find("\n", end)
+    return text[end : len(text) if line_end < 0 else line_end]
 
 
 _CLAUSE_BREAK = re.compile(r"\n|[.!?;:,](?:\s|$)|[}\]]|\b(?:but|so|however|then|and|now)\b")

@@ -628,12 +628,41 @@ def test_a_json_command_only_turned_down_or_offered_as_a_choice_is_no_answer(rep
         parse_command(reply)
 
 
+@pytest.mark.parametrize(
+    "reply",
+    [
+        'My first idea was {"command": "north"}, but that failed before.\n{"command": "east"}',
+        'Rejected option: {"command": "north"} (a wall).\n\n{"command": "east"}',
+        '{"command": "east"}\nI left {"command": "north"} out, as it led nowhere.',
+    ],
+)
+def test_a_json_command_quoted_in_a_sentence_gives_way_to_the_one_on_its_own_line(reply):
+    assert parse_command(reply) == "east"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"command": "north"}\n{"command": "east"}',  # two answers given alike: several commands
+        'Either {"command": "north"} is right, or maybe {"command": "east"} is.',
+    ],
+)
+def test_json_commands_given_alike_are_still_several(reply):
+    with pytest.raises(InvalidReply):
+        parse_command(reply)
+
+
 # -- a room's title in brackets ----------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("reply", "command"),
     [
         ("[West of House]\nI should look in the mailbox first.\nopen mailbox", "open mailbox"),
         ("[Kitchen]\nThe window leads outside.\nwest", "west"),
+        ("[West of House]\nPlan: open the mailbox to read the leaflet.\nopen mailbox", "open mailbox"),
+        ("[Kitchen]\nPlan: climb the stairs, then search the attic.\nup", "up"),  # never the title `kitchen`
+        ("[Kitchen]\n**Reasoning:** the bottle may hold water.\ntake bottle", "take bottle"),
+        ("**[Kitchen]**\nPlan: go west to the living room.\nwest", "west"),
+        ("> [West of House]\nThought: the mailbox is closed.\nopen mailbox", "open mailbox"),
         ("open mailbox\n[West of House]", "open mailbox"),
         ("[Kitchen]", "kitchen"),  # one word alone may be a command (`[Ulysses]`): the game says what it reads
         ("[North]", "north"),
