@@ -1,0 +1,54 @@
+"""benchmarks.studies.stuck_signs on a game of real play written here (zork1): a model that reaches the living room and
+then goes round the kitchen and the living room. Every sign climbs in its tail and stays low in its healthy opening."""
+
+from __future__ import annotations
+
+from benchmarks import real_play
+from benchmarks.studies import stuck_signs
+
+OPENING = ["open mailbox", "take leaflet", "north", "east", "open window", "west"]
+"""To the kitchen through the window: new rooms and the window's 10 points; the last real progress is turn 7."""
+ROUND = ["west", "east", "look"]
+"""Living room and kitchen, round and round: the same moves and look, answered alike."""
+
+
+def _real_play(tmp_path, rom_path, rounds: int, *sets: str):
+    folder = tmp_path / "play"
+    folder.mkdir(exist_ok=True)
+    (folder / "test_zork1_round.txt").write_text("\n".join(OPENING + ROUND * rounds) + "\n")
+    out = tmp_path / ("out" + "".join(sets))
+    args = ["--play", str(folder), "--games", str(rom_path.parent), "--out", str(out), "--records", str(tmp_path / "r")]
+    assert real_play.main([*args, *(f"--set={s}" for s in sets)]) == 0
+    return out
+
+
+def test_the_signs_climb_in_a_stuck_tail_and_the_study_says_when_a_safe_rule_would_stop_it(tmp_path, rom_path):
+    out = _real_play(tmp_path, rom_path, 20)
+    (play,) = stuck_signs.real_plays(out)
+    assert play.healthy_until == play.stuck_from == 7
+    echoes = stuck_signs.echoes(play.records)
+    worked = stuck_signs.nothing_new_worked(play.records)
+    rooms = stuck_signs.few_rooms(play.records)
+    last = play.records[-1]["turn"]
+    assert echoes[-1] == stuck_signs.ECHO_WINDOW  # after one round every command is answered as before
+    assert rooms[-1] == last - 6  # two rooms from the living room on (turn 7 counted)
+    assert worked[-1] >= last - 10  # the first walk each way was new, nothing since
+    assert max(echoes[:7]) == 0 and max(rooms[:7]) <= 7
+
+    variant = _real_play(tmp_path, rom_path, 20, "loop_break.cycle.turns=12")
+    report = tmp_path / "signs.md"
+    args = ["--real", str(out), "--variant", str(variant), "--out", str(report)]
+    assert stuck_signs.main(args) == 0
+    text = report.read_text()
+    assert "Command: `uv run python -m benchmarks.studies.stuck_signs --real" in text
+    assert "| loop_break.cycle.turns=12 |" in text and "| defaults |" in text
+    result = stuck_signs.study(stuck_signs.real_plays(out), [])
+    assert result["turns_after_last_progress"] == last - 7
+    assert result["saved_with_the_signs"] >= result["saved_now"]
+    for sign in result["signs"].values():
+        assert sign["safe_threshold"] >= stuck_signs.MARGIN * max(sign["real_peak"][0], 1)
+
+
+def test_a_folder_without_real_play_is_one_error_line(tmp_path, capsys):
+    assert stuck_signs.main(["--real", str(tmp_path / "missing")]) == 2
+    assert capsys.readouterr().err.strip().startswith("error: ")
