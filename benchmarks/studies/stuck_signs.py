@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
         recorded_by = []
         for folder, name in [(args.real, "real_play.md"), *((folder, "corpus.md") for folder in args.corpus)]:
             heading = (Path(folder) / name).read_text().splitlines()[:5]
-            recorded_by += [line.strip(" `") for line in heading if line.startswith(("Command:", "Commit:"))]
+            recorded_by += [line.strip() for line in heading if line.startswith(("Command:", "Commit:"))]
     except (OSError, KeyError, ValueError) as exc:
         return cli.fail(exc)
     result = study(real, corpus)
