@@ -710,13 +710,17 @@ class _Found:
 
 
 def _standing_alone(values: list[_Found]) -> list[_Found]:
-    """Of JSON values naming different commands, the ones not quoted inside a sentence, when they agree on one
-    command: a line of reasoning that quotes a JSON command and moves on from it, then the answer on its own line.
-    Otherwise `values` as they are (different answers given alike are several commands)."""
+    """Of JSON values naming different commands, the ones after the last quoted inside a sentence, when they stand
+    on their own lines and agree on one command: a line of reasoning that quotes a JSON command and moves on from
+    it, then the answer. Otherwise `values` as they are: different answers given alike, or a sentence after the
+    answer that names another (`Actually, I prefer {...}`), are several commands."""
     if len({repr(value.commands) for value in values}) < 2:
         return values
-    alone = [value for value in values if not value.in_sentence]
-    return alone if alone and len({repr(value.commands) for value in alone}) == 1 else values
+    last_quoted = max((index for index, value in enumerate(values) if value.in_sentence), default=-1)
+    after = values[last_quoted + 1 :]
+    if last_quoted < 0 or not after or len({repr(value.commands) for value in after}) > 1:
+        return values
+    return after
 
 
 def _json_found(text: str) -> list[_Found]:
