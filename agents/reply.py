@@ -705,8 +705,8 @@ class _Found:
     turned_down: bool
     tail: str | None
     in_sentence: bool = False
-    """Words stand on its line both before and after it (`My first idea was {...}, but that failed.`): quoted in
-    reasoning, not given as the answer."""
+    """It sits in a sentence (`My first idea was {...}, but that failed.`, see `_in_sentence`): quoted in reasoning,
+    not given as the answer."""
 
 
 def _standing_alone(values: list[_Found]) -> list[_Found]:
@@ -741,13 +741,21 @@ def _json_found(text: str) -> list[_Found]:
         commands, thought, is_reply = _commands_in(span.value, 0)
         if previous_end < 0 or _ALTERNATIVE.fullmatch(text[previous_end : span.start]) is None:
             turned_down = _turned_down(text, span.start)  # else `I could answer {...} or {...}`: the same sentence
-        in_sentence = _WORD.search(_line_before(text, span.start)) and _WORD.search(_line_after(text, span.end))
-        found.append(_Found(commands, thought, is_reply, turned_down, span.tail, bool(in_sentence)))
+        found.append(_Found(commands, thought, is_reply, turned_down, span.tail, _in_sentence(text, span)))
         previous_end = span.end
     return found
 
 
 _WORD = re.compile(r"[A-Za-z]{2}")
+
+
+def _in_sentence(text: str, span: _Span) -> bool:
+    """Words stand on the JSON value's line after it (`{...} was a dead end`), or before it other than a label
+    (`My first idea was {...}`; not `Command: {...}`)."""
+    before = _line_before(text, span.start).strip()
+    if _WORD.search(_line_after(text, span.end)):
+        return True
+    return bool(_WORD.search(before)) and _label(before)[0] not in ("command", "input")
 
 
 def _line_before(text: str, start: int) -> str:

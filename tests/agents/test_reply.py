@@ -633,6 +633,8 @@ def test_a_json_command_only_turned_down_or_offered_as_a_choice_is_no_answer(rep
     [
         'My first idea was {"command": "north"}, but that failed before.\n{"command": "east"}',
         'Rejected option: {"command": "north"} (a wall).\n\n{"command": "east"}',
+        '{"command": "north"} was a dead end earlier, so not that.\n\n```json\n{"command": "east"}\n```',
+        'I thought about {"command": "up"}; the tree is too high.\nCommand: {"command": "east"}',
     ],
 )
 def test_a_json_command_quoted_in_a_sentence_gives_way_to_the_one_on_its_own_line(reply):
