@@ -22,6 +22,7 @@ DETECTOR_MODULES = (
     "churn",
     "cycle",
     "obstacle",
+    "refused_again",
 )
 """The built-in detectors' modules, in the registry's order."""
 for _module in DETECTOR_MODULES:

@@ -214,7 +214,11 @@ def test_gate_terminate(rom_path, tmp_path):
 def test_gate_terminate_waits_for_turns_without_progress(rom_path, tmp_path):
     """By default the gate opens only once the episode has gone gate_min_turns_stuck turns without progress."""
     config = make_config(
-        tmp_path, loop_break={"action_loops": {"gate_action": "terminate", "enable_identical_action_detection": False}}
+        tmp_path,
+        loop_break={
+            "action_loops": {"gate_action": "terminate", "enable_identical_action_detection": False},
+            "refused_again": {"times": 0},  # `open door` thirty times is that rule's too, and it comes first
+        },
     )
     result = run_episode(rom_path, config, ReplayAgent(["open door"] * 30))
     assert result.summary["termination_reason"] == "loop_gate"

@@ -116,6 +116,7 @@ def test_unregistering_the_toy_leaves_the_built_in_ones(toy):
         "churn",
         "cycle",
         "obstacle",
+        "refused_again",
     ]
 
 

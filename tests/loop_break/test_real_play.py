@@ -34,7 +34,9 @@ def test_a_model_retrying_the_grating_it_cannot_open_is_stopped_within_50_turns_
     assert last == 128 and stop["turn"] - last <= 50
 
 
-def test_the_obstacle_rule_does_not_stop_a_model_lost_in_the_maze_before_it_finds_the_way_out(rom_path, tmp_path):
+def test_no_rule_stops_a_model_lost_in_the_maze_before_it_finds_the_way_out(rom_path, tmp_path):
+    """Under the defaults: the obstacle and refused-again rules among them (gemini says a refusal again at once
+    three times while lost)."""
     commands = _commands(LOST_IN_THE_MAZE)
     played = replay_episode(rom_path, tmp_path, commands, {}, max_turns=len(commands))
     troll_room = next(r["turn"] for r in played.records if r["room_name_after"] == "The Troll Room" and r["turn"] > 150)
