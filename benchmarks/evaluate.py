@@ -318,10 +318,10 @@ def evaluate(
     started = time.perf_counter()
     reports = []
     with tempfile.TemporaryDirectory() as temporary:
+        scenarios = [build_scenario(name, rom) for name in names]  # one that cannot be built fails before any play
         stuck = build_scenario(STUCK_LLM_SCENARIO, rom).commands
         llm_turn = llm_path.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
-        for name in names:
-            built = build_scenario(name, rom)
+        for built in scenarios:
             reports.append(evaluate_scenario(built, rom, config_path, episodes or Path(temporary), llm_turn))
     signals = tuple(GameConfiguration.from_toml(config_path).loop_break.progress_signals)
     pictures = [str(p) for r in reports if r["kind"] == "stuck" and (p := plot_scenario(r, out, signals))]

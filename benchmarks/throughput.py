@@ -4,8 +4,8 @@
 
 The orchestrator plays Jericho's walkthrough (forced) with the offline critic and the loop break on, writing its
 records to a temporary folder; the raw figure replays the same commands on a bare FrotzEnv. Medians are reported.
-The per-turn figure leaves out the episode's start (measured apart, on a one-turn episode): opening the shadow
-emulator and probing it costs a fixed quarter second per episode, mostly Jericho building its action templates.
+The per-turn figure leaves out the episode's start (measured apart, on a one-turn episode, its own line): opening the
+emulators and probing the game cost a fixed time per episode, whatever its length.
 
 A second measure plays zork1's dam_ab looper (an A-B loop between the Dam and its lobby) for `--loop-turns` turns
 with the loop break watching but never ending it: the turns a stuck agent costs before it is stopped, when the
