@@ -40,7 +40,7 @@ from orchestration.human_gate import ask_for_guidance
 from orchestration.recorder import EpisodeRecorder
 from orchestration.spending import Spending
 from orchestration.tracing import EpisodeTrace
-from orchestration.turn_record import turn_record
+from orchestration.turn_record import turn_record, with_objectives
 from session.config import GameConfiguration
 from session.context import AgentContext, Guidance
 from session.events import EventType
@@ -215,9 +215,7 @@ class Orchestrator:
             memory if memory != self.agent_memory else None,
         )
         completed, added = self.objectives.reached(draft, choice.review, self.last_record)
-        if completed or added:  # most turns reach none: the draft's empty lists stand (a remade record costs 15 µs)
-            draft = replace(draft, objectives_completed=completed, objectives_added=added)
-        return self._took(draft, view, after)
+        return self._took(with_objectives(draft, completed, added), view, after)
 
     def _replay_turn(self, recorded: TurnRecord) -> TurnRecord:
         """A turn of an interrupted episode played again to resume it: its rejected proposals noted as when it was
