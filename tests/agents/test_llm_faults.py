@@ -25,6 +25,7 @@ from agents.llm_critic import LLMCritic
 from agents.llm_settings import LLMConfig
 from agents.prompts import role_of
 from managers.objectives import ObjectiveManager
+from session.checkpoints import checkpoints_for
 from session.jericho_session import JerichoSession
 from tests.helpers import make_config, run_episode, verdict_json
 from tests.local_http import closed_port, serving
@@ -170,8 +171,15 @@ def fault_server(no_proxy):
 
 
 @pytest.fixture
-def steps(monkeypatch) -> list[str]:
-    """Every command the game actually ran, in order."""
+def steps(monkeypatch, rom_path) -> list[str]:
+    """Every command the episode's game actually ran, in order. The summary's checkpoints play the walkthrough once a
+    process, on an emulator of their own: derived here first, so that the first test of a process does not count
+    those steps as the episode's."""
+    session = JerichoSession(rom_path)
+    try:
+        checkpoints_for(session)
+    finally:
+        session.close()
     ran: list[str] = []
     original = JerichoSession.step
 
