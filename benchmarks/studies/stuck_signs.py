@@ -16,7 +16,10 @@ before, as benchmarks.real_play has it) and restarts there:
 - **nothing new worked**: turns since something new last worked: a move that reached a place (a room, or a spot the
   game names anew inside one) by an exit not taken before, or a command other than a move, a look or a wait that
   the game took (no refusal, no "nothing happens") and that was never made in that room before; waits left out;
-- **few rooms**: the longest run of the latest turns spent in at most `FEW_ROOMS` rooms.
+- **few rooms**: the longest run of the latest turns spent in at most `FEW_ROOMS` rooms;
+- **refused again**: turns that said again, at once, a command the game had just refused and were answered alike
+  with nothing changed, as the refused-again stop rule counts them (managers/loop_break/refused_again.py; the rule
+  restarts at any progress, the study at real progress only, so its peaks here are the higher).
 
 Healthy play is the play of real models up to their last real progress (--real) and the corpus's optimal and noisy
 walkthroughs up to the end of their script (--corpus). A rule on a sign is safe when healthy play stays below 1/1.5
@@ -37,11 +40,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import cli
+from managers.loop_break.refused_again import RefusalsRepeated
 from playthroughs.real_play import real_progress
 from session.commands import canonical_command, direction_of, is_observation, is_wait
 from session.outcomes import SUCCESS
 from session.provenance import command, commit
-from session.records import read_record_dicts
+from session.records import TurnRecord, read_record_dicts
 from session.tables import markdown_table
 
 ECHO_WINDOW = 20
@@ -128,10 +132,23 @@ def few_rooms(records: list[dict]) -> list[int]:
     return out
 
 
+def refused_again(records: list[dict]) -> list[int]:
+    """Per turn, the turns since the last real progress that said a refusal again at once, answered alike."""
+    repeated = RefusalsRepeated()
+    out = []
+    for record, progressed in _since_progress(records):
+        if progressed:
+            repeated.restart()
+        repeated.observe(TurnRecord(**record))
+        out.append(repeated.count)
+    return out
+
+
 SIGNS: dict[str, Callable[[list[dict]], list[int]]] = {
     "echoes": echoes,
     "nothing new worked": nothing_new_worked,
     "few rooms": few_rooms,
+    "refused again": refused_again,
 }
 
 

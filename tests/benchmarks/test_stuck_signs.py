@@ -34,6 +34,7 @@ def test_the_signs_climb_in_a_stuck_tail_and_the_study_says_when_a_safe_rule_wou
     assert rooms[-1] == last - 6  # two rooms from the living room on (turn 7 counted)
     assert worked[-1] >= last - 10  # the first walk each way was new, nothing since
     assert max(echoes[:7]) == 0 and max(rooms[:7]) <= 7
+    assert stuck_signs.refused_again(play.records)[-1] == 0  # every walk and look there worked
 
     variant = _real_play(tmp_path, rom_path, 20, "loop_break.cycle.turns=12")
     report = tmp_path / "signs.md"
