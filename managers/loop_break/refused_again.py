@@ -29,7 +29,7 @@ from session.records import TurnRecord
 class RefusedAgainConfig(DetectorSection):
     """`[tool.zorkgpt.loop_break.refused_again]`: the refused-again rule, a refusal said again at once."""
 
-    times: int = Field(6, ge=0, le=100_000)
+    times: int = Field(7, ge=0, le=100_000)
     """Stop (`stuck_no_progress`, rule `refused_again`) when this many turns since the last progress said again,
     at once, the command the game had just refused (or answered as doing nothing, blocked, not understood), got the
     same answer word for word and changed nothing in the world; looks, inventories, examinations and waits never

@@ -57,7 +57,7 @@ def test_the_rule_stops_once_its_times_and_turns_are_reached_and_is_off_at_zero(
     others_off = {"fruitless": {"turns": 0}, "repetition": {"stop": False}, "cycle": {"turns": 0}}
     doubled = [_turn(t, ["south", "west", "up", "down"][(t - 1) // 2 % 4]) for t in range(1, 41)]
     turn, rule = first_stop(loop_break(**others_off), doubled)
-    assert rule == "refused_again" and turn == 16  # six repeats by turn 12, then the rule's 16 turns
+    assert rule == "refused_again" and turn == 16  # seven repeats by turn 14, then the rule's 16 turns
     turn, rule = first_stop(loop_break(**others_off, refused_again={"times": 0}), doubled)
     assert rule != "refused_again"
 
