@@ -210,9 +210,10 @@ def study(real: list[Play], corpus: list[Play]) -> dict:
         threshold = math.ceil(MARGIN * max(real_peak[0], corpus_peak[0], 1))
         stops = {}
         for play in tails:
-            turn = reached(play, sign(play.records), threshold)
+            values = sign(play.records)
+            turn = reached(play, values, threshold)
             stops[play.name] = {
-                "tail_peak": max(v for r, v in zip(play.records, sign(play.records)) if r["turn"] > play.stuck_from),
+                "tail_peak": max(v for r, v in zip(play.records, values) if r["turn"] > play.stuck_from),
                 "stop_after_progress": None if turn is None else turn - play.stuck_from,
             }
             if turn is not None and (earliest[play.name] is None or turn < earliest[play.name]):

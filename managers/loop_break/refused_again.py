@@ -22,7 +22,7 @@ from pydantic import Field
 from managers.loop_break.detector import Detector, Stretch, Turn, register
 from session.commands import canonical_command, is_observation, is_wait
 from session.config import DetectorSection
-from session.outcomes import BLOCKED_EXIT, NO_EFFECT, PARSER_FAILURE, REFUSED
+from session.outcomes import DEATH, PROBLEMATIC
 from session.records import TurnRecord
 
 
@@ -42,8 +42,8 @@ class RefusedAgainConfig(DetectorSection):
         return {"times": 0}
 
 
-REFUSALS = frozenset({REFUSED, NO_EFFECT, BLOCKED_EXIT, PARSER_FAILURE})
-"""Answers whose repetition at once is refused again."""
+REFUSALS = PROBLEMATIC - {DEATH}
+"""Answers whose repetition at once is refused again: refused, no effect, a blocked exit, not understood."""
 
 
 @dataclass
