@@ -23,7 +23,10 @@ Novelty kinds (NOVELTY_KINDS), each measured on the corpus (benchmarks/corpus.py
   keeps what it inferred in globals of its own, which a first inference sets to values never seen. Nor on a command
   that only looks (`look under bug`, `examine glass`, `read note`): the library notes there what was looked at (a
   TextWorld busy loop restarted its count on `look under bug` answered `You find nothing of interest.`); what looking
-  reveals moves things or is news (`new_object_state`, `new_information`).
+  reveals moves things or is news (`new_object_state`, `new_information`). Nor on a turn the game paused in, waiting
+  for one key (`GameView.paused`: sherlock's Big Ben strikes the hour in the middle of a walk): the globals it
+  sets there take values never seen at every pause, and kept a walk between two streets counting as progress once an
+  hour; what the pause itself changed in the world is read as ever.
   The parser's own globals are left out: those that differ between harmless probes (`GameSession.noisy_globals`),
   those that changed on a refused or misunderstood command, those holding a dictionary word or an object within
   reach (the parser's noun), counters (the same step three times running), and any global an idle turn writes too,
@@ -226,7 +229,8 @@ class WorldNovelty:
         new_answer = answer not in self.answers
         self.answers.add(answer)
         within = direction is not None and after.room_id == before.room_id and category == SUCCESS
-        new_global = self._globals(before, after, category, idle_world, within)
+        # the globals of a pause take values never seen at every pause (module docstring)
+        new_global = not after.paused and self._globals(before, after, category, idle_world, within)
         walked_again = repeated_walk and after.room_id != before.room_id
         inferred = parser_noted(after.text)  # the parser's own globals took what it inferred (module docstring)
         looked = is_observation(command)  # what a look sets is the library's note of what was looked at

@@ -262,6 +262,7 @@ class JerichoSession:
             world=world,
             held_inside=tuple(obj for obj in inside if obj.name),
             rolled_dice=rolled_dice,
+            paused=self.env.get_state()[NEXT_OPCODE] == READ_CHAR,
             unreadable=() if self.supported else tuple(self.unreadable()),
             came_from=came_from,
             unnamed=tuple(obj.num for obj in room_objects + inventory if not obj.name),

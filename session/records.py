@@ -53,6 +53,9 @@ class GameView:
     """Objects inside what the player holds (an egg in a carried nest): in hand, not yet taken on their own."""
     rolled_dice: bool = False
     """The command that led here drew random numbers (the emulator's random-number state moved)."""
+    paused: bool = False
+    """The game stopped in the middle of its answer and waits for one key (sherlock's Big Ben interrupts a walk with
+    `[Press any key to continue.]`): the answer goes on with whatever is typed next."""
     came_from: tuple[int, str] | None = None
     """(room, title) this turn walked from, when the room was unknown until this walk showed which object the player
     is (a game without Jericho's bindings whose opening has no way out): the turn's record starts there."""

@@ -183,6 +183,28 @@ def test_global_novelty_needs_a_new_answer():
     assert "new_game_variable" not in novelty.observe(floor, wall, "examine wall", "no_effect").kinds
 
 
+def test_a_variable_set_while_the_game_waits_for_a_key_is_no_new_variable():
+    """sherlock's Big Ben strikes the hour in the middle of a walk and waits for a key, setting globals to values
+    never seen at every pause: a walk between two streets counted as progress once an hour. The same change on a
+    turn that finished its answer is the command's."""
+    start = view(world([0, 0, 1]), text="start")
+    chimed = view(world([0, 0, 1], globals_=[0, 0, 0, 0, 0, 0, 23770, 0]), text="Big Ben strikes. [Press any key.]")
+    assert (
+        "new_game_variable"
+        not in WorldNovelty(start).observe(start, replace(chimed, paused=True), "n", "success").kinds
+    )
+    assert "new_game_variable" in WorldNovelty(start).observe(start, chimed, "n", "success").kinds
+
+
+def test_the_game_waiting_for_a_key_in_the_middle_of_an_answer_is_paused_sherlock():
+    session = JerichoSession(story_file("sherlock.z5"))
+    session.reset()
+    steps = session.walkthrough()
+    views = [session.step(command) for command in steps[:51]]
+    assert views[49].paused and "[Press any key to continue.]" in views[49].text
+    assert not views[48].paused and not views[50].paused
+
+
 def test_a_nothing_happens_answer_sets_no_variable():
     """ "You feel nothing unexpected" is the parser's bookkeeping even when a global moves and the answer is new
     (semi-novel stuck loops kept going on such answers); the same change on a command that worked counts."""
