@@ -19,7 +19,9 @@ before, as benchmarks.real_play has it) and restarts there:
 - **few rooms**: the longest run of the latest turns spent in at most `FEW_ROOMS` rooms;
 - **refused again**: turns that said again, at once, a command the game had just refused and were answered alike
   with nothing changed, as the refused-again stop rule counts them (managers/loop_break/refused_again.py; the rule
-  restarts at any progress, the study at real progress only, so its peaks here are the higher).
+  restarts at any progress, the study at real progress only, so its peaks here are the higher);
+- **walls again**: moves the game refused (no way there) from a room it had refused the same way before, word for
+  word: a wall already found, bumped into again.
 
 Healthy play is the play of real models up to their last real progress (--real) and the corpus's optimal and noisy
 walkthroughs up to the end of their script (--corpus). A rule on a sign is safe when healthy play stays below 1/1.5
@@ -43,7 +45,7 @@ from benchmarks import cli
 from managers.loop_break.refused_again import RefusalsRepeated
 from playthroughs.real_play import real_progress
 from session.commands import canonical_command, direction_of, is_observation, is_wait
-from session.outcomes import SUCCESS
+from session.outcomes import BLOCKED_EXIT, SUCCESS
 from session.provenance import command, commit
 from session.records import TurnRecord, read_record_dicts
 from session.tables import markdown_table
@@ -144,11 +146,28 @@ def refused_again(records: list[dict]) -> list[int]:
     return out
 
 
+def walls_again(records: list[dict]) -> list[int]:
+    """Per turn, the moves since the last real progress the game refused from a room as it had refused them before."""
+    walls: dict[tuple[object, str], str] = {}
+    count, out = 0, []
+    for record, progressed in _since_progress(records):
+        if progressed:
+            walls, count = {}, 0
+        direction = direction_of(record["command"])
+        if direction is not None and record["result_category"] == BLOCKED_EXIT:
+            wall, answer = (record["room_id_before"], direction), " ".join(record["response"].split())
+            count += walls.get(wall) == answer
+            walls[wall] = answer
+        out.append(count)
+    return out
+
+
 SIGNS: dict[str, Callable[[list[dict]], list[int]]] = {
     "echoes": echoes,
     "nothing new worked": nothing_new_worked,
     "few rooms": few_rooms,
     "refused again": refused_again,
+    "walls again": walls_again,
 }
 
 

@@ -35,19 +35,20 @@ def test_the_signs_climb_in_a_stuck_tail_and_the_study_says_when_a_safe_rule_wou
     assert worked[-1] >= last - 10  # the first walk each way was new, nothing since
     assert max(echoes[:7]) == 0 and max(rooms[:7]) <= 7
     assert stuck_signs.refused_again(play.records)[-1] == 0  # every walk and look there worked
+    assert stuck_signs.walls_again(play.records)[-1] == 0
 
-    variant = _real_play(tmp_path, rom_path, 20, "loop_break.cycle.turns=12")
-    report = tmp_path / "signs.md"
-    args = ["--real", str(out), "--variant", str(variant), "--out", str(report)]
-    assert stuck_signs.main(args) == 0
-    text = report.read_text()
-    assert "Command: `uv run python -m benchmarks.studies.stuck_signs --real" in text
-    assert "| loop_break.cycle.turns=12 |" in text and "| defaults |" in text
-    result = stuck_signs.study(stuck_signs.real_plays(out), [])
-    assert result["turns_after_last_progress"] == last - 7
-    assert result["saved_with_the_signs"] >= result["saved_now"]
-    for sign in result["signs"].values():
-        assert sign["safe_threshold"] >= stuck_signs.MARGIN * max(sign["real_peak"][0], 1)
+
+def test_a_wall_bumped_into_again_from_the_same_room_counts_until_real_progress(tmp_path, rom_path):
+    """The kitchen has no way south: said three times, a wall found once and bumped into twice. The living room is a
+    new room (real progress), and its own wall to the south is one found there, not bumped into again."""
+    folder = tmp_path / "play"
+    folder.mkdir()
+    (folder / "test_zork1_walls.txt").write_text("\n".join([*OPENING, "south", "south", "south", "west", "south"]))
+    out = tmp_path / "out"
+    args = ["--play", str(folder), "--games", str(rom_path.parent), "--out", str(out), "--records", str(tmp_path / "r")]
+    assert real_play.main(args) == 0
+    (play,) = stuck_signs.real_plays(out)
+    assert stuck_signs.walls_again(play.records)[6:] == [0, 1, 2, 0, 0]
 
 
 def test_a_folder_without_real_play_is_one_error_line(tmp_path, capsys):
