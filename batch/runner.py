@@ -50,7 +50,7 @@ from batch.results import write_results
 from batch.tales import write_table
 from orchestration.wiring import check_budget, chosen_kinds
 from session import telemetry
-from session.config import ConfigError, GameConfiguration, RunOptions
+from session.config import ConfigError, GameConfiguration, RunOptions, layered
 from session.emulator import watch_parent
 from session.plugins import modules_of
 from session.story_file import STORY_SUFFIXES
@@ -140,9 +140,7 @@ def plan(args: argparse.Namespace, stories: list[Path] | None = None) -> list[di
     cli = {section: {k: v for k, v in keys.items() if v is not None} for section, keys in cli.items()}
     jobs = []
     for cell, sections in read_grid(args.grid).items():
-        overrides = {"knowledge": {"enabled": False}}  # episodes of a batch are independent samples
-        for section, keys in [*cli.items(), *sections.items()]:
-            overrides.setdefault(section, {}).update(keys)
+        overrides = layered({"knowledge": {"enabled": False}}, cli, sections)  # a batch's episodes: independent samples
         try:
             config = GameConfiguration.from_toml(args.config, overrides)  # a bad cell fails now, not in a worker
             if AGENTS.resolve(config.gameplay.agent, config.llm.api_key()).needs_actions:

@@ -38,7 +38,7 @@ from playthroughs import llm_path
 from playthroughs.episodes import play_trajectory
 from playthroughs.trajectories import STUCK_KINDS, Trajectory, stuck_target
 from playthroughs.trajectory_cache import build
-from session.config import ConfigError, GameConfiguration
+from session.config import ConfigError, GameConfiguration, layered
 from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS
 from session.story_file import STORY_SUFFIXES, StoryFileError
@@ -142,12 +142,13 @@ def run_game(job: dict) -> list[dict]:
             modes = ["forced"] if trajectory.kind in ("optimal", "noisy") else ["forced", "looper"]
             for mode in modes:
                 folder = episodes / f"{index:03d}-{trajectory.kind}-{mode}"
-                overrides = {
-                    "files": {"episode_dir": str(folder)},
-                    "gameplay": {"max_turns_per_episode": len(trajectory.commands)},
-                }
-                for section, values in config_overrides.items():
-                    overrides.setdefault(section, {}).update(values)
+                overrides = layered(
+                    {
+                        "files": {"episode_dir": str(folder)},
+                        "gameplay": {"max_turns_per_episode": len(trajectory.commands)},
+                    },
+                    config_overrides,
+                )
                 config = GameConfiguration.from_toml(job["config"], overrides)
                 summary, records = play_trajectory(story, trajectory, config, mode)
                 row = figures(trajectory, mode, summary, records, config.gameplay.critic_rejection_threshold)

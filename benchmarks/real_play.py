@@ -52,7 +52,7 @@ from playthroughs.real_play import (
     play_game,
     real_progress,
 )
-from session.config import ConfigError, GameConfiguration
+from session.config import ConfigError, GameConfiguration, layered
 from session.provenance import command, commit
 from session.records import EVENTS_FILE, LOOP_ENDINGS
 from session.story_file import StoryFileError
@@ -116,14 +116,15 @@ def run(games: list[RecordedGame], config_path: str, overrides: dict, records: P
             plays = []
             for label, extra in (("alone", {"loop_break": {"enabled": False}}), ("judged", {})):
                 folder = (records if records is not None and label == "alone" else Path(temporary)) / game.name / label
-                merged = {section: dict(values) for section, values in overrides.items()}
-                for section, values in {
-                    **extra,
-                    "files": {"episode_dir": str(folder)},
-                    "gameplay": {"max_turns_per_episode": len(game.commands)},
-                    "knowledge": {"enabled": False},
-                }.items():
-                    merged.setdefault(section, {}).update(values)
+                merged = layered(
+                    overrides,
+                    extra,
+                    {
+                        "files": {"episode_dir": str(folder)},
+                        "gameplay": {"max_turns_per_episode": len(game.commands)},
+                        "knowledge": {"enabled": False},
+                    },
+                )
                 plays.append(play_game(game, GameConfiguration.from_toml(config_path, merged), folder))
             row = figures(game, plays[0], plays[1])
             if records is not None:

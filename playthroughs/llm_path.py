@@ -23,7 +23,7 @@ from agents.scripted_llm import ReasoningModel, ScriptedServer, WalkthroughModel
 from playthroughs.scenarios import ScenarioError
 from playthroughs.trajectories import clean_outcomes
 from session.commands import GameDictionary, normalize_command
-from session.config import GameConfiguration
+from session.config import GameConfiguration, layered
 from session.jericho_session import JerichoSession
 from session.records import BLOCKING_SOURCES, LOOP_ENDINGS, UNPARSEABLE_FALLBACK, read_record_dicts, read_summary
 
@@ -76,15 +76,16 @@ def play(
         return model(messages)
 
     with ScriptedServer(reply, reasoning) as server:
-        overrides = {section: dict(values) for section, values in (more_overrides or {}).items()}
-        for section, values in {
-            "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
-            "gameplay": {"agent": "llm", "critic": critic, "max_turns_per_episode": len(commands)},
-            "files": {"episode_dir": str(episode_dir)},
-            # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
-            "knowledge": {"enabled": False},
-        }.items():
-            overrides.setdefault(section, {}).update(values)
+        overrides = layered(
+            more_overrides,
+            {
+                "llm": {"base_url": server.base_url, "max_retries": 0, "timeout_seconds": 10},
+                "gameplay": {"agent": "llm", "critic": critic, "max_turns_per_episode": len(commands)},
+                "files": {"episode_dir": str(episode_dir)},
+                # The turn's calls only: with a knowledge store, the LLM critic adds one synthesis call per episode.
+                "knowledge": {"enabled": False},
+            },
+        )
         config = GameConfiguration.from_toml(config_path, overrides)
         with _scripted_environment(config.llm.api_key_env):
             orchestrator = build_orchestrator(config, RunOptions(rom=str(rom), quiet=True))

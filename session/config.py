@@ -394,3 +394,13 @@ def stop_rules_off() -> dict[str, dict[str, Any]]:
     every detector's section answers for its own rule (`DetectorSection.stop_rule_off`)."""
     sections = ((name, model.stop_rule_off()) for name, model in LoopBreakConfig.section_models().items())
     return {name: dict(off) for name, off in sections if off is not None}
+
+
+def layered(*layers: dict[str, dict[str, Any]] | None) -> dict[str, dict[str, Any]]:
+    """Override tables ({section: {key: value}}, as `GameConfiguration.from_toml` takes them) merged in order, a key
+    of a later layer over the same key of an earlier one; the layers themselves are left as they were."""
+    merged: dict[str, dict[str, Any]] = {}
+    for layer in layers:
+        for section, values in (layer or {}).items():
+            merged.setdefault(section, {}).update(values)
+    return merged

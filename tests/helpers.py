@@ -24,7 +24,7 @@ from agents.replay_agent import ReplayAgent
 from agents.scripted_llm import PLAUSIBLE_VERDICT, cycling_replies
 from orchestration.orchestrator import Orchestrator
 from orchestration.wiring import RunOptions, build_orchestrator
-from session.config import GameConfiguration
+from session.config import GameConfiguration, layered
 from session.records import EVENTS_FILE, read_record_dicts, read_records, read_summary
 
 # -- the project and its story files --------------------------------------------------------------------------------
@@ -111,10 +111,9 @@ def real_play_file(name: str) -> Path:
 # -- episodes --------------------------------------------------------------------------------------------------------
 def make_config(tmp_path: Path, **sections: dict[str, Any]) -> GameConfiguration:
     """Defaults from pyproject.toml, episodes under tmp_path, then `sections` ({section: {key: value}})."""
-    overrides = {"files": {"episode_dir": str(tmp_path / "episodes")}}
-    for section, values in sections.items():
-        overrides.setdefault(section, {}).update(values)
-    return GameConfiguration.from_toml(PYPROJECT, overrides)
+    return GameConfiguration.from_toml(
+        PYPROJECT, layered({"files": {"episode_dir": str(tmp_path / "episodes")}}, sections)
+    )
 
 
 def detector_config_file(tmp_path: Path, detector: str, table: str) -> Path:

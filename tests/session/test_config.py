@@ -8,7 +8,7 @@ import pytest
 import tomli
 from pydantic import BaseModel
 
-from session.config import DEFAULT_PROGRESS_SIGNALS, ConfigError, GameConfiguration, LoopBreakConfig
+from session.config import DEFAULT_PROGRESS_SIGNALS, ConfigError, GameConfiguration, LoopBreakConfig, layered
 from session.config_loading import RENAMED_KEYS, renamed_keys_in
 from tests.helpers import DATA, PYPROJECT
 
@@ -263,3 +263,17 @@ def test_dotted_override_keys_go_into_their_sections():
     assert loop_break.churn.changes == LoopBreakConfig().churn.changes
     with pytest.raises(ConfigError, match=r"tool\.zorkgpt\.loop_break\.churn\.window given twice"):
         GameConfiguration.from_dict({"loop_break": {"churn.window": 12, "churn": {"window": 10}}})
+
+
+def test_override_layers_merge_key_by_key_in_order_and_stay_as_they_were():
+    base = {"gameplay": {"agent": "offline", "max_turns_per_episode": 10}, "files": {"episode_dir": "a"}}
+    given = {"gameplay": {"max_turns_per_episode": 99}, "knowledge": {"enabled": False}}
+    merged = layered(base, None, given)
+    assert merged == {
+        "gameplay": {"agent": "offline", "max_turns_per_episode": 99},
+        "files": {"episode_dir": "a"},
+        "knowledge": {"enabled": False},
+    }
+    assert base["gameplay"]["max_turns_per_episode"] == 10 and "knowledge" not in base
+    config = GameConfiguration.from_toml(PYPROJECT, merged)
+    assert config.gameplay.max_turns_per_episode == 99
