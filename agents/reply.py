@@ -50,6 +50,7 @@ from session.commands import (
     TRAVEL_VERBS,
     WAIT_VERBS,
     GameDictionary,
+    canonical_command,
     direction_of,
     why_invalid,
 )
@@ -422,7 +423,9 @@ def _read_answer(answer: str, reply: _Reply) -> tuple[str, str]:
         return "", _one([_value_command(value, reply) for value in tagged], reply)
     lines = _Lines(_tables(answer))
     if lines.commands:
-        return lines.thought, _one([_value_command(value, reply) for value in lines.commands], reply)
+        command = _one([_value_command(value, reply) for value in lines.commands], reply)
+        _no_other_command(lines.after_command, command, reply)
+        return lines.thought, command
     body = "\n".join(lines.body)
     found = _json_reading(body, reply)
     if found is not None:
@@ -468,6 +471,9 @@ class _Lines:
         self.body: list[str] = []
         self.continued: list[str] = []
         """Lines under a thought label: the command's last resort (`Thought: ...` then the command on its own line)."""
+        self.after_command: list[str] = []
+        """Unlabelled lines after the last labelled command: a command there is a second one (`Next: light the
+        lamp.` then `north`), though a sentence about the first is not."""
         pending, in_thought = "", False
         for raw in answer.splitlines():
             line = raw.strip()
@@ -486,6 +492,8 @@ class _Lines:
                 in_thought, pending = False, "" if value else kind
                 if value:
                     labelled[kind].append(value)
+                if kind in labelled:
+                    self.after_command = []
             elif pending:
                 labelled[pending].append(line)
                 pending = ""
@@ -494,6 +502,7 @@ class _Lines:
                 self.continued.append(line)
             else:
                 self.body.append(line)
+                self.after_command.append(line)
         self.commands = labelled["input"] or labelled["command"]
         self.thought = " ".join(t for t in thoughts if t)
 
@@ -609,7 +618,7 @@ def _command_before_commentary(lines: list[str], reply: _Reply) -> str | None:
 
 def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
     """InvalidReply when one of `lines` holds a command other than `command` (a room's title in brackets holds
-    none)."""
+    none; `open the mailbox` and `open mailbox` are one command)."""
     for line in lines:
         if _title(line) is not None:
             continue
@@ -617,7 +626,7 @@ def _no_other_command(lines: list[str], command: str, reply: _Reply) -> None:
             other = _line_command(line, reply)
         except InvalidReply:
             continue  # a lead-in, a sentence, an acknowledgement
-        if other != command:
+        if canonical_command(other) != canonical_command(command):
             raise reply.fail("multiple_commands", "several lines hold different commands; reply with one on one line")
 
 

@@ -435,6 +435,29 @@ def test_a_table_of_several_commands_is_several_commands():
     assert caught.value.kind == "multiple_commands"
 
 
+@pytest.mark.parametrize(
+    "reply",
+    ["Next: light the lamp.\nnorth", "The room is dark.\nCommand: light lamp\n\nnorth", "Action: north\nopen door"],
+)
+def test_a_command_on_its_own_line_after_a_labelled_one_is_a_second_command(reply):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply)
+    assert caught.value.kind == "multiple_commands"
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ("Next step: open the mailbox.\nopen mailbox", "open the mailbox"),
+        ("Command: go north\nnorth", "go north"),
+        ("Action: take lamp\nThis should light the way.", "take lamp"),
+        ("Command: north\n[Forest]", "north"),
+    ],
+)
+def test_after_a_labelled_command_the_same_command_a_sentence_or_a_title_is_no_second_one(reply, command):
+    assert parse_command(reply) == command
+
+
 # -- a command and a sentence about it -----------------------------------------------------------------------------
 @pytest.mark.parametrize(
     ("reply", "command"),
