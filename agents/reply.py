@@ -214,6 +214,9 @@ _ARROW = re.compile(r"\s[-=]>\s")
 _EXPLANATION_BREAK = re.compile(r"[.!?;]\s+|\s-{1,2}\s")
 """Where a command may end and a sentence about it begin: `open mailbox. This should reveal what's inside.`,
 `take lamp - it will light the way` (`—` reads as `-`)."""
+_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
+"""A comment after a command, as in code (`take lamp # light source`, `north // explore`): no game command has a `#`
+or `//` standing alone between spaces."""
 _THEN = re.compile(r"\s*\b(?:and\s+)?then\b\s*")
 _AND_OR_COMMA = re.compile(r"\s*(?:,|\band\b|\bor\b)\s*")
 _ORDER = re.compile(r"^(?P<who>[a-z0-9][a-z0-9' -]{0,30}?)\s*,\s*(?P<what>\S.*)$")
@@ -1089,6 +1092,8 @@ def _line_command(line: str, reply: _Reply) -> str:
     if title is not None and any(word in _TITLE_JOINERS for word in title):
         raise reply.fail("no_command", "a room's title in brackets is no command: give the command on its own line")
     command = _unwrap(line)
+    if '"' not in command:  # said words may hold anything
+        command = _COMMENT.sub("", command)
     if not command:
         raise reply.fail("empty", "no command after removing labels, quotes and markup")
     try:

@@ -436,6 +436,19 @@ def test_a_table_of_several_commands_is_several_commands():
 
 
 @pytest.mark.parametrize(
+    ("reply", "command"),
+    [
+        ("take lamp # light source", "take lamp"),
+        ("Command: north // explore the forest", "north"),
+        ("push button #3", "push button #3"),
+        ('say "a # b"', 'say "a # b"'),
+    ],
+)
+def test_a_comment_after_a_command_as_in_code_is_no_part_of_it(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
     "reply",
     ["Next: light the lamp.\nnorth", "The room is dark.\nCommand: light lamp\n\nnorth", "Action: north\nopen door"],
 )
