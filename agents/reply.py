@@ -177,6 +177,8 @@ _PYTHONIC_CALL = re.compile(
 )
 """Llama 3.2/4's pythonic tool calls: `[send_command(command="north")]`."""
 _FENCE = re.compile(r"^\s*(?:```|~~~)")
+_THEMATIC_BREAK = re.compile(r"^(?:-\s*){3,}$|^(?:\*\s*){3,}$|^(?:_\s*){3,}$")
+"""A markdown rule between parts of an answer (`---`, `***`, `___`): a break, like a blank line."""
 _COMMAND_KEYS = ("command", "cmd", "next_command", "game_command", "command_text")
 _ACTION_KEYS = ("action", "next_action", "move")
 _WRAPPER_KEYS = (
@@ -206,7 +208,7 @@ _LEADING_SPAN = re.compile(r"^(`+|\*\*|__)(?P<span>[^`*_\n]{1,100}?)\1(?P<rest>.
 """A command in a code span or bold, followed by commentary: `north` — the forest path."""
 _ASIDE = re.compile(r"\s*\([^()]{0,200}\)$")
 _WRAPPERS = "*_` "
-_TRAILING = ".!"
+_TRAILING = ".!;"
 _SENTENCE_BREAK = re.compile(r";|&|\|\||\||\s[/+]\s|[-=]>|\s-{1,2}\s|[.!?]\s+(?=[a-z0-9\"'])")
 """Where one line holds two commands, or a command and a sentence: a full stop, semicolon or dash between them, or
 a symbol joining them (`&`, `&&`, `|`, `/`, `+`, an arrow)."""
@@ -480,9 +482,9 @@ class _Lines:
         pending, in_thought = "", False
         for raw in answer.splitlines():
             line = raw.strip()
-            if not line or _FENCE.match(line) or line.startswith(("{", "<", "[")):
+            if not line or _FENCE.match(line) or _THEMATIC_BREAK.match(line) or line.startswith(("{", "<", "[")):
                 in_thought = False
-                if line and not _FENCE.match(line):
+                if line and not _FENCE.match(line) and not _THEMATIC_BREAK.match(line):
                     self.body.append(line)
                 continue
             kind, value = _label(line)

@@ -438,6 +438,18 @@ def test_a_table_of_several_commands_is_several_commands():
 @pytest.mark.parametrize(
     ("reply", "command"),
     [
+        ("open mailbox;", "open mailbox"),
+        ("open mailbox\n\n---\nReasoning: the leaflet may help.", "open mailbox"),
+        ("Thought: the door is shut.\n***\nopen door", "open door"),
+    ],
+)
+def test_a_trailing_semicolon_and_a_markdown_rule_are_no_part_of_the_command(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
+    [
         ("take lamp # light source", "take lamp"),
         ("Command: north // explore the forest", "north"),
         ("push button #3", "push button #3"),
