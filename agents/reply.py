@@ -149,12 +149,14 @@ _STOP_LABELS = "observation|result|game response"
 """ReAct stops generating at `Observation:`; whatever a model writes after it is an imagined game response."""
 _LABEL = re.compile(
     rf"^[\[*_`]{{0,3}}\s*(?P<label>{_INPUT_LABELS}|{_COMMAND_LABELS}|{_THOUGHT_LABELS}|{_STOP_LABELS})"
-    r"\s*[\]*_`]{0,3}\s*(?:(?P<sep>[:=]|[-=]>|>{2,3})|(?P<dash>\s-{1,2}\s)|(?P<stop>\.)(?=[*_\s]|$)|$)"
+    r"\s*(?P<closed>\])?[\]*_`]{0,3}\s*"
+    r"(?:(?P<sep>[:=]|[-=]>|>{2,3})|(?P<dash>\s-{1,2}\s)|(?P<stop>\.)(?=[*_\s]|$)|$|(?(closed)(?=\S)|(?!)))"
     r"\s*[*_]{0,3}\s*",
     re.IGNORECASE,
 )
 """A label and what separates it from its value: a colon, `=`, an arrow (`->`, `=>`, `>>`; `→` reads as `->`), a
-dash between spaces (`—` reads as `-`), or a full stop when the label is in emphasis (`**Final answer.** north`)."""
+dash between spaces (`—` reads as `-`), a full stop when the label is in emphasis (`**Final answer.** north`), or
+the bracket closing a label in brackets (`[ACTION] north`)."""
 _LEAD_IN = re.compile(r"^(?P<lead>[^:\"\n]{1,80}?)\s*:(?:[*_]{1,3}(?=\s))?\s+(?=\S)")
 _ANNOUNCING = frozenset(
     "command action move answer try choice choose chosen pick do next step final decision decide decided go going "
@@ -216,9 +218,9 @@ _ARROW = re.compile(r"\s[-=]>\s")
 _EXPLANATION_BREAK = re.compile(r"[.!?;]\s+|\s-{1,2}\s")
 """Where a command may end and a sentence about it begin: `open mailbox. This should reveal what's inside.`,
 `take lamp - it will light the way` (`—` reads as `-`)."""
-_COMMENT = re.compile(r"\s+(?:#|//)\s.*$")
-"""A comment after a command, as in code (`take lamp # light source`, `north // explore`): no game command has a `#`
-or `//` standing alone between spaces."""
+_COMMENT = re.compile(r"\s+(?:#|//|<-{1,2})\s.*$")
+"""A comment after a command, as in code (`take lamp # light source`, `north // explore`) or pointing back at it
+(`north <- the only way out`): no game command has a `#`, `//` or `<-` standing alone between spaces."""
 _THEN = re.compile(r"\s*\b(?:and\s+)?then\b\s*")
 _AND_OR_COMMA = re.compile(r"\s*(?:,|\band\b|\bor\b)\s*")
 _ORDER = re.compile(r"^(?P<who>[a-z0-9][a-z0-9' -]{0,30}?)\s*,\s*(?P<what>\S.*)$")
@@ -266,6 +268,8 @@ _REFUSALS = (
 _ACKNOWLEDGEMENTS = frozenset(
     "understood acknowledged noted ok okay sure certainly alright great thanks roger affirmative absolutely".split()
 )
+_ACKNOWLEDGED = re.compile(rf"^(?:{'|'.join(sorted(_ACKNOWLEDGEMENTS))})[.!,:;]+\s*(?P<rest>\S.*)$")
+"""An acknowledgement, a break, then the rest of the line (`OK. north`, `Sure, open mailbox`)."""
 _JUNK = frozenset({"null", "none", "nil", "undefined", "n/a", "na", "nan", "true", "false", "tbd", "todo"})
 _PROSE_OPENERS = frozenset(
     "i'll i'm i've i'd let let's lets we we'll we're we've you you'll you're the this that these those my our it's "
@@ -566,7 +570,10 @@ def _label(line: str) -> tuple[str, str]:
         return "", ""
     value = stripped[match.end() :].strip()
     label = " ".join(match.group("label").lower().split())
-    if not (match.group("sep") or match.group("dash") or line.lstrip().startswith("#") or stripped[0] in "*_"):
+    bracketed = match.group("closed") and stripped[0] == "["
+    if not (
+        match.group("sep") or match.group("dash") or bracketed or line.lstrip().startswith("#") or stripped[0] in "*_"
+    ):
         return "", ""
     if re.fullmatch(_THOUGHT_LABELS, label):
         return "thought", value
@@ -1101,6 +1108,9 @@ def _line_command(line: str, reply: _Reply) -> str:
     try:
         _check(command, reply)
     except InvalidReply as refused:
+        acknowledged = _ACKNOWLEDGED.match(command) if refused.kind == "acknowledgement" else None
+        if acknowledged is not None:
+            return _line_command(acknowledged.group("rest"), reply)  # `OK. north`: the command after the nod
         if refused.kind not in ("prose", "multiple_commands", "invalid_characters"):
             raise
         found = _explained(command, reply) or _quoted_choice(line, reply)

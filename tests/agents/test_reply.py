@@ -437,6 +437,25 @@ def test_a_table_of_several_commands_is_several_commands():
 
 @pytest.mark.parametrize(
     ("reply", "command"),
+    [("OK. north", "north"), ("Sure, open mailbox", "open mailbox"), ("Okay! take lamp", "take lamp")],
+)
+def test_a_nod_before_the_command_is_no_part_of_it(reply, command):
+    assert parse_command(reply) == command
+
+
+@pytest.mark.parametrize(("reply", "kind"), [("OK.", "acknowledgement"), ("Understood. I'll go north.", "prose")])
+def test_a_nod_alone_or_before_a_sentence_is_no_command(reply, kind):
+    with pytest.raises(InvalidReply) as caught:
+        parse_command(reply)
+    assert caught.value.kind == kind
+
+
+def test_a_label_in_brackets_needs_no_colon():
+    assert parse_command("[ACTION] north") == parse_command("[Command] north") == "north"
+
+
+@pytest.mark.parametrize(
+    ("reply", "command"),
     [
         ("open mailbox;", "open mailbox"),
         ("open mailbox\n\n---\nReasoning: the leaflet may help.", "open mailbox"),
@@ -452,6 +471,7 @@ def test_a_trailing_semicolon_and_a_markdown_rule_are_no_part_of_the_command(rep
     [
         ("take lamp # light source", "take lamp"),
         ("Command: north // explore the forest", "north"),
+        ("north <- the only way out", "north"),
         ("dial 555#", "dial 555#"),
         ('say "a # b"', 'say "a # b"'),
     ],
