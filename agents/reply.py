@@ -486,9 +486,10 @@ class _Lines:
         pending, in_thought = "", False
         for raw in answer.splitlines():
             line = raw.strip()
-            if not line or _FENCE.match(line) or _THEMATIC_BREAK.match(line) or line.startswith(("{", "<", "[")):
+            separator = bool(_FENCE.match(line) or _THEMATIC_BREAK.match(line))
+            if not line or separator or line.startswith(("{", "<", "[")):
                 in_thought = False
-                if line and not _FENCE.match(line) and not _THEMATIC_BREAK.match(line):
+                if line and not separator:
                     self.body.append(line)
                 continue
             kind, value = _label(line)

@@ -319,7 +319,9 @@ def evaluate(
     reports = []
     with tempfile.TemporaryDirectory() as temporary:
         scenarios = [build_scenario(name, rom) for name in names]  # one that cannot be built fails before any play
-        stuck = build_scenario(STUCK_LLM_SCENARIO, rom).commands
+        stuck = (
+            dict(zip(names, scenarios)).get(STUCK_LLM_SCENARIO) or build_scenario(STUCK_LLM_SCENARIO, rom)
+        ).commands
         llm_turn = llm_path.measure(rom, stuck, Path(config_path), Path(temporary) / "llm_turn")
         for built in scenarios:
             reports.append(evaluate_scenario(built, rom, config_path, episodes or Path(temporary), llm_turn))
